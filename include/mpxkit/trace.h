@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Trace I/O: per-step event counts in the CSV interchange format (doc/trace-format.md). */
+#ifndef MPXKIT_TRACE_H
+#define MPXKIT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpxkit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A trace: n_steps rows of n_events counts, each the count of that step (not
+ * a running total).  Values are step-major: values[step * n_events + event].
+ * The fields are public for fast reading; change a trace only through the
+ * functions below.
+ */
+typedef struct mpxkit_trace {
+	char *index_name;  /* first column's name: "step" or "time_ns" */
+	size_t n_events;
+	char **events;     /* n_events names, unique */
+	size_t n_steps;
+	uint64_t *index;   /* n_steps values of the first column */
+	uint64_t *values;  /* n_steps * n_events counts */
+	size_t n_meta;
+	char **meta_keys;  /* "# key=value" lines, in file order */
+	char **meta_values;
+	size_t cap_steps;  /* allocated rows; internal */
+} mpxkit_trace;
+
+/* An empty trace with the given columns.  index_name NULL means "step". */
+int mpxkit_trace_new(mpxkit_trace **out, const char *index_name, size_t n_events,
+		     const char *const *events, mpxkit_diag *diag);
+
+/* Appends one row; counts holds n_events values. */
+int mpxkit_trace_append(mpxkit_trace *t, uint64_t index, const uint64_t *counts);
+
+/* Sets (or replaces) a metadata pair.  Keys match [A-Za-z0-9_.-]+; values have no newline. */
+int mpxkit_trace_set_meta(mpxkit_trace *t, const char *key, const char *value);
+
+/* Value of a metadata key, or NULL. */
+const char *mpxkit_trace_get_meta(const mpxkit_trace *t, const char *key);
+
+/* Column of an event by name, or -MPXKIT_ENOENT. */
+int mpxkit_trace_event_index(const mpxkit_trace *t, const char *name);
+
+/*
+ * Reads a trace from a CSV file, plain or gzip-compressed (told by content,
+ * not by name).  Bad input fails with -MPXKIT_EFORMAT (or ERANGE for an
+ * overflowing value) and a diag of the form "FILE:LINE: reason".
+ */
+int mpxkit_trace_read(const char *path, mpxkit_trace **out, mpxkit_diag *diag);
+
+/*
+ * Writes a trace, gzip-compressed when the path ends in ".gz".  The file is
+ * written under a temporary name and renamed, so the final name never holds
+ * partial output.  path "-" writes plain CSV to stdout.
+ */
+int mpxkit_trace_write(const mpxkit_trace *t, const char *path, mpxkit_diag *diag);
+
+/* free(NULL) semantics. */
+void mpxkit_trace_free(mpxkit_trace *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
