@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Counter sources: where counts come from (perf_event today, a replayed trace later). */
+#ifndef MPXKIT_SOURCE_H
+#define MPXKIT_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "mpxkit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A source is a set of counting slots, one per event added, that can be
+ * enabled, disabled, reset and read one by one or all together.  The
+ * multiplexing scheduler drives a source and never cares where the counts
+ * come from; each kind of source lives in its own file under lib/source/.
+ *
+ * Kinds:
+ *   "perf"  the kernel's perf_event_open(2).  Events are named as PAPI's
+ *           perf_event component and libpfm4 name them: "perf::TASK-CLOCK",
+ *           "perf::PAGE-FAULTS", "perf::CYCLES", ...  (case-insensitive; the
+ *           kernel's "perf::PERF_COUNT_SW_TASK_CLOCK" spelling works too).
+ *           Software events count everywhere perf_event_open is allowed;
+ *           hardware events fail with -MPXKIT_ENOSUPP where there is no PMU.
+ *
+ * A source belongs to one thread at a time: calls on one source are not
+ * serialised.  Distinct sources are independent.
+ *
+ * Errors follow mpxkit/error.h.  -MPXKIT_ENOENT: no such event;
+ * -MPXKIT_ENOSUPP: the event exists but cannot be counted here (no PMU);
+ * -MPXKIT_EPERM: the kernel refused (perf_event_paranoid, seccomp).
+ */
+typedef struct mpxkit_source mpxkit_source;
+
+/* What a perf source counts.  NULL where a target is asked for means MPXKIT_SOURCE_SELF. */
+typedef struct mpxkit_source_target {
+	pid_t pid;   /* 0: the thread that adds the events; -1: every task on cpu; else that task */
+	int cpu;     /* -1: whichever CPU the target runs on; pid and cpu are never both -1 */
+	int inherit; /* nonzero: also count threads and children the target creates later */
+	int kernel;  /* nonzero: count kernel mode too (needs perf_event_paranoid <= 1 or
+			CAP_PERFMON; refused with -MPXKIT_EPERM otherwise, never dropped silently) */
+} mpxkit_source_target;
+
+/*
+ * The calling thread on any CPU, user mode only, without its future children.
+ * Context switches and CPU migrations happen in kernel mode: they count 0
+ * unless kernel is set.
+ */
+#define MPXKIT_SOURCE_SELF ((mpxkit_source_target){.pid = 0, .cpu = -1, .inherit = 0, .kernel = 0})
+
+/* One event a source can count here. */
+typedef struct mpxkit_source_event {
+	const char *name;	 /* "perf::TASK-CLOCK"; owned by the source */
+	const char *description; /* one line */
+	const char *unit;	 /* "ns" for clocks, "" for plain counts */
+} mpxkit_source_event;
+
+/* One slot's reading.  Times are in ns, as the kernel reports them. */
+typedef struct mpxkit_source_count {
+	uint64_t value;	       /* count since the last reset */
+	uint64_t time_enabled; /* time the slot was enabled */
+	uint64_t time_running; /* time it was actually counting (< enabled when multiplexed) */
+} mpxkit_source_count;
+
+/* Pass as a slot to act on every slot. */
+#define MPXKIT_SOURCE_ALL (-1)
+
+/* Opens a perf_event source for target (NULL: the calling thread).  No events yet. */
+int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *target,
+			    mpxkit_diag *diag);
+
+/* Closes every slot and frees the source.  NULL is a no-op. */
+void mpxkit_source_free(mpxkit_source *s);
+
+/* The kind's name: "perf".  Never NULL. */
+const char *mpxkit_source_kind(const mpxkit_source *s);
+
+/*
+ * The i-th event this source can count here, for i = 0, 1, ... until it
+ * returns -MPXKIT_ENOENT.  The first call probes the kernel, so events the
+ * machine lacks (hardware events without a PMU) are not listed.
+ */
+int mpxkit_source_list(mpxkit_source *s, size_t i, mpxkit_source_event *out);
+
+/*
+ * Adds an event by name, disabled and at zero.  Returns its slot (0, 1, ... in
+ * the order of adding) or a negative code with one line in diag.
+ */
+int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag);
+
+/* Number of slots added. */
+size_t mpxkit_source_n_slots(const mpxkit_source *s);
+
+/* Canonical name of a slot's event ("perf::TASK-CLOCK"), or NULL for a bad slot. */
+const char *mpxkit_source_slot_name(const mpxkit_source *s, int slot);
+
+/* Starts counting on a slot, or on every slot with MPXKIT_SOURCE_ALL. */
+int mpxkit_source_enable(mpxkit_source *s, int slot);
+
+/* Stops counting on a slot (its count is kept), or on every slot. */
+int mpxkit_source_disable(mpxkit_source *s, int slot);
+
+/* Zeroes a slot's count, or every slot's.  Enabled/running times keep growing. */
+int mpxkit_source_reset(mpxkit_source *s, int slot);
+
+/*
+ * Reads every slot into counts[0 .. n_slots-1]; cap is counts' length.
+ * Returns the number of slots read, or a negative code (-MPXKIT_ERANGE when
+ * cap is too small).
+ */
+int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

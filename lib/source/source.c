@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The kind-independent half of a counter source: argument checks, then the kind's operation. */
+#include <stddef.h>
+
+#include "source_impl.h"
+
+static int slot_ok(const mpxkit_source *s, int slot)
+{
+	return slot == MPXKIT_SOURCE_ALL || (slot >= 0 && (size_t)slot < s->n_slots);
+}
+
+void mpxkit_source_free(mpxkit_source *s)
+{
+	if (s)
+		s->ops->free(s);
+}
+
+const char *mpxkit_source_kind(const mpxkit_source *s)
+{
+	return s ? s->ops->kind : "none";
+}
+
+int mpxkit_source_list(mpxkit_source *s, size_t i, mpxkit_source_event *out)
+{
+	if (s == NULL || out == NULL)
+		return -MPXKIT_EINVAL;
+	return s->ops->list(s, i, out);
+}
+
+int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
+{
+	if (s == NULL || name == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "no source or no event name given");
+	return s->ops->add(s, name, diag);
+}
+
+size_t mpxkit_source_n_slots(const mpxkit_source *s)
+{
+	return s ? s->n_slots : 0;
+}
+
+const char *mpxkit_source_slot_name(const mpxkit_source *s, int slot)
+{
+	if (s == NULL || slot < 0 || (size_t)slot >= s->n_slots)
+		return NULL;
+	return s->ops->slot_name(s, slot);
+}
+
+int mpxkit_source_enable(mpxkit_source *s, int slot)
+{
+	if (s == NULL || !slot_ok(s, slot))
+		return -MPXKIT_EINVAL;
+	return s->ops->enable(s, slot);
+}
+
+int mpxkit_source_disable(mpxkit_source *s, int slot)
+{
+	if (s == NULL || !slot_ok(s, slot))
+		return -MPXKIT_EINVAL;
+	return s->ops->disable(s, slot);
+}
+
+int mpxkit_source_reset(mpxkit_source *s, int slot)
+{
+	if (s == NULL || !slot_ok(s, slot))
+		return -MPXKIT_EINVAL;
+	return s->ops->reset(s, slot);
+}
+
+int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap)
+{
+	int rc;
+
+	if (s == NULL || (counts == NULL && s->n_slots > 0))
+		return -MPXKIT_EINVAL;
+	if (cap < s->n_slots)
+		return -MPXKIT_ERANGE;
+	if (s->n_slots == 0)
+		return 0;
+	rc = s->ops->read(s, counts);
+	return rc < 0 ? rc : (int)s->n_slots;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What each kind of counter source implements behind include/mpxkit/source.h. */
+#ifndef MPXKIT_SOURCE_IMPL_H
+#define MPXKIT_SOURCE_IMPL_H
+
+#include "mpxkit/source.h"
+
+/*
+ * The operations of one kind.  source.c checks the arguments (slot in range
+ * or MPXKIT_SOURCE_ALL, counts large enough) before it calls them, so a kind
+ * only implements the counting.  A new kind (the replay source) adds one file
+ * with one of these and a constructor that fills struct mpxkit_source.
+ */
+typedef struct mpxkit_source_ops {
+	const char *kind;
+	int (*list)(mpxkit_source *s, size_t i, mpxkit_source_event *out);
+	int (*add)(mpxkit_source *s, const char *name, mpxkit_diag *diag);
+	const char *(*slot_name)(const mpxkit_source *s, int slot);
+	int (*enable)(mpxkit_source *s, int slot); /* slot may be MPXKIT_SOURCE_ALL */
+	int (*disable)(mpxkit_source *s, int slot);
+	int (*reset)(mpxkit_source *s, int slot);
+	int (*read)(mpxkit_source *s, mpxkit_source_count *counts); /* all n_slots */
+	void (*free)(mpxkit_source *s);
+} mpxkit_source_ops;
+
+/* The part every kind shares; a kind's own struct starts with it. */
+struct mpxkit_source {
+	const mpxkit_source_ops *ops;
+	size_t n_slots;
+};
+
+#endif
