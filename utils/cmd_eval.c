@@ -1,10 +1,972 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Placeholder until the eval subcommand lands; it fails loudly rather than pretending. */
+/* mpxkit eval: simulate multiplexing on ground-truth traces, run the estimators, score them. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpxkit/estimator.h"
+#include "mpxkit/metric.h"
+#include "mpxkit/mpx.h"
+#include "mpxkit/trace.h"
+
 #include "cli.h"
 #include "commands.h"
 
+#define MAX_ESTIMATORS	 32
+#define DEFAULT_COUNTERS 4
+#define RA_THRESHOLD	 0.9
+
+enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
+
+typedef struct input {
+	char *path;
+	mpxkit_trace *trace;
+	int dropped;	  /* removed by the run filter of --clean */
+	size_t max_steps; /* 0: all */
+} input;
+
+typedef struct score {
+	size_t input;
+	const char *event; /* points into the input's trace */
+	size_t estimator;
+	double ra, total_accuracy, dtw;
+} score;
+
+/* One plotted series: OCOE or one estimator's estimates of the plotted event. */
+typedef struct plot_series {
+	const char *label;
+	double *values;
+} plot_series;
+
+typedef struct eval {
+	const char *cmd;
+	size_t counters;
+	const char *reference;
+	mpxkit_groups *groups;
+	int clean_tail, clean_runs;
+	enum format format;
+	size_t band;
+	const char *plot, *plot_trace, *plot_event;
+	int plot_log; /* y axis on log10(1+x), the scale DTW compares */
+	const char *estimators[MAX_ESTIMATORS];
+	size_t n_estimators;
+
+	input *inputs;
+	size_t n_inputs;
+	score *scores;
+	size_t n_scores, cap_scores;
+
+	plot_series *series; /* 1 + n_estimators when plotting */
+	size_t plot_points;
+	size_t plot_groups;
+
+	/* Progress bar on a terminal once the work takes more than a second. */
+	struct timespec started;
+	int progress_shown;
+} eval;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mpxkit eval [OPTIONS] TRACE...|DIR...\n"
+		"       mpxkit eval --plot OUT.svg --trace TRACE --event EVENT [OPTIONS]\n"
+		"\n"
+		"Simulate multiplexing on ground-truth traces (one row = one slice), estimate\n"
+		"every event of every rotation and score the estimates against the true\n"
+		"per-rotation counts (doc/evaluation.md).  A DIR stands for its *.csv and\n"
+		"*.csv.gz files.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --counters C        events counted per slice (default %d)\n"
+		"  -e, --estimators LIST   comma-separated estimators (default: fixed,\n"
+		"                          linear-dira,linear-tam,cam,dcam, and ref-rate with\n"
+		"                          --reference); aliases: linear = linear-dira,\n"
+		"                          nonlinear = cam\n"
+		"  -r, --reference EVENT   event counted in every slice, outside the groups\n"
+		"  -g, --groups FILE       group file: one group per line (default: column\n"
+		"                          order, C per group)\n"
+		"      --clean[=PARTS]     the paper's cleaning; PARTS is 'tail', 'runs' or\n"
+		"                          'tail,runs' (the default)\n"
+		"  -f, --format FORMAT     table (default), csv or json\n"
+		"      --band W            Sakoe-Chiba band of W cells for DTW (default: none)\n"
+		"      --plot OUT.svg      plot the OCOE series and each estimator's series of\n"
+		"                          --event in --trace\n"
+		"      --trace TRACE       the trace to plot\n"
+		"      --event EVENT       the event to plot\n"
+		"      --log               plot log10(1 + count), the scale of DTW\n"
+		"  -l, --list              list the estimators and exit\n"
+		"  -h, --help              show this help and exit\n"
+		"\n"
+		"Exit status: 0 success, 1 usage error, 2 bad input or failure.\n",
+		DEFAULT_COUNTERS);
+}
+
+/* ---- options ----------------------------------------------------------------------------- */
+
+static int add_estimator(eval *ev, const char *name, size_t len)
+{
+	const mpxkit_estimator_info *info;
+	char buf[64];
+
+	if (len == 0 || len >= sizeof buf)
+		return cli_usage_error(ev->cmd, "bad estimator name '%.*s'", (int)len, name);
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	if (mpxkit_estimator_lookup(buf, &info) < 0)
+		return cli_usage_error(ev->cmd, "unknown estimator '%s' (see 'mpxkit eval --list')",
+				       buf);
+	for (size_t i = 0; i < ev->n_estimators; i++)
+		if (strcmp(ev->estimators[i], info->name) == 0)
+			return 0;
+	if (ev->n_estimators == MAX_ESTIMATORS)
+		return cli_usage_error(ev->cmd, "too many estimators");
+	ev->estimators[ev->n_estimators++] = info->name;
+	return 0;
+}
+
+static int parse_estimators(eval *ev, const char *list)
+{
+	const char *p = list;
+
+	ev->n_estimators = 0;
+	for (;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		int rc = add_estimator(ev, p, len);
+		if (rc != 0)
+			return rc;
+		if (comma == NULL)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+static int parse_clean(eval *ev, const char *parts)
+{
+	if (parts == NULL || strcmp(parts, "tail,runs") == 0 || strcmp(parts, "runs,tail") == 0) {
+		ev->clean_tail = ev->clean_runs = 1;
+	} else if (strcmp(parts, "tail") == 0) {
+		ev->clean_tail = 1;
+	} else if (strcmp(parts, "runs") == 0) {
+		ev->clean_runs = 1;
+	} else {
+		return cli_usage_error(ev->cmd, "--clean takes 'tail', 'runs' or 'tail,runs'");
+	}
+	return 0;
+}
+
+static int list_estimators(void)
+{
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const mpxkit_estimator_info *info = mpxkit_estimator_info_at(i);
+		printf("%-12s look-back %u, look-ahead %u%s  %s\n", info->name, info->lookback,
+		       info->lookahead,
+		       info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE ? ", needs --reference" : "",
+		       info->summary);
+	}
+	printf("aliases: linear = linear-dira, nonlinear = cam\n");
+	return cli_close_stdout("eval");
+}
+
+/* ---- inputs ------------------------------------------------------------------------------ */
+
+static int add_input(eval *ev, const char *path)
+{
+	input *grown = realloc(ev->inputs, (ev->n_inputs + 1) * sizeof *grown);
+	if (grown == NULL)
+		return cli_error(ev->cmd, "out of memory");
+	ev->inputs = grown;
+	memset(&ev->inputs[ev->n_inputs], 0, sizeof *grown);
+	ev->inputs[ev->n_inputs].path = strdup(path);
+	if (ev->inputs[ev->n_inputs].path == NULL)
+		return cli_error(ev->cmd, "out of memory");
+	ev->n_inputs++;
+	return 0;
+}
+
+static int is_trace_name(const char *name)
+{
+	size_t n = strlen(name);
+	if (name[0] == '.')
+		return 0;
+	return (n > 4 && strcmp(name + n - 4, ".csv") == 0) ||
+	       (n > 7 && strcmp(name + n - 7, ".csv.gz") == 0);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds DIR's *.csv and *.csv.gz files, sorted by name, so the order never depends on the disk. */
+static int add_directory(eval *ev, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0;
+	int rc = 0;
+
+	if (d == NULL)
+		return cli_error(ev->cmd, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		char **grown;
+		if (!is_trace_name(de->d_name))
+			continue;
+		grown = realloc(names, (n + 1) * sizeof *grown);
+		if (grown == NULL ||
+		    (grown[n] = malloc(strlen(dir) + strlen(de->d_name) + 2)) == NULL) {
+			if (grown)
+				names = grown;
+			rc = cli_error(ev->cmd, "out of memory");
+			goto out;
+		}
+		names = grown;
+		sprintf(names[n], "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+			de->d_name);
+		n++;
+	}
+	if (n == 0) {
+		rc = cli_error(ev->cmd, "%s: no *.csv or *.csv.gz trace in this directory", dir);
+		goto out;
+	}
+	qsort(names, n, sizeof *names, compare_names);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = add_input(ev, names[i]);
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rc;
+}
+
+static int collect_inputs(eval *ev, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		int rc;
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			rc = add_directory(ev, argv[i]);
+		else
+			rc = add_input(ev, argv[i]);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- progress ---------------------------------------------------------------------------- */
+
+static double elapsed(const eval *ev)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - ev->started.tv_sec) +
+	       (double)(now.tv_nsec - ev->started.tv_nsec) * 1e-9;
+}
+
+static void progress(eval *ev, size_t done, size_t total, const char *what)
+{
+	const int width = 30;
+	int filled;
+
+	if (!isatty(STDERR_FILENO) || (!ev->progress_shown && elapsed(ev) < 1.0))
+		return;
+	filled = total ? (int)((double)width * (double)done / (double)total) : width;
+	fprintf(stderr, "\rmpxkit eval: %s [%.*s%*s] %zu/%zu", what, filled,
+		"##############################", width - filled, "", done, total);
+	ev->progress_shown = 1;
+}
+
+static void progress_done(eval *ev)
+{
+	if (ev->progress_shown)
+		fputs("\r\033[K", stderr);
+	ev->progress_shown = 0;
+}
+
+/* ---- cleaning ---------------------------------------------------------------------------- */
+
+static double trace_total(const mpxkit_trace *t)
+{
+	double sum = 0.0;
+	for (size_t i = 0; i < t->n_steps * t->n_events; i++)
+		sum += (double)t->values[i];
+	return sum;
+}
+
+/* Runs of one program share their command line (the recorder's metadata); others stand alone. */
+static const char *program_of(const mpxkit_trace *t)
+{
+	const char *p = mpxkit_trace_get_meta(t, "program");
+	return p ? p : mpxkit_trace_get_meta(t, "command");
+}
+
+static int drop_weak_runs(eval *ev)
+{
+	double *totals = malloc(ev->n_inputs * sizeof *totals);
+	size_t *members = malloc(ev->n_inputs * sizeof *members);
+	unsigned char *keep = malloc(ev->n_inputs);
+	unsigned char *seen = calloc(ev->n_inputs, 1);
+	int rc = 0;
+
+	if (totals == NULL || members == NULL || keep == NULL || seen == NULL) {
+		rc = cli_error(ev->cmd, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ev->n_inputs; i++) {
+		const char *prog = program_of(ev->inputs[i].trace);
+		size_t n = 0;
+		if (seen[i] || prog == NULL)
+			continue;
+		for (size_t j = i; j < ev->n_inputs; j++) {
+			const char *other = program_of(ev->inputs[j].trace);
+			if (!seen[j] && other && strcmp(prog, other) == 0) {
+				seen[j] = 1;
+				members[n] = j;
+				totals[n++] = trace_total(ev->inputs[j].trace);
+			}
+		}
+		mpxkit_clean_runs(totals, n, keep);
+		for (size_t m = 0; m < n; m++)
+			ev->inputs[members[m]].dropped = !keep[m];
+	}
+out:
+	free(totals);
+	free(members);
+	free(keep);
+	free(seen);
+	return rc;
+}
+
+/* ---- evaluation -------------------------------------------------------------------------- */
+
+static int add_score(eval *ev, const score *s)
+{
+	if (ev->n_scores == ev->cap_scores) {
+		size_t cap = ev->cap_scores ? 2 * ev->cap_scores : 256;
+		score *grown = realloc(ev->scores, cap * sizeof *grown);
+		if (grown == NULL)
+			return -1;
+		ev->scores = grown;
+		ev->cap_scores = cap;
+	}
+	ev->scores[ev->n_scores++] = *s;
+	return 0;
+}
+
+static int keep_plot_series(eval *ev, size_t slot, const char *label, const double *v, size_t n)
+{
+	ev->series[slot].label = label;
+	ev->series[slot].values = malloc(n * sizeof *v);
+	if (ev->series[slot].values == NULL)
+		return -1;
+	memcpy(ev->series[slot].values, v, n * sizeof *v);
+	ev->plot_points = n;
+	return 0;
+}
+
+/* Scores every estimator on every (multiplexed) event of one simulated run. */
+static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
+{
+	size_t nr = run->n_rotations, ne = run->layout.n_events;
+	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
+	double *truth = malloc(nr * sizeof *truth), *series = malloc(nr * sizeof *series);
+	mpxkit_dtw_options dtw = {ev->band, 1};
+	mpxkit_estimator *e = NULL;
+	mpxkit_diag diag = {0};
+	int rc = 0, found = ev->plot_event == NULL;
+
+	if (est == NULL || truth == NULL || series == NULL)
+		goto nomem;
+	for (size_t x = 0; x < ev->n_estimators; x++) {
+		rc = mpxkit_estimator_new(&e, ev->estimators[x], &run->layout, NULL, &diag);
+		if (rc < 0) {
+			rc = cli_error(ev->cmd, "%s: %s", ev->inputs[which].path,
+				       mpxkit_diag_message(&diag, rc));
+			goto out;
+		}
+		if (mpxkit_estimator_run(e, nr, run->obs, run->ref, est) < 0)
+			goto nomem;
+		mpxkit_estimator_free(e);
+		e = NULL;
+		for (size_t v = 0; v < ne; v++) {
+			score s = {which, run->events[v], x, 0, 0, 0};
+			if (ev->plot_event && strcmp(ev->plot_event, run->events[v]) != 0)
+				continue;
+			found = 1;
+			for (size_t k = 0; k < nr; k++) {
+				truth[k] = (double)run->ocoe[k * ne + v];
+				series[k] = est[k * ne + v];
+			}
+			s.ra = mpxkit_ra(series, truth, nr);
+			s.total_accuracy = mpxkit_total_accuracy(series, truth, nr);
+			if (mpxkit_dtw(series, nr, truth, nr, &dtw, &s.dtw) < 0 ||
+			    add_score(ev, &s) < 0)
+				goto nomem;
+			if (ev->plot) {
+				if ((x == 0 && keep_plot_series(ev, 0, "OCOE", truth, nr) < 0) ||
+				    keep_plot_series(ev, x + 1, ev->estimators[x], series, nr) < 0)
+					goto nomem;
+				ev->plot_groups = run->layout.n_groups;
+			}
+		}
+	}
+	if (!found)
+		rc = cli_error(ev->cmd, "%s: no multiplexed event '%s'", ev->inputs[which].path,
+			       ev->plot_event);
+	goto out;
+nomem:
+	rc = cli_error(ev->cmd, "out of memory");
+out:
+	mpxkit_estimator_free(e);
+	free(est);
+	free(truth);
+	free(series);
+	return rc;
+}
+
+static int evaluate(eval *ev)
+{
+	mpxkit_diag diag = {0};
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &ev->started);
+	for (size_t i = 0; i < ev->n_inputs; i++) {
+		progress(ev, i, ev->n_inputs, "reading");
+		rc = mpxkit_trace_read(ev->inputs[i].path, &ev->inputs[i].trace, &diag);
+		if (rc < 0) {
+			progress_done(ev);
+			return cli_lib_error(ev->cmd, rc, &diag);
+		}
+	}
+	if (ev->clean_runs && (rc = drop_weak_runs(ev)) != 0)
+		return rc;
+	for (size_t i = 0; i < ev->n_inputs; i++) {
+		input *in = &ev->inputs[i];
+		mpxkit_mpx_config cfg = {ev->counters, ev->reference, ev->groups, 0, in->path};
+		mpxkit_mpx_run *run = NULL;
+
+		progress(ev, i, ev->n_inputs, "scoring");
+		if (in->dropped)
+			continue;
+		if (ev->clean_tail) {
+			cfg.max_steps = mpxkit_clean_tail(in->trace->n_steps);
+			if (cfg.max_steps == 0) {
+				progress_done(ev);
+				return cli_error(
+				    ev->cmd, "%s: %zu steps leave nothing after tail truncation",
+				    in->path, in->trace->n_steps);
+			}
+		}
+		rc = mpxkit_mpx_simulate(in->trace, &cfg, &run, &diag);
+		if (rc < 0) {
+			progress_done(ev);
+			return cli_lib_error(ev->cmd, rc, &diag);
+		}
+		rc = score_run(ev, i, run);
+		mpxkit_mpx_run_free(run);
+		if (rc != 0) {
+			progress_done(ev);
+			return rc;
+		}
+	}
+	progress_done(ev);
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------------------------ */
+
+static void csv_field(const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_csv(const eval *ev)
+{
+	printf("trace,event,estimator,ra,total_accuracy,dtw\n");
+	for (size_t i = 0; i < ev->n_scores; i++) {
+		const score *s = &ev->scores[i];
+		csv_field(ev->inputs[s->input].path);
+		putchar(',');
+		csv_field(s->event);
+		printf(",%s,%.6f,%.6f,%.6f\n", ev->estimators[s->estimator], s->ra,
+		       s->total_accuracy, s->dtw);
+	}
+}
+
+static void print_json(const eval *ev)
+{
+	printf("[");
+	for (size_t i = 0; i < ev->n_scores; i++) {
+		const score *s = &ev->scores[i];
+		printf("%s\n  {\"trace\": ", i ? "," : "");
+		json_string(ev->inputs[s->input].path);
+		printf(", \"event\": ");
+		json_string(s->event);
+		printf(", \"estimator\": ");
+		json_string(ev->estimators[s->estimator]);
+		printf(", \"ra\": %.6f, \"total_accuracy\": %.6f, \"dtw\": %.6f}", s->ra,
+		       s->total_accuracy, s->dtw);
+	}
+	printf("%s]\n", ev->n_scores ? "\n" : "");
+}
+
+/* Per-event means, in the order the events first appear. */
+static int format_table(const eval *ev, FILE *out)
+{
+	size_t ne = 0, nx = ev->n_estimators, width = 12, pairs, traces = 0;
+	const char **events = malloc((ev->n_scores + 1) * sizeof *events);
+	double *ra = calloc((ev->n_scores + 1) * nx, sizeof *ra);
+	double *dtw = calloc((ev->n_scores + 1) * nx, sizeof *dtw);
+	size_t *count = calloc((ev->n_scores + 1) * nx, sizeof *count);
+
+	if (events == NULL || ra == NULL || dtw == NULL || count == NULL) {
+		free(events), free(ra), free(dtw), free(count);
+		return cli_error(ev->cmd, "out of memory");
+	}
+	for (size_t i = 0; i < ev->n_scores; i++) {
+		const score *s = &ev->scores[i];
+		size_t v = 0;
+		while (v < ne && strcmp(events[v], s->event) != 0)
+			v++;
+		if (v == ne) {
+			events[ne++] = s->event;
+			if (strlen(s->event) + 2 > width)
+				width = strlen(s->event) + 2;
+		}
+		ra[v * nx + s->estimator] += s->ra;
+		dtw[v * nx + s->estimator] += s->dtw;
+		count[v * nx + s->estimator]++;
+	}
+	for (size_t i = 0; i < ev->n_inputs; i++)
+		traces += !ev->inputs[i].dropped;
+	pairs = nx ? ev->n_scores / nx : 0;
+	fprintf(out, "# %zu trace%s, %zu (trace, event) pairs, %zu counters%s%s%s\n", traces,
+		traces == 1 ? "" : "s", pairs, ev->counters, ev->reference ? ", reference " : "",
+		ev->reference ? ev->reference : "",
+		ev->clean_tail || ev->clean_runs ? ", cleaned" : "");
+	fprintf(out, "%-*s", (int)width, "event");
+	for (size_t x = 0; x < nx; x++)
+		fprintf(out, "  %-15s", ev->estimators[x]);
+	fprintf(out, "\n%-*s", (int)width, "");
+	for (size_t x = 0; x < nx; x++)
+		fprintf(out, "  %6s %8s", "RA", "DTW");
+	fputc('\n', out);
+	for (size_t v = 0; v < ne; v++) {
+		fprintf(out, "%-*s", (int)width, events[v]);
+		for (size_t x = 0; x < nx; x++) {
+			size_t c = count[v * nx + x];
+			fprintf(out, "  %6.3f %8.3f", ra[v * nx + x] / (double)c,
+				dtw[v * nx + x] / (double)c);
+		}
+		fputc('\n', out);
+	}
+	{
+		static const char *const rows[] = {"mean", "min RA", "RA < 0.9", "total acc."};
+		for (int r = 0; r < 4; r++) {
+			fprintf(out, "%-*s", (int)width, rows[r]);
+			for (size_t x = 0; x < nx; x++) {
+				double sum_ra = 0, sum_dtw = 0, sum_ta = 0, min = INFINITY;
+				size_t n = 0, below = 0;
+				for (size_t i = 0; i < ev->n_scores; i++) {
+					const score *s = &ev->scores[i];
+					if (s->estimator != x)
+						continue;
+					n++;
+					sum_ra += s->ra;
+					sum_dtw += s->dtw;
+					sum_ta += s->total_accuracy;
+					min = s->ra < min ? s->ra : min;
+					below += s->ra < RA_THRESHOLD;
+				}
+				if (r == 0)
+					fprintf(out, "  %6.3f %8.3f", sum_ra / (double)n,
+						sum_dtw / (double)n);
+				else if (r == 1)
+					fprintf(out, "  %6.3f %8s", min, "");
+				else if (r == 2)
+					fprintf(out, "  %6zu %8s", below, "");
+				else
+					fprintf(out, "  %6.3f %8s", sum_ta / (double)n, "");
+			}
+			fputc('\n', out);
+		}
+	}
+	free(events), free(ra), free(dtw), free(count);
+	return 0;
+}
+
+/* The table without trailing blanks, which the padded columns would leave. */
+static int print_table(const eval *ev)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int rc;
+
+	if (mem == NULL)
+		return cli_error(ev->cmd, "out of memory");
+	rc = format_table(ev, mem);
+	if (fclose(mem) != 0 && rc == 0)
+		rc = cli_error(ev->cmd, "out of memory");
+	for (char *line = text; rc == 0 && line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		while (n > 0 && line[n - 1] == ' ')
+			n--;
+		printf("%.*s\n", (int)n, line);
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	free(text);
+	return rc;
+}
+
+/* ---- plot -------------------------------------------------------------------------------- */
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else if (*s == '&')
+			fputs("&amp;", f);
+		else if (*s == '"')
+			fputs("&quot;", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* A plotted value on the axis's scale: the count, or log10(1 + count). */
+static double axis_value(const eval *ev, double v)
+{
+	return ev->plot_log ? log10(1.0 + v) : v;
+}
+
+static void svg_body(FILE *f, const eval *ev)
+{
+	static const char *const colours[] = {"#000000", "#d62728", "#1f77b4", "#2ca02c",
+					      "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
+	const double W = 960, H = 540, left = 90, right = 180, top = 50, bottom = 60;
+	const double pw = W - left - right, ph = H - top - bottom;
+	size_t n = ev->plot_points, ns = ev->n_estimators + 1;
+	double ymax = 0;
+
+	for (size_t s = 0; s < ns; s++)
+		for (size_t k = 0; k < n; k++)
+			if (axis_value(ev, ev->series[s].values[k]) > ymax)
+				ymax = axis_value(ev, ev->series[s].values[k]);
+	if (ymax <= 0)
+		ymax = 1;
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, H);
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	fprintf(f, "<text x=\"%.0f\" y=\"28\" font-size=\"15\">", left);
+	xml_text(f, ev->plot_event);
+	fputs(" in ", f);
+	xml_text(f, ev->plot_trace);
+	fprintf(f, " (%zu counters, G = %zu slices per rotation)</text>\n", ev->counters,
+		ev->plot_groups);
+	fprintf(f,
+		"<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+		"stroke=\"#888\"/>\n",
+		left, top, pw, ph);
+	for (int t = 0; t <= 5; t++) {
+		double y = top + ph - ph * t / 5.0;
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
+			left, y, left + pw, y);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
+			left - 6, y + 4,
+			ev->plot_log ? pow(10.0, ymax * t / 5.0) - 1.0 : ymax * t / 5.0);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
+			left + pw * t / 5.0, top + ph + 18,
+			n > 1 ? (double)(n - 1) * t / 5.0 : 0.0);
+	}
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">rotation</text>\n",
+		left + pw / 2, H - 15);
+	fprintf(f,
+		"<text x=\"20\" y=\"%.1f\" transform=\"rotate(-90 20 %.1f)\" "
+		"text-anchor=\"middle\">count per rotation%s</text>\n",
+		top + ph / 2, top + ph / 2, ev->plot_log ? " (log10(1+x) scale)" : "");
+	for (size_t s = 0; s < ns; s++) {
+		const char *colour = colours[s % (sizeof colours / sizeof colours[0])];
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
+			colour, s == 0 ? "2.5" : "1.2");
+		for (size_t k = 0; k < n; k++)
+			fprintf(f, "%s%.2f,%.2f", k ? " " : "",
+				left + (n > 1 ? pw * (double)k / (double)(n - 1) : pw / 2),
+				top + ph - ph * axis_value(ev, ev->series[s].values[k]) / ymax);
+		fprintf(f, "\"/>\n");
+		fprintf(f,
+			"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
+			"stroke-width=\"3\"/>\n",
+			left + pw + 15, top + 10 + 20.0 * (double)s, left + pw + 40,
+			top + 10 + 20.0 * (double)s, colour);
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">", left + pw + 46,
+			top + 14 + 20.0 * (double)s);
+		xml_text(f, ev->series[s].label);
+		fprintf(f, "</text>\n");
+	}
+	fprintf(f, "</svg>\n");
+}
+
+/* Writes the SVG under a temporary name and renames it, so OUT never holds half a plot. */
+static int write_plot(const eval *ev)
+{
+	size_t len = strlen(ev->plot) + sizeof ".tmp.XXXXXX";
+	char *tmp = malloc(len);
+	FILE *f = NULL;
+	int fd;
+
+	if (tmp == NULL)
+		return cli_error(ev->cmd, "out of memory");
+	snprintf(tmp, len, "%s.tmp.XXXXXX", ev->plot);
+	fd = mkstemp(tmp);
+	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+		int saved = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		free(tmp);
+		return cli_error(ev->cmd, "%s: %s", ev->plot, strerror(saved));
+	}
+	{
+		/* mkstemp creates 0600; give the plot the mode a plain fopen would. */
+		mode_t mask = umask(0);
+		umask(mask);
+		fchmod(fd, 0666 & ~mask);
+	}
+	svg_body(f, ev);
+	errno = 0;
+	{
+		int bad = ferror(f);
+		bad |= fclose(f) != 0;
+		if (bad || rename(tmp, ev->plot) != 0) {
+			int saved = errno ? errno : EIO;
+			unlink(tmp);
+			free(tmp);
+			return cli_error(ev->cmd, "%s: %s", ev->plot, strerror(saved));
+		}
+	}
+	free(tmp);
+	return 0;
+}
+
+/* ---- main -------------------------------------------------------------------------------- */
+
+static void eval_free(eval *ev)
+{
+	for (size_t i = 0; i < ev->n_inputs; i++) {
+		free(ev->inputs[i].path);
+		mpxkit_trace_free(ev->inputs[i].trace);
+	}
+	free(ev->inputs);
+	free(ev->scores);
+	if (ev->series)
+		for (size_t s = 0; s <= ev->n_estimators; s++)
+			free(ev->series[s].values);
+	free(ev->series);
+	mpxkit_groups_free(ev->groups);
+}
+
+enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG };
+
+static int parse_options(eval *ev, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"counters", required_argument, NULL, 'c'},
+	    {"estimators", required_argument, NULL, 'e'},
+	    {"reference", required_argument, NULL, 'r'},
+	    {"groups", required_argument, NULL, 'g'},
+	    {"clean", optional_argument, NULL, OPT_CLEAN},
+	    {"format", required_argument, NULL, 'f'},
+	    {"band", required_argument, NULL, OPT_BAND},
+	    {"plot", required_argument, NULL, OPT_PLOT},
+	    {"trace", required_argument, NULL, OPT_TRACE},
+	    {"event", required_argument, NULL, OPT_EVENT},
+	    {"log", no_argument, NULL, OPT_LOG},
+	    {"list", no_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *groups_path = NULL, *estimators = NULL;
+	mpxkit_diag diag = {0};
+	long v;
+	int c, rc;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":c:e:r:g:f:lh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
+				return cli_usage_error(ev->cmd,
+						       "--counters takes a whole number >= 1");
+			ev->counters = (size_t)v;
+			break;
+		case 'e':
+			estimators = optarg;
+			break;
+		case 'r':
+			ev->reference = optarg;
+			break;
+		case 'g':
+			groups_path = optarg;
+			break;
+		case OPT_CLEAN:
+			if ((rc = parse_clean(ev, optarg)) != 0)
+				return rc;
+			break;
+		case 'f':
+			if (strcmp(optarg, "table") == 0)
+				ev->format = FORMAT_TABLE;
+			else if (strcmp(optarg, "csv") == 0)
+				ev->format = FORMAT_CSV;
+			else if (strcmp(optarg, "json") == 0)
+				ev->format = FORMAT_JSON;
+			else
+				return cli_usage_error(ev->cmd,
+						       "--format takes table, csv or json");
+			break;
+		case OPT_BAND:
+			if (cli_parse_long(optarg, 0, 1L << 30, &v) != 0)
+				return cli_usage_error(ev->cmd, "--band takes a whole number >= 0");
+			ev->band = (size_t)v;
+			break;
+		case OPT_PLOT:
+			ev->plot = optarg;
+			break;
+		case OPT_TRACE:
+			ev->plot_trace = optarg;
+			break;
+		case OPT_EVENT:
+			ev->plot_event = optarg;
+			break;
+		case OPT_LOG:
+			ev->plot_log = 1;
+			break;
+		case 'l':
+			return list_estimators() == CLI_OK ? -1 : CLI_FAIL;
+		case 'h':
+			usage(stdout);
+			return cli_close_stdout(ev->cmd) == CLI_OK ? -1 : CLI_FAIL;
+		case ':':
+			return cli_usage_error(ev->cmd, "option '%s' needs a value",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error(ev->cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (estimators) {
+		if ((rc = parse_estimators(ev, estimators)) != 0)
+			return rc;
+	} else {
+		static const char *const defaults[] = {"fixed", "linear-dira", "linear-tam",
+						       "cam",	"dcam",	       "ref-rate"};
+		for (size_t i = 0; i < 6; i++)
+			if (i < 5 || ev->reference)
+				ev->estimators[ev->n_estimators++] = defaults[i];
+	}
+	for (size_t i = 0; i < ev->n_estimators; i++) {
+		const mpxkit_estimator_info *info;
+		mpxkit_estimator_lookup(ev->estimators[i], &info);
+		if ((info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE) && ev->reference == NULL)
+			return cli_usage_error(ev->cmd, "estimator %s needs --reference EVENT",
+					       info->name);
+	}
+	if (ev->plot || ev->plot_trace || ev->plot_event) {
+		if (!ev->plot || !ev->plot_trace || !ev->plot_event)
+			return cli_usage_error(ev->cmd, "--plot, --trace and --event go together");
+		if (optind < argc)
+			return cli_usage_error(ev->cmd, "--plot takes its trace from --trace, not "
+							"from the arguments");
+	} else if (optind == argc) {
+		return cli_usage_error(ev->cmd, "no trace given");
+	}
+	if (groups_path) {
+		rc = mpxkit_groups_read(groups_path, &ev->groups, &diag);
+		if (rc < 0)
+			return cli_lib_error(ev->cmd, rc, &diag);
+	}
+	return 0;
+}
+
 int cmd_eval(int argc, char **argv)
 {
-	(void)argc;
-	return cli_error(argv[0], "not implemented yet");
+	eval ev = {0};
+	int rc;
+
+	ev.cmd = argv[0];
+	ev.counters = DEFAULT_COUNTERS;
+	ev.band = MPXKIT_DTW_NO_BAND;
+	rc = parse_options(&ev, argc, argv);
+	if (rc != 0)
+		goto out;
+	if (ev.plot) {
+		rc = add_input(&ev, ev.plot_trace);
+		if (rc == 0 && (ev.series = calloc(ev.n_estimators + 1, sizeof *ev.series)) == NULL)
+			rc = cli_error(ev.cmd, "out of memory");
+	} else {
+		rc = collect_inputs(&ev, argc - optind, argv + optind);
+	}
+	if (rc != 0)
+		goto out;
+	rc = evaluate(&ev);
+	if (rc != 0)
+		goto out;
+	if (ev.n_scores == 0) {
+		rc = cli_error(ev.cmd, "nothing to score: no multiplexed event in any kept trace");
+		goto out;
+	}
+	if (ev.plot && (rc = write_plot(&ev)) != 0)
+		goto out;
+	if (ev.format == FORMAT_CSV)
+		print_csv(&ev);
+	else if (ev.format == FORMAT_JSON)
+		print_json(&ev);
+	else if ((rc = print_table(&ev)) != 0)
+		goto out;
+	rc = cli_close_stdout(ev.cmd);
+out:
+	eval_free(&ev);
+	return rc < 0 ? CLI_OK : rc;
 }

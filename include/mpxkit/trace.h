@@ -19,16 +19,16 @@ extern "C" {
  * functions below.
  */
 typedef struct mpxkit_trace {
-	char *index_name;  /* first column's name: "step" or "time_ns" */
+	char *index_name; /* first column's name: "step" or "time_ns" */
 	size_t n_events;
-	char **events;     /* n_events names, unique */
+	char **events; /* n_events names, unique */
 	size_t n_steps;
-	uint64_t *index;   /* n_steps values of the first column */
-	uint64_t *values;  /* n_steps * n_events counts */
+	uint64_t *index;  /* n_steps values of the first column */
+	uint64_t *values; /* n_steps * n_events counts */
 	size_t n_meta;
-	char **meta_keys;  /* "# key=value" lines, in file order */
+	char **meta_keys; /* "# key=value" lines, in file order */
 	char **meta_values;
-	size_t cap_steps;  /* allocated rows; internal */
+	size_t cap_steps; /* allocated rows; internal */
 } mpxkit_trace;
 
 /* An empty trace with the given columns.  index_name NULL means "step". */
@@ -53,6 +53,10 @@ int mpxkit_trace_event_index(const mpxkit_trace *t, const char *name);
  * overflowing value) and a diag of the form "FILE:LINE: reason".
  */
 int mpxkit_trace_read(const char *path, mpxkit_trace **out, mpxkit_diag *diag);
+
+/* Parses CSV text already in memory (uncompressed); name is what diagnostics call it. */
+int mpxkit_trace_parse(const char *name, const char *buf, size_t len, mpxkit_trace **out,
+		       mpxkit_diag *diag);
 
 /*
  * Writes a trace, gzip-compressed when the path ends in ".gz".  The file is

@@ -1,0 +1,225 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# mpxkit eval end to end: usage, one-line errors, hand-computed scores, csv = table = json, plots.
+set -u
+: "${MPXKIT:?run through make check}"
+
+for tool in jq xmllint gzip awk; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		echo "$tool is not installed (build-aux/debian-packages lists it): skipping"
+		exit 77
+	fi
+done
+# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
+mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-eval-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failed=0
+
+ok() {
+	echo "ok - $1"
+}
+
+not_ok() {
+	echo "not ok - $1"
+	failed=1
+}
+
+# run ARGS...: runs mpxkit eval, leaving stdout in $tmp/out, stderr in $tmp/err, status in $status.
+run() {
+	# shellcheck disable=SC2086
+	$mpxkit eval "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+}
+
+# expect DESCRIPTION STATUS PATTERN ARGS...: that status, nothing on stdout, one stderr line matching.
+expect() {
+	desc=$1 want=$2 pattern=$3
+	shift 3
+	run "$@"
+	lines=$(wc -l <"$tmp/err")
+	if [ "$status" -eq "$want" ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ] &&
+		grep -q -- "$pattern" "$tmp/err"; then
+		ok "$desc"
+	else
+		not_ok "$desc: status $status (want $want), $lines stderr lines, stdout $(wc -c <"$tmp/out") bytes:"
+		sed 's/^/#   /' "$tmp/err"
+	fi
+}
+
+# Two events, one counter: G = 2, two rotations.  a is seen in slice 0 (10, 20) and
+# truly counts 40 and 40; b is seen in slice 1 (3, 2) and truly counts 4 and 4.
+cat >"$tmp/small.csv" <<'EOF'
+# program=hand
+step,a,b
+0,10,1
+1,30,3
+2,20,2
+3,20,2
+EOF
+printf 'step,a,b\n0,1,2\n1,3\n' >"$tmp/ragged.csv"
+mkdir "$tmp/dir"
+cp "$tmp/small.csv" "$tmp/dir/one.csv"
+gzip -c "$tmp/small.csv" >"$tmp/dir/two.csv.gz"
+echo "not a trace" >"$tmp/dir/notes.txt"
+
+# --- usage ------------------------------------------------------------------------------------
+run --help
+if [ "$status" -eq 0 ] && grep -q '^usage: mpxkit eval' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+	ok "--help: usage on stdout, status 0"
+else
+	not_ok "--help: status $status"
+fi
+expect "unknown option" 1 "unknown option '--bogus'.*try 'mpxkit eval --help'" --bogus "$tmp/small.csv"
+expect "option without a value" 1 "option '--counters' needs a value" "$tmp/small.csv" --counters
+expect "zero counters" 1 "--counters takes a whole number >= 1" -c 0 "$tmp/small.csv"
+expect "bad format" 1 "--format takes table, csv or json" -f xml "$tmp/small.csv"
+expect "unknown estimator" 1 "unknown estimator 'magic'" -e fixed,magic "$tmp/small.csv"
+expect "ref-rate without reference" 1 "estimator ref-rate needs --reference" -e ref-rate "$tmp/small.csv"
+expect "no trace" 1 "no trace given"
+expect "plot without event" 1 "--plot, --trace and --event go together" --plot "$tmp/p.svg" --trace "$tmp/small.csv"
+
+# --- bad input --------------------------------------------------------------------------------
+expect "ragged trace" 2 "ragged.csv:3: ragged row: 2 fields, the header has 3" "$tmp/ragged.csv"
+expect "bad trace among good ones: no partial output" 2 "ragged.csv:3: ragged row" \
+	"$tmp/small.csv" "$tmp/ragged.csv"
+expect "missing trace" 2 "missing.csv: No such file or directory" "$tmp/missing.csv"
+expect "unknown reference" 2 "no reference event 'zz'" -r zz "$tmp/small.csv"
+expect "too short after cleaning" 2 "4 steps leave nothing after tail truncation" --clean "$tmp/small.csv"
+printf 'step,a,b\n0,1,2\n' >"$tmp/one-row.csv"
+expect "one slice, two groups" 2 "1 slices make no whole rotation of 2 slices" -c 1 "$tmp/one-row.csv"
+printf 'a\nzz\n' >"$tmp/groups.txt"
+expect "group file naming a missing event" 2 "groups.txt:2: .*small.csv has no event 'zz'" \
+	-g "$tmp/groups.txt" "$tmp/small.csv"
+mkdir "$tmp/empty"
+expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
+
+# --- hand-computed scores ---------------------------------------------------------------------
+# fixed: a = 2x(10, 20) = (20, 40) against (40, 40): RA = 1 - 20/80 = 0.75, total 0.75,
+#        DTW on log10(1+x) = log10(41) - log10(21) = 0.290565 (the diagonal; the second cell costs 0).
+#        b = (6, 4) against (4, 4): RA = 1 - 2/8 = 0.75, DTW = log10(7/5) = 0.146128.
+# linear-dira: a = (2x10 + (20-10)/2, 2x20) = (25, 40): RA = 1 - 15/80 = 0.8125,
+#        DTW = log10(41/26) = 0.197811.
+# linear-tam: b = (2x3, 2x(3+2)/2 + (2-3)/2) = (6, 4.5): RA = 1 - 2.5/8 = 0.6875.
+run -c 1 -f csv "$tmp/small.csv"
+check_csv() {
+	line=$(grep -F ",$1,$2," "$tmp/out")
+	if [ "$line" = "$tmp/small.csv,$1,$2,$3" ]; then
+		ok "csv: $1 by $2 = $3"
+	else
+		not_ok "csv: $1 by $2: got '$line', want '...,$3'"
+	fi
+}
+if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw" ] &&
+	[ "$(wc -l <"$tmp/out")" -eq 11 ]; then
+	ok "csv: header and 2 events x 5 estimators"
+else
+	not_ok "csv: status $status, $(wc -l <"$tmp/out") lines"
+fi
+check_csv a fixed "0.750000,0.750000,0.290565"
+check_csv b fixed "0.750000,0.750000,0.146128"
+check_csv a linear-dira "0.812500,0.812500,0.197811"
+case $(grep -F ',b,linear-tam,' "$tmp/out") in
+*,b,linear-tam,0.687500,*) ok "csv: b by linear-tam RA 0.6875" ;;
+*) not_ok "csv: b by linear-tam" ;;
+esac
+cp "$tmp/out" "$tmp/small.out.csv"
+
+# --- group file --------------------------------------------------------------------------------
+# Groups "b" then "a": a is now seen in slice 1 (30, 20), so fixed gives (60, 40) against (40, 40):
+# RA 0.75 and DTW log10(61/41) = 0.172546; b comes first in the output.
+printf '# b alone, then a\nb\n\na\n' >"$tmp/ba.txt"
+run -c 1 -f csv -e fixed -g "$tmp/ba.txt" "$tmp/small.csv"
+if [ "$status" -eq 0 ] && [ "$(sed -n 2p "$tmp/out" | cut -d, -f2)" = b ] &&
+	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546" "$tmp/out"; then
+	ok "group file: order and slice follow the file"
+else
+	not_ok "group file: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+
+# --- table = csv ------------------------------------------------------------------------------
+run -c 1 "$tmp/small.csv"
+cp "$tmp/out" "$tmp/small.table"
+# Rebuild every table cell from the csv rounded to 3 decimals and compare with what the table says.
+awk -F, 'NR == FNR { if (FNR > 1) { ra[$2 "," $3] = sprintf("%.3f", $4); dtw[$2 "," $3] = sprintf("%.3f", $6) }; next }
+	FNR == 2 { for (i = 2; i <= NF; i++) est[i - 1] = $i; n = NF - 1; next }
+	FNR > 3 && ($1 == "a" || $1 == "b") {
+		for (i = 1; i <= n; i++) {
+			cells++
+			if ($(2 * i) != ra[$1 "," est[i]] || $(2 * i + 1) != dtw[$1 "," est[i]]) {
+				print "mismatch " $1 " " est[i] ": " $(2 * i) " " $(2 * i + 1); bad = 1
+			}
+		}
+	}
+	END { if (cells != 10) { print "cells " cells; bad = 1 }; exit bad }' FS=, "$tmp/small.out.csv" FS=' ' "$tmp/small.table" >"$tmp/cmp"
+if [ $? -eq 0 ] && [ "$status" -eq 0 ]; then
+	ok "table: every per-event cell equals the csv value"
+else
+	not_ok "table differs from csv"
+	sed 's/^/#   /' "$tmp/cmp" "$tmp/small.table"
+fi
+if grep -q '^RA < 0.9 *2 *2 ' "$tmp/small.table" && grep -q '^min RA *0.750 ' "$tmp/small.table"; then
+	ok "table: summary rows"
+else
+	not_ok "table: summary rows"
+	sed 's/^/#   /' "$tmp/small.table"
+fi
+
+# --- json -------------------------------------------------------------------------------------
+run -c 1 -f json -r b "$tmp/small.csv"
+if [ "$status" -eq 0 ] &&
+	jq -e 'type == "array" and length == 6 and
+		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "total_accuracy", "trace"])
+			and (.ra | type) == "number" and (.dtw | type) == "number")' "$tmp/out" >/dev/null &&
+	[ "$(jq -r '[.[].estimator] | join(",")' "$tmp/out")" = "fixed,linear-dira,linear-tam,cam,dcam,ref-rate" ] &&
+	[ "$(jq -r '[.[].event] | unique | join(",")' "$tmp/out")" = "a" ]; then
+	ok "json: parses, 6 objects with the right fields, reference b not scored, ref-rate added"
+else
+	not_ok "json: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+# ref-rate with a single group (C = 2, b the reference): a is seen in every slice, so exact.
+if [ "$(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")" = "1" ]; then
+	ok "json: ref-rate exact when G = 1"
+else
+	not_ok "json: ref-rate RA $(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")"
+fi
+
+# --- directories --------------------------------------------------------------------------------
+run -c 1 -f csv -e fixed "$tmp/dir"
+if [ "$status" -eq 0 ] && [ "$(cut -d, -f1 "$tmp/out" | sort -u | grep -c .)" -eq 3 ] &&
+	grep -q "^$tmp/dir/one.csv,a,fixed,0.750000," "$tmp/out" &&
+	grep -q "^$tmp/dir/two.csv.gz,a,fixed,0.750000," "$tmp/out"; then
+	ok "DIR: its .csv and .csv.gz traces, same scores"
+else
+	not_ok "DIR: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+
+# --- plot ---------------------------------------------------------------------------------------
+run -c 1 --plot "$tmp/p.svg" --trace "$tmp/small.csv" --event a -f csv
+if [ "$status" -eq 0 ] && xmllint --noout "$tmp/p.svg" 2>/dev/null &&
+	[ "$(grep -c '<polyline' "$tmp/p.svg")" -eq 6 ] && [ "$(wc -l <"$tmp/out")" -eq 6 ] &&
+	! ls "$tmp"/p.svg.tmp.* >/dev/null 2>&1; then
+	ok "plot: well-formed SVG, OCOE + 5 series, scores of that event printed"
+else
+	not_ok "plot: status $status"
+	sed 's/^/#   /' "$tmp/err"
+fi
+run -c 1 --log --plot "$tmp/log.svg" --trace "$tmp/small.csv" --event b -e fixed
+if [ "$status" -eq 0 ] && xmllint --noout "$tmp/log.svg" 2>/dev/null &&
+	grep -q 'log10(1+x) scale' "$tmp/log.svg" && [ "$(grep -c '<polyline' "$tmp/log.svg")" -eq 2 ]; then
+	ok "plot: --log scale"
+else
+	not_ok "plot: --log, status $status"
+fi
+expect "plot of an unknown event" 2 "no multiplexed event 'zz'" -c 1 --plot "$tmp/q.svg" \
+	--trace "$tmp/small.csv" --event zz
+if [ ! -e "$tmp/q.svg" ]; then
+	ok "plot: nothing written on failure"
+else
+	not_ok "plot: $tmp/q.svg written on failure"
+fi
+
+exit $failed

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What an estimator implements, and the registry's list of them; private to the library. */
+#ifndef MPXKIT_ESTIMATOR_IMPL_H
+#define MPXKIT_ESTIMATOR_IMPL_H
+
+#include "mpxkit/estimator.h"
+
+/*
+ * One estimator.  estimate() sees a window around rotation k (see
+ * mpxkit_window) and writes the layout's n_events estimates of rotation k.  It
+ * is the only place where an estimator's formula lives: the online and the
+ * offline paths differ only in how they build the window, so they agree by
+ * construction.  init (optional) may load a model into est->state and widen
+ * est->info.lookback/lookahead; fini (optional) releases what init took.
+ */
+typedef struct estimator_ops {
+	mpxkit_estimator_info info;
+	int (*init)(mpxkit_estimator *est, const mpxkit_estimator_options *opts, mpxkit_diag *diag);
+	void (*fini)(mpxkit_estimator *est);
+	void (*estimate)(const mpxkit_estimator *est, const mpxkit_window *w, double *out);
+} estimator_ops;
+
+struct mpxkit_estimator {
+	const estimator_ops *ops;
+	mpxkit_estimator_info info; /* the registry's, as init may have widened it */
+	mpxkit_layout layout;	    /* layout.slice points at slice below */
+	size_t *slice;
+	void *state; /* the estimator's own, from init */
+
+	/* Online state: a ring of the last lookback + lookahead + 1 rotations. */
+	size_t ring_len;
+	uint64_t *ring_obs;	 /* ring_len rows of n_events */
+	uint64_t *ring_ref;	 /* ring_len rows of n_groups, or NULL */
+	mpxkit_rotation *window; /* ring_len entries, rebuilt for each estimate */
+	double *scratch;	 /* n_events estimates, for peek */
+	size_t pushed;		 /* rotations pushed since the last reset */
+	size_t emitted;		 /* rotations estimated since the last reset */
+};
+
+/* Observation of event e in rotation k + d; d must lie in [-n_before, n_after]. */
+static inline uint64_t window_obs(const mpxkit_window *w, long d, size_t e)
+{
+	return w->rot[(long)w->n_before + d].obs[e];
+}
+
+/* The registry (estimators/registry.c) and the estimators it lists, one file each. */
+extern const estimator_ops estimator_fixed;
+extern const estimator_ops estimator_linear_dira;
+extern const estimator_ops estimator_linear_tam;
+extern const estimator_ops estimator_cam;
+extern const estimator_ops estimator_dcam;
+extern const estimator_ops estimator_ref_rate;
+
+/* Estimates of one event by the interpolating formulas, for reuse (a learned model's features). */
+double estimate_fixed(double g, double a);
+double estimate_dira(double g, double a, double b);
+double estimate_tam(double g, double prev, double a);
+double estimate_cam(double g, double a, double b);
+double estimate_dcam(double g, double a, double b);
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Multiplexing estimators: from what each slice saw, estimate what each event counted
+ * (doc/estimators.md). */
+#ifndef MPXKIT_ESTIMATOR_H
+#define MPXKIT_ESTIMATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpxkit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The schedule an estimator is built for.  A rotation is n_groups slices; the
+ * group counted in slice j of every rotation is group j, so slice[e] is both
+ * event e's group and the offset of its one active slice in each rotation.
+ * With a reference, one more event is counted in every slice (as Intel's fixed
+ * counters count instructions and cycles); it is not among the n_events.
+ */
+typedef struct mpxkit_layout {
+	size_t n_events;     /* multiplexed events */
+	size_t n_groups;     /* G: slices per rotation, >= 1 */
+	const size_t *slice; /* n_events offsets in [0, G) */
+	int has_reference;
+} mpxkit_layout;
+
+/* What one rotation brought: what the estimators see, and all they see. */
+typedef struct mpxkit_rotation {
+	const uint64_t *obs; /* n_events: each event's count in its one active slice */
+	const uint64_t *ref; /* n_groups: the reference's count in each slice; NULL without one */
+} mpxkit_rotation;
+
+/*
+ * The neighbourhood of rotation k that an estimator may look at: up to its
+ * look-back before and its look-ahead after.  n_before is min(k, look-back);
+ * n_after is the look-ahead except near the end of a run, where it is what is
+ * left (0 for the last rotation).  rot[n_before + d] is rotation k + d.
+ */
+typedef struct mpxkit_window {
+	const mpxkit_layout *layout;
+	size_t k;
+	size_t n_before;
+	size_t n_after;
+	const mpxkit_rotation *rot;
+} mpxkit_window;
+
+/* An estimator needs a reference event (mpxkit_layout.has_reference). */
+#define MPXKIT_ESTIMATOR_NEEDS_REFERENCE 0x1u
+
+/* What the registry says about an estimator before one is built. */
+typedef struct mpxkit_estimator_info {
+	const char *name;    /* canonical name, e.g. "linear-dira" */
+	const char *summary; /* one line */
+	unsigned lookback;   /* rotations before k it reads */
+	unsigned lookahead;  /* rotations after k it needs before it can estimate k */
+	unsigned flags;	     /* MPXKIT_ESTIMATOR_* */
+} mpxkit_estimator_info;
+
+/* Estimators in the registry, in the order tools list them. */
+size_t mpxkit_estimator_count(void);
+
+/* The i-th estimator of the registry, or NULL past the end. */
+const mpxkit_estimator_info *mpxkit_estimator_info_at(size_t i);
+
+/*
+ * Looks a name up, aliases included ("linear" is "linear-dira", "nonlinear"
+ * is "cam").  0 and *out set, or -MPXKIT_ENOENT.
+ */
+int mpxkit_estimator_lookup(const char *name, const mpxkit_estimator_info **out);
+
+/* Settings an estimator may need beyond the layout; zero-initialise, then set what you use. */
+typedef struct mpxkit_estimator_options {
+	const char *model; /* model file of a learned estimator; NULL: its default */
+} mpxkit_estimator_options;
+
+typedef struct mpxkit_estimator mpxkit_estimator;
+
+/*
+ * Builds an estimator for one run.  layout is copied.  Fails with
+ * -MPXKIT_ENOENT for an unknown name and -MPXKIT_EINVAL when the layout lacks
+ * what the estimator needs (a reference).  opts may be NULL.
+ */
+int mpxkit_estimator_new(mpxkit_estimator **out, const char *name, const mpxkit_layout *layout,
+			 const mpxkit_estimator_options *opts, mpxkit_diag *diag);
+
+/* free(NULL) semantics. */
+void mpxkit_estimator_free(mpxkit_estimator *est);
+
+/* The canonical name, its registry entry, and the layout it was built for. */
+const mpxkit_estimator_info *mpxkit_estimator_info_of(const mpxkit_estimator *est);
+
+/*
+ * Online use, one rotation at a time: push rotation after rotation (the data
+ * is copied, so the caller may reuse its buffers).  When the estimator has
+ * enough look-ahead for the oldest rotation not yet estimated, it writes that
+ * rotation's n_events estimates to out and returns 1; otherwise it returns 0.
+ * Rotation k is thus estimated at the push of rotation k + lookahead.  At the
+ * end of the run, call mpxkit_estimator_flush until it returns 0: each call
+ * that returns 1 writes the next rotation's estimates.  The estimates are
+ * identical to those of mpxkit_estimator_run over the same rotations.
+ * mpxkit_estimator_reset starts a new run.  Memory use is constant:
+ * look-back + look-ahead + 1 rotations.
+ */
+int mpxkit_estimator_push(mpxkit_estimator *est, const mpxkit_rotation *rot, double *out);
+int mpxkit_estimator_flush(mpxkit_estimator *est, double *out);
+void mpxkit_estimator_reset(mpxkit_estimator *est);
+
+/*
+ * For a read in the middle of a run: writes to sum the n_events totals of the
+ * rotations pushed but not yet estimated, as mpxkit_estimator_flush would
+ * estimate them if the run ended now, and returns how many there are (at
+ * most the look-ahead).  The estimator's state does not change, so the
+ * running sum of what push returned plus this is the best total so far, in
+ * bounded time.
+ */
+int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum);
+
+/*
+ * Offline use over a whole run of n_rotations: obs holds n_rotations rows of
+ * n_events observations, ref (NULL without a reference) n_rotations rows of
+ * n_groups reference counts; out receives n_rotations rows of n_events
+ * estimates.  Independent of any online state.
+ */
+int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
+			 const uint64_t *ref, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Multiplexing simulated on a ground-truth trace: the evaluation protocol of doc/evaluation.md. */
+#ifndef MPXKIT_MPX_H
+#define MPXKIT_MPX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpxkit/error.h"
+#include "mpxkit/estimator.h"
+#include "mpxkit/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * An explicit assignment of events to groups, read from a group file: one
+ * group per line, events separated by commas and/or blanks, '#' starts a
+ * comment, blank lines are skipped.  Group g is counted in slice g of every
+ * rotation.
+ */
+typedef struct mpxkit_groups {
+	size_t n_groups;
+	size_t n_names;
+	char **names;  /* n_names event names, in file order */
+	size_t *group; /* group[i]: the group of names[i] */
+	size_t *line;  /* line[i]: where names[i] was read, for diagnostics */
+	char *source;  /* the file's name */
+} mpxkit_groups;
+
+int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag);
+int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_groups **out,
+			mpxkit_diag *diag);
+void mpxkit_groups_free(mpxkit_groups *g);
+
+typedef struct mpxkit_mpx_config {
+	size_t counters;	     /* C: events one slice counts, >= 1 */
+	const char *reference;	     /* event counted in every slice, or NULL */
+	const mpxkit_groups *groups; /* explicit groups, or NULL: column order, C per group */
+	size_t max_steps;	     /* use only the first max_steps slices; 0: all */
+	const char *trace_name;	     /* what diagnostics call the trace; NULL: "trace" */
+} mpxkit_mpx_config;
+
+/*
+ * A simulated multiplexed run.  Without a group file, the multiplexed events
+ * are the trace's columns in order minus the reference; with one, the events
+ * it names, in its order.  Rotation k is slices [kG, kG+G); only whole
+ * rotations are kept.
+ */
+typedef struct mpxkit_mpx_run {
+	mpxkit_layout layout; /* n_events, G, each event's slice; layout.slice is slice */
+	size_t *slice;
+	size_t *column;	     /* column[e]: event e's column in the trace */
+	const char **events; /* n_events names, pointing into the trace: keep it alive */
+	int ref_column;	     /* the reference's column, or -1 */
+	size_t n_rotations;
+	uint64_t *obs;	/* n_rotations x n_events: count in the one active slice */
+	uint64_t *ocoe; /* n_rotations x n_events: true sum over the rotation */
+	uint64_t *ref;	/* n_rotations x G: reference count per slice, or NULL */
+} mpxkit_mpx_run;
+
+/*
+ * Simulates multiplexing with cfg on trace t, one trace row per slice.
+ * Fails with -MPXKIT_EINVAL and a diag for C = 0, an unknown reference,
+ * a group file naming an event the trace lacks, the reference, an event twice
+ * or more than C events in a group; with -MPXKIT_ERANGE when the trace is
+ * shorter than one rotation or a rotation's sum overflows 64 bits.
+ */
+int mpxkit_mpx_simulate(const mpxkit_trace *t, const mpxkit_mpx_config *cfg, mpxkit_mpx_run **out,
+			mpxkit_diag *diag);
+
+void mpxkit_mpx_run_free(mpxkit_mpx_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

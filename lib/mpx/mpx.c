@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Simulated multiplexing: groups, slices and rotations over a ground-truth trace
+ * (doc/evaluation.md). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpxkit/mpx.h"
+
+/* ---- group files ----------------------------------------------------------------------- */
+
+void mpxkit_groups_free(mpxkit_groups *g)
+{
+	if (g == NULL)
+		return;
+	for (size_t i = 0; i < g->n_names; i++)
+		free(g->names[i]);
+	free(g->names);
+	free(g->group);
+	free(g->line);
+	free(g->source);
+	free(g);
+}
+
+static int groups_add(mpxkit_groups *g, const char *name, size_t len, size_t group, size_t line)
+{
+	char **names = realloc(g->names, (g->n_names + 1) * sizeof *names);
+	size_t *groups, *lines;
+
+	if (names == NULL)
+		return -1;
+	g->names = names;
+	groups = realloc(g->group, (g->n_names + 1) * sizeof *groups);
+	if (groups == NULL)
+		return -1;
+	g->group = groups;
+	lines = realloc(g->line, (g->n_names + 1) * sizeof *lines);
+	if (lines == NULL)
+		return -1;
+	g->line = lines;
+	g->names[g->n_names] = malloc(len + 1);
+	if (g->names[g->n_names] == NULL)
+		return -1;
+	memcpy(g->names[g->n_names], name, len);
+	g->names[g->n_names][len] = '\0';
+	g->group[g->n_names] = group;
+	g->line[g->n_names] = line;
+	g->n_names++;
+	return 0;
+}
+
+static int is_separator(char c)
+{
+	return c == ',' || c == ' ' || c == '\t' || c == '\r';
+}
+
+int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_groups **out,
+			mpxkit_diag *diag)
+{
+	mpxkit_groups *g = NULL;
+	size_t pos = 0, number = 0;
+	int rc;
+
+	if (out == NULL || (buf == NULL && len > 0))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "groups: missing argument");
+	if (name == NULL)
+		name = "<groups>";
+	g = calloc(1, sizeof *g);
+	if (g == NULL || (g->source = strdup(name)) == NULL)
+		goto nomem;
+	while (pos < len) {
+		const char *line = buf + pos, *nl = memchr(line, '\n', len - pos), *hash;
+		size_t n = nl ? (size_t)(nl - line) : len - pos, before = g->n_names;
+
+		pos += n + (nl ? 1 : 0);
+		number++;
+		hash = memchr(line, '#', n);
+		if (hash)
+			n = (size_t)(hash - line);
+		for (size_t i = 0; i < n;) {
+			size_t j = i;
+			if (is_separator(line[i])) {
+				i++;
+				continue;
+			}
+			while (j < n && !is_separator(line[j]))
+				j++;
+			if (memchr(line + i, '\0', j - i) != NULL) {
+				rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: NUL byte", name,
+						 number);
+				goto fail;
+			}
+			for (size_t k = 0; k < g->n_names; k++) {
+				if (strlen(g->names[k]) == j - i &&
+				    memcmp(g->names[k], line + i, j - i) == 0) {
+					rc = mpxkit_fail(
+					    diag, MPXKIT_EFORMAT,
+					    "%s:%zu: event '%s' is already in group %zu "
+					    "(line %zu)",
+					    name, number, g->names[k], g->group[k] + 1, g->line[k]);
+					goto fail;
+				}
+			}
+			if (groups_add(g, line + i, j - i, g->n_groups, number) < 0)
+				goto nomem;
+			i = j;
+		}
+		if (g->n_names > before)
+			g->n_groups++;
+	}
+	if (g->n_groups == 0) {
+		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: no group: the file names no event",
+				 name, number ? number : 1);
+		goto fail;
+	}
+	*out = g;
+	return 0;
+nomem:
+	rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", name);
+fail:
+	mpxkit_groups_free(g);
+	return rc;
+}
+
+int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
+{
+	FILE *f;
+	char *buf = NULL, *grown;
+	size_t len = 0, cap = 0;
+	int rc;
+
+	if (path == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "groups: missing argument");
+	f = fopen(path, "rb");
+	if (f == NULL)
+		return mpxkit_fail_sys(diag, "%s", path);
+	for (;;) {
+		size_t got;
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			grown = realloc(buf, cap);
+			if (grown == NULL) {
+				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+				goto out;
+			}
+			buf = grown;
+		}
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		rc = mpxkit_fail_sys(diag, "%s", path);
+		goto out;
+	}
+	rc = mpxkit_groups_parse(path, buf, len, out, diag);
+out:
+	fclose(f);
+	free(buf);
+	return rc;
+}
+
+/* ---- simulation ------------------------------------------------------------------------ */
+
+void mpxkit_mpx_run_free(mpxkit_mpx_run *run)
+{
+	if (run == NULL)
+		return;
+	free(run->slice);
+	free(run->column);
+	free(run->events);
+	free(run->obs);
+	free(run->ocoe);
+	free(run->ref);
+	free(run);
+}
+
+/* Column order, C per group, the reference left out. */
+static int plan_columns(mpxkit_mpx_run *r, const mpxkit_trace *t, size_t counters)
+{
+	size_t e = 0;
+
+	for (size_t c = 0; c < t->n_events; c++) {
+		if ((int)c == r->ref_column)
+			continue;
+		r->column[e] = c;
+		r->slice[e] = e / counters;
+		e++;
+	}
+	r->layout.n_events = e;
+	r->layout.n_groups = e ? (e + counters - 1) / counters : 1;
+	return 0;
+}
+
+static int plan_groups(mpxkit_mpx_run *r, const mpxkit_trace *t, const mpxkit_mpx_config *cfg,
+		       const char *tname, mpxkit_diag *diag)
+{
+	const mpxkit_groups *g = cfg->groups;
+	size_t *size = calloc(g->n_groups, sizeof *size);
+
+	if (size == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", tname);
+	for (size_t i = 0; i < g->n_names; i++) {
+		int c = mpxkit_trace_event_index(t, g->names[i]);
+		if (c < 0) {
+			free(size);
+			return mpxkit_fail(diag, MPXKIT_EINVAL, "%s:%zu: %s has no event '%s'",
+					   g->source, g->line[i], tname, g->names[i]);
+		}
+		if (c == r->ref_column) {
+			free(size);
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "%s:%zu: '%s' is the reference, counted in every "
+					   "slice; it belongs to no group",
+					   g->source, g->line[i], g->names[i]);
+		}
+		if (++size[g->group[i]] > cfg->counters) {
+			free(size);
+			return mpxkit_fail(
+			    diag, MPXKIT_EINVAL,
+			    "%s:%zu: group %zu has more events than the %zu counters", g->source,
+			    g->line[i], g->group[i] + 1, cfg->counters);
+		}
+		r->column[i] = (size_t)c;
+		r->slice[i] = g->group[i];
+	}
+	free(size);
+	r->layout.n_events = g->n_names;
+	r->layout.n_groups = g->n_groups;
+	return 0;
+}
+
+/* Sums the G slices of every rotation and keeps each event's active slice. */
+static int fill_rotations(mpxkit_mpx_run *r, const mpxkit_trace *t, const char *tname,
+			  mpxkit_diag *diag)
+{
+	size_t ne = r->layout.n_events, ng = r->layout.n_groups, nt = t->n_events;
+
+	for (size_t k = 0; k < r->n_rotations; k++) {
+		const uint64_t *first = t->values + k * ng * nt;
+		for (size_t e = 0; e < ne; e++) {
+			size_t c = r->column[e];
+			uint64_t sum = 0;
+			for (size_t j = 0; j < ng; j++) {
+				uint64_t v = first[j * nt + c];
+				if (sum > UINT64_MAX - v)
+					return mpxkit_fail(
+					    diag, MPXKIT_ERANGE,
+					    "%s: rotation %zu of '%s' sums past 2^64-1", tname, k,
+					    t->events[c]);
+				sum += v;
+			}
+			r->ocoe[k * ne + e] = sum;
+			r->obs[k * ne + e] = first[r->slice[e] * nt + c];
+		}
+		if (r->ref)
+			for (size_t j = 0; j < ng; j++)
+				r->ref[k * ng + j] = first[j * nt + (size_t)r->ref_column];
+	}
+	return 0;
+}
+
+int mpxkit_mpx_simulate(const mpxkit_trace *t, const mpxkit_mpx_config *cfg, mpxkit_mpx_run **out,
+			mpxkit_diag *diag)
+{
+	const char *tname;
+	mpxkit_mpx_run *r = NULL;
+	size_t steps, width;
+	int rc;
+
+	if (t == NULL || cfg == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "mpx: missing argument");
+	tname = cfg->trace_name ? cfg->trace_name : "trace";
+	if (cfg->counters == 0)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "mpx: at least one counter is needed");
+	r = calloc(1, sizeof *r);
+	if (r == NULL)
+		goto nomem;
+	r->ref_column = -1;
+	if (cfg->reference) {
+		r->ref_column = mpxkit_trace_event_index(t, cfg->reference);
+		if (r->ref_column < 0) {
+			rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no reference event '%s'", tname,
+					 cfg->reference);
+			goto fail;
+		}
+	}
+	width = t->n_events + (cfg->groups ? cfg->groups->n_names : 0) + 1;
+	r->column = calloc(width, sizeof *r->column);
+	r->slice = calloc(width, sizeof *r->slice);
+	r->events = calloc(width, sizeof *r->events);
+	if (r->column == NULL || r->slice == NULL || r->events == NULL)
+		goto nomem;
+	rc = cfg->groups ? plan_groups(r, t, cfg, tname, diag) : plan_columns(r, t, cfg->counters);
+	if (rc < 0)
+		goto fail;
+	r->layout.slice = r->slice;
+	r->layout.has_reference = r->ref_column >= 0;
+	for (size_t e = 0; e < r->layout.n_events; e++)
+		r->events[e] = t->events[r->column[e]];
+
+	steps = cfg->max_steps && cfg->max_steps < t->n_steps ? cfg->max_steps : t->n_steps;
+	r->n_rotations = steps / r->layout.n_groups;
+	if (r->n_rotations == 0) {
+		rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+				 "%s: %zu slices make no whole rotation of %zu slices", tname,
+				 steps, r->layout.n_groups);
+		goto fail;
+	}
+	r->obs = calloc(r->n_rotations * (r->layout.n_events + 1), sizeof *r->obs);
+	r->ocoe = calloc(r->n_rotations * (r->layout.n_events + 1), sizeof *r->ocoe);
+	if (r->obs == NULL || r->ocoe == NULL)
+		goto nomem;
+	if (r->layout.has_reference) {
+		r->ref = calloc(r->n_rotations * r->layout.n_groups, sizeof *r->ref);
+		if (r->ref == NULL)
+			goto nomem;
+	}
+	rc = fill_rotations(r, t, tname, diag);
+	if (rc < 0)
+		goto fail;
+	*out = r;
+	return 0;
+nomem:
+	rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", tname);
+fail:
+	mpxkit_mpx_run_free(r);
+	return rc;
+}
