@@ -12,6 +12,7 @@
 
 #include "mpxkit/estimator.h"
 #include "mpxkit/metric.h"
+#include "mpxkit/outfile.h"
 #include "mpxkit/mpx.h"
 #include "mpxkit/trace.h"
 
@@ -748,47 +749,25 @@ static void svg_body(FILE *f, const eval *ev)
 	fprintf(f, "</svg>\n");
 }
 
-/* Writes the SVG under a temporary name and renames it, so OUT never holds half a plot. */
+/* Builds the SVG in memory and writes it whole, so OUT never holds half a plot. */
 static int write_plot(const eval *ev)
 {
-	size_t len = strlen(ev->plot) + sizeof ".tmp.XXXXXX";
-	char *tmp = malloc(len);
-	FILE *f = NULL;
-	int fd;
+	mpxkit_diag diag = { 0 };
+	char *svg = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&svg, &len);
+	int rc;
 
-	if (tmp == NULL)
+	if (mem == NULL)
 		return cli_error(ev->cmd, "out of memory");
-	snprintf(tmp, len, "%s.tmp.XXXXXX", ev->plot);
-	fd = mkstemp(tmp);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		int saved = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(tmp);
-		return cli_error(ev->cmd, "%s: %s", ev->plot, strerror(saved));
+	svg_body(mem, ev);
+	if (ferror(mem) | (fclose(mem) != 0)) {
+		free(svg);
+		return cli_error(ev->cmd, "%s: out of memory", ev->plot);
 	}
-	{
-		/* mkstemp creates 0600; give the plot the mode a plain fopen would. */
-		mode_t mask = umask(0);
-		umask(mask);
-		fchmod(fd, 0666 & ~mask);
-	}
-	svg_body(f, ev);
-	errno = 0;
-	{
-		int bad = ferror(f);
-		bad |= fclose(f) != 0;
-		if (bad || rename(tmp, ev->plot) != 0) {
-			int saved = errno ? errno : EIO;
-			unlink(tmp);
-			free(tmp);
-			return cli_error(ev->cmd, "%s: %s", ev->plot, strerror(saved));
-		}
-	}
-	free(tmp);
-	return 0;
+	rc = mpxkit_outfile_write_all(ev->plot, svg, len, &diag);
+	free(svg);
+	return rc < 0 ? cli_lib_error(ev->cmd, rc, &diag) : 0;
 }
 
 /* ---- main -------------------------------------------------------------------------------- */

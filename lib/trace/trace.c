@@ -11,6 +11,7 @@
 
 #include <zlib.h>
 
+#include "mpxkit/outfile.h"
 #include "mpxkit/trace.h"
 
 /* ---- construction ---------------------------------------------------------------------- */
@@ -691,118 +692,62 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
 
-static int write_gz(int fd, const text *b)
+/* gzip-compresses b in memory, so the file is written whole or not at all. */
+static int gzip_text(const text *b, text *out)
 {
-	gzFile gz = gzdopen(fd, "wb6");
-	size_t off = 0;
+	z_stream z;
+	int zrc;
 
-	if (gz == NULL) {
-		close(fd);
+	memset(&z, 0, sizeof z);
+	/* windowBits 15 + 16: a gzip wrapper rather than zlib's, as gzip(1) and gzopen read. */
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	out->cap = deflateBound(&z, (uLong)b->len);
+	out->buf = malloc(out->cap);
+	if (out->buf == NULL) {
+		deflateEnd(&z);
 		return -1;
 	}
-	while (off < b->len) {
-		unsigned chunk = b->len - off > (1u << 30) ? (1u << 30) : (unsigned)(b->len - off);
-		if (gzwrite(gz, b->buf + off, chunk) != (int)chunk) {
-			gzclose_w(gz);
-			return -1;
-		}
-		off += chunk;
-	}
-	return gzclose_w(gz) == Z_OK ? 0 : -1;
+	z.next_in = (Bytef *)b->buf;
+	z.avail_in = (uInt)b->len;
+	z.next_out = (Bytef *)out->buf;
+	z.avail_out = (uInt)out->cap;
+	zrc = deflate(&z, Z_FINISH);
+	out->len = z.total_out;
+	deflateEnd(&z);
+	return zrc == Z_STREAM_END ? 0 : -1;
 }
 
 int mpxkit_trace_write(const mpxkit_trace *t, const char *path, mpxkit_diag *diag)
 {
-	text b = {NULL, 0, 0};
-	char *tmp = NULL;
-	int fd = -1, rc;
-	mode_t mask;
+	text b = {NULL, 0, 0}, gz = {NULL, 0, 0};
+	int rc;
 
 	if (t == NULL || path == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "trace: missing argument");
 	if (format_trace(t, &b) < 0) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-		goto fail;
+		goto done;
 	}
 	if (strcmp(path, "-") == 0) {
-		if (fwrite(b.buf, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
+		rc = 0;
+		if (fwrite(b.buf, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
 			rc = mpxkit_fail_sys(diag, "standard output");
-			goto fail;
-		}
-		free(b.buf);
-		return 0;
-	}
-	tmp = malloc(strlen(path) + sizeof ".tmp.XXXXXX");
-	if (tmp == NULL) {
-		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-		goto fail;
-	}
-	strcpy(tmp, path);
-	strcat(tmp, ".tmp.XXXXXX");
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		rc = mpxkit_fail_sys(diag, "%s", tmp);
-		free(tmp);
-		tmp = NULL;
-		goto fail;
-	}
-	/* mkstemp creates 0600; give the file the mode a plain creat() would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0) {
-		rc = mpxkit_fail_sys(diag, "%s", tmp);
-		goto fail;
+		goto done;
 	}
 	if (ends_with(path, ".gz")) {
-		errno = 0;
-		rc = write_gz(fd, &b);
-		fd = -1; /* closed by gzclose_w, on success and failure alike */
-		if (rc != 0) {
-			if (errno == 0)
-				errno = EIO;
-			rc = mpxkit_fail_sys(diag, "%s", path);
-			goto fail;
+		/* One deflate call takes at most 4 GiB: far beyond any trace this tool writes. */
+		if (b.len > UINT32_MAX || gzip_text(&b, &gz) != 0) {
+			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: cannot gzip-compress the trace", path);
+			goto done;
 		}
+		rc = mpxkit_outfile_write_all(path, gz.buf, gz.len, diag);
 	} else {
-		if (write_all(fd, b.buf, b.len) != 0) {
-			rc = mpxkit_fail_sys(diag, "%s", path);
-			goto fail;
-		}
-		if (close(fd) != 0) {
-			fd = -1;
-			rc = mpxkit_fail_sys(diag, "%s", path);
-			goto fail;
-		}
-		fd = -1;
+		rc = mpxkit_outfile_write_all(path, b.buf, b.len, diag);
 	}
-	if (rename(tmp, path) != 0) {
-		rc = mpxkit_fail_sys(diag, "%s", path);
-		goto fail;
-	}
-	free(tmp);
-	free(b.buf);
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
+done:
+	free(gz.buf);
 	free(b.buf);
 	return rc;
 }
