@@ -9,5 +9,7 @@ int cmd_pack(int argc, char **argv);
 int cmd_unpack(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

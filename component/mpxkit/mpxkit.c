@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* PAPI component "mpxkit": libmpxkit's counter sources as native events mpxkit:::<event>. */
+/* PAPI component "mpxkit": events mpxkit:::<event> multiplexed in software, estimated online. */
+#include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +16,15 @@
 #include "papi_vector.h"
 #pragma GCC diagnostic pop
 
+#include "mpxkit/sched.h"
 #include "mpxkit/source.h"
+#include "mpxkit/trace.h"
 
 #ifndef MPXKIT_VERSION
 #define MPXKIT_VERSION "unknown"
 #endif
 
-/* Events one event set may hold; the perf source itself has no limit. */
+/* Events one event set may hold; the engine multiplexes them on MPXKIT_COUNTERS counters. */
 #define MPXKIT_MAX_EVENTS 64
 
 papi_vector_t _mpxkit_vector;
@@ -32,29 +36,33 @@ typedef struct mpxkit_native {
 	char *unit;
 } mpxkit_native;
 
-/* Filled once by init_component, read-only afterwards, so threads share it without locks. */
+/*
+ * Filled once by init_component, read-only afterwards, so threads share them
+ * without locks: the native table, the settings read from the environment,
+ * and the trace every event set replays under MPXKIT_REPLAY.
+ */
 static mpxkit_native *natives;
 static int n_natives;
+static mpxkit_sched_config settings;
+static mpxkit_trace *replay_trace;
 
 /*
- * Per event set.  The slots are opened for the thread that adds the events,
- * because perf_event counts the task it was opened in; options that change
- * what is counted (domain, inherit) reopen them.
+ * Per event set: one scheduler over one source.  The slots are opened for the
+ * thread that adds the events, because perf_event counts the task it was
+ * opened in; options that change what is counted (domain, inherit) reopen
+ * them.  The scheduler's rotation thread runs between start and stop.
  */
 typedef struct mpxkit_control {
-	mpxkit_source *source;
+	mpxkit_sched *sched;
 	int n_events;
 	int kernel;  /* PAPI_DOM_KERNEL asked for */
 	int inherit; /* PAPI_INHERIT asked for */
 	unsigned int codes[MPXKIT_MAX_EVENTS];
 	long long values[MPXKIT_MAX_EVENTS];
-	mpxkit_source_count counts[MPXKIT_MAX_EVENTS];
+	double estimates[MPXKIT_MAX_EVENTS];
 } mpxkit_control;
 
-/*
- * Per thread.  Nothing yet: every count lives in the event set.  The
- * multiplexing scheduler keeps its per-thread rotation state here.
- */
+/* Per thread.  Nothing: every count and the rotation state live in the event set. */
 typedef struct mpxkit_context {
 	int reserved;
 } mpxkit_context;
@@ -78,6 +86,8 @@ static int papi_error(int mpxkit_code)
 	case MPXKIT_ESYS:
 	case MPXKIT_EIO:
 		return PAPI_ESYS;
+	case MPXKIT_ESTATE:
+		return PAPI_EISRUN;
 	default:
 		return PAPI_ECMP;
 	}
@@ -131,12 +141,34 @@ static int load_natives(mpxkit_source *probe)
 	return PAPI_OK;
 }
 
+/* The counter source the settings ask for, with no events yet. */
+static int open_source(mpxkit_source **out, const mpxkit_source_target *target, mpxkit_diag *diag)
+{
+	if (replay_trace)
+		return mpxkit_source_open_replay(out, replay_trace, settings.slice_ns, diag);
+	return mpxkit_source_open_perf(out, target, diag);
+}
+
 static int mpxkit_init_component(int cidx)
 {
 	mpxkit_source *probe = NULL;
 	mpxkit_diag diag = {0};
-	int rc = mpxkit_source_open_perf(&probe, NULL, &diag);
+	int rc = mpxkit_sched_config_env(&settings, &diag);
 
+	if (rc < 0) {
+		set_disabled_reason("%s", mpxkit_diag_message(&diag, rc));
+		rc = PAPI_EINVAL;
+		goto fail;
+	}
+	if (settings.replay[0]) {
+		rc = mpxkit_trace_read(settings.replay, &replay_trace, &diag);
+		if (rc < 0) {
+			set_disabled_reason("MPXKIT_REPLAY: %s", mpxkit_diag_message(&diag, rc));
+			rc = PAPI_EINVAL;
+			goto fail;
+		}
+	}
+	rc = open_source(&probe, NULL, &diag);
 	if (rc < 0) {
 		set_disabled_reason("%s", mpxkit_diag_message(&diag, rc));
 		rc = PAPI_ENOSUPP;
@@ -150,7 +182,8 @@ static int mpxkit_init_component(int cidx)
 	if (n_natives == 0) {
 		/* Adding the most basic event tells the user why nothing opened. */
 		int why = mpxkit_source_add(probe, "perf::TASK-CLOCK", &diag);
-		set_disabled_reason("perf_event_open counts no event here: %s",
+		set_disabled_reason("%s counts no event here: %s",
+				    replay_trace ? "the replayed trace" : "perf_event_open",
 				    mpxkit_diag_message(&diag, why < 0 ? why : -MPXKIT_ENOSUPP));
 		rc = PAPI_ENOSUPP;
 		goto fail;
@@ -165,6 +198,8 @@ static int mpxkit_init_component(int cidx)
 fail:
 	mpxkit_source_free(probe);
 	free_natives();
+	mpxkit_trace_free(replay_trace);
+	replay_trace = NULL;
 	_mpxkit_vector.cmp_info.disabled = rc;
 	return rc;
 }
@@ -172,6 +207,8 @@ fail:
 static int mpxkit_shutdown_component(void)
 {
 	free_natives();
+	mpxkit_trace_free(replay_trace);
+	replay_trace = NULL;
 	return PAPI_OK;
 }
 
@@ -197,22 +234,24 @@ static int mpxkit_init_control_state(hwd_control_state_t *ctl)
 static int open_slots(mpxkit_control *c)
 {
 	mpxkit_source_target target = MPXKIT_SOURCE_SELF;
+	mpxkit_source *source = NULL;
 	mpxkit_diag diag = {0};
 	int rc;
 
-	mpxkit_source_free(c->source);
-	c->source = NULL;
+	mpxkit_sched_free(c->sched);
+	c->sched = NULL;
 	if (c->n_events == 0)
 		return PAPI_OK;
 	target.kernel = c->kernel;
 	target.inherit = c->inherit;
-	rc = mpxkit_source_open_perf(&c->source, &target, &diag);
+	rc = open_source(&source, &target, &diag);
 	for (int i = 0; rc >= 0 && i < c->n_events; i++)
-		rc = mpxkit_source_add(c->source, natives[c->codes[i]].name, &diag);
+		rc = mpxkit_source_add(source, natives[c->codes[i]].name, &diag);
+	if (rc >= 0)
+		rc = mpxkit_sched_new(&c->sched, source, &settings, &diag);
 	if (rc < 0) {
 		PAPIERROR("mpxkit: %s", mpxkit_diag_message(&diag, rc));
-		mpxkit_source_free(c->source);
-		c->source = NULL;
+		mpxkit_source_free(source);
 		c->n_events = 0;
 		return papi_error(rc);
 	}
@@ -241,8 +280,8 @@ static int mpxkit_cleanup_eventset(hwd_control_state_t *ctl)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
 
-	mpxkit_source_free(c->source);
-	c->source = NULL;
+	mpxkit_sched_free(c->sched);
+	c->sched = NULL;
 	c->n_events = 0;
 	return PAPI_OK;
 }
@@ -250,15 +289,11 @@ static int mpxkit_cleanup_eventset(hwd_control_state_t *ctl)
 static int mpxkit_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
-	int rc;
 
 	(void)ctx;
-	if (c->source == NULL)
+	if (c->sched == NULL)
 		return c->n_events == 0 ? PAPI_OK : PAPI_EBUG;
-	rc = mpxkit_source_reset(c->source, MPXKIT_SOURCE_ALL);
-	if (rc == 0)
-		rc = mpxkit_source_enable(c->source, MPXKIT_SOURCE_ALL);
-	return papi_error(rc);
+	return papi_error(mpxkit_sched_start(c->sched));
 }
 
 static int mpxkit_stop(hwd_context_t *ctx, hwd_control_state_t *ctl)
@@ -266,9 +301,9 @@ static int mpxkit_stop(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	mpxkit_control *c = (mpxkit_control *)ctl;
 
 	(void)ctx;
-	if (c->source == NULL)
+	if (c->sched == NULL)
 		return PAPI_OK;
-	return papi_error(mpxkit_source_disable(c->source, MPXKIT_SOURCE_ALL));
+	return papi_error(mpxkit_sched_stop(c->sched));
 }
 
 static int mpxkit_reset(hwd_context_t *ctx, hwd_control_state_t *ctl)
@@ -276,25 +311,26 @@ static int mpxkit_reset(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	mpxkit_control *c = (mpxkit_control *)ctl;
 
 	(void)ctx;
-	if (c->source == NULL)
+	if (c->sched == NULL)
 		return PAPI_OK;
-	return papi_error(mpxkit_source_reset(c->source, MPXKIT_SOURCE_ALL));
+	return papi_error(mpxkit_sched_reset(c->sched));
 }
 
+/* The estimated totals, rounded to the nearest count; in bounded time (see mpxkit/sched.h). */
 static int mpxkit_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long long **events, int flags)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
-	int n = 0;
 
 	(void)ctx;
 	(void)flags;
-	if (c->source != NULL) {
-		n = mpxkit_source_read(c->source, c->counts, MPXKIT_MAX_EVENTS);
-		if (n < 0)
-			return papi_error(n);
+	if (c->sched != NULL) {
+		int rc = mpxkit_sched_read(c->sched, c->estimates, NULL);
+		if (rc < 0)
+			return papi_error(rc);
+		for (int i = 0; i < c->n_events; i++)
+			c->values[i] =
+			    c->estimates[i] >= 9.2e18 ? LLONG_MAX : llround(c->estimates[i]);
 	}
-	for (int i = 0; i < n; i++)
-		c->values[i] = (long long)c->counts[i].value;
 	*events = c->values;
 	return PAPI_OK;
 }
@@ -397,7 +433,7 @@ papi_vector_t _mpxkit_vector = {
 	.cmp_info = {
 		.name = "mpxkit",
 		.short_name = "mpxkit",
-		.description = "mpxkit counter sources (Linux perf_event)",
+		.description = "Software multiplexing with estimators (Linux perf_event, or a replayed trace)",
 		.version = MPXKIT_VERSION,
 		.num_cntrs = MPXKIT_MAX_EVENTS,
 		.num_mpx_cntrs = MPXKIT_MAX_EVENTS,

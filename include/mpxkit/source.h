@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counter sources: where counts come from (perf_event today, a replayed trace later). */
+/* Counter sources: where counts come from (perf_event, or a recorded trace replayed). */
 #ifndef MPXKIT_SOURCE_H
 #define MPXKIT_SOURCE_H
 
@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "mpxkit/error.h"
+#include "mpxkit/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,12 @@ extern "C" {
  *           kernel's "perf::PERF_COUNT_SW_TASK_CLOCK" spelling works too).
  *           Software events count everywhere perf_event_open is allowed;
  *           hardware events fail with -MPXKIT_ENOSUPP where there is no PMU.
+ *   "replay" a recorded trace (mpxkit/trace.h) served as if it were hardware.
+ *           Its events are the trace's columns.  It runs on a virtual clock:
+ *           nothing counts until mpxkit_source_step() moves the clock on by
+ *           one trace step, which adds that step's count to every enabled
+ *           slot and step_ns to its enabled and running times.  Disabled
+ *           slots neither count nor age, as perf_event's do not.
  *
  * A source belongs to one thread at a time: calls on one source are not
  * serialised.  Distinct sources are independent.
@@ -73,10 +80,18 @@ typedef struct mpxkit_source_count {
 int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *target,
 			    mpxkit_diag *diag);
 
+/*
+ * Opens a replay source over trace t, whose steps each last step_ns (>= 1) of
+ * virtual time.  The trace is not copied: it must outlive the source, which
+ * never changes it, so one trace may back many sources in many threads.
+ */
+int mpxkit_source_open_replay(mpxkit_source **out, const mpxkit_trace *t, uint64_t step_ns,
+			      mpxkit_diag *diag);
+
 /* Closes every slot and frees the source.  NULL is a no-op. */
 void mpxkit_source_free(mpxkit_source *s);
 
-/* The kind's name: "perf".  Never NULL. */
+/* The kind's name: "perf" or "replay".  Never NULL. */
 const char *mpxkit_source_kind(const mpxkit_source *s);
 
 /*
@@ -113,6 +128,26 @@ int mpxkit_source_reset(mpxkit_source *s, int slot);
  * cap is too small).
  */
 int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap);
+
+/*
+ * Virtual-clock sources (replay) only.  mpxkit_source_step moves the clock on
+ * by one step: 1 when it did, 0 when the trace has no step left.
+ * mpxkit_source_rewind puts the clock back at the first step (counts are
+ * kept; reset them separately).  Real-time sources return -MPXKIT_ENOSUPP.
+ */
+int mpxkit_source_is_virtual(const mpxkit_source *s);
+
+/*
+ * The time that has passed for the source's target, in ns, from a clock that
+ * runs whatever is enabled (perf: an always-on dummy event's enabled time,
+ * which grows like the slots' own enabled times would).  The scheduler
+ * measures rotations with it, so time when no group counted (a rotation
+ * thread preempted between two ioctls) is not lost.  -MPXKIT_ENOSUPP for
+ * virtual sources, whose steps are the clock.
+ */
+int mpxkit_source_clock(mpxkit_source *s, uint64_t *ns);
+int mpxkit_source_step(mpxkit_source *s);
+int mpxkit_source_rewind(mpxkit_source *s);
 
 #ifdef __cplusplus
 }

@@ -74,6 +74,7 @@ typedef struct perf_source {
 	perf_slot *slots;
 	size_t cap;
 	int probed;
+	int clock_fd; /* the always-on dummy event of mpxkit_source_clock, or -1 */
 	size_t n_avail;
 	int avail[N_PERF_EVENTS]; /* indexes of the events that opened when probed */
 } perf_source;
@@ -207,6 +208,8 @@ static int perf_list(mpxkit_source *s, size_t i, mpxkit_source_event *out)
 	return 0;
 }
 
+static int open_clock(perf_source *ps);
+
 static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 {
 	perf_source *ps = as_perf(s);
@@ -229,6 +232,8 @@ static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 		return rc;
 	ps->slots[s->n_slots].fd = fd;
 	ps->slots[s->n_slots].def = def;
+	if (s->n_slots == 0)
+		open_clock(ps); /* without it the scheduler falls back on the slots' own times */
 	return (int)s->n_slots++;
 }
 
@@ -283,10 +288,46 @@ static int perf_read(mpxkit_source *s, mpxkit_source_count *counts)
 	return 0;
 }
 
+/*
+ * The clock: a dummy event counts nothing, but its enabled time runs as the
+ * slots' would, gaps included.  It is opened with the first slot, so that
+ * pid 0 means the same thread for both, and it stays enabled.
+ */
+static int open_clock(perf_source *ps)
+{
+	static const perf_event_def dummy = {
+	    "perf::DUMMY", "PERF_COUNT_SW_DUMMY", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "", ""};
+	int fd;
+
+	if (open_event(ps, &dummy, &fd, NULL) < 0)
+		return -MPXKIT_ENOSUPP;
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		close(fd);
+		return -MPXKIT_ENOSUPP;
+	}
+	ps->clock_fd = fd;
+	return 0;
+}
+
+static int perf_clock(mpxkit_source *s, uint64_t *ns)
+{
+	perf_source *ps = as_perf(s);
+	uint64_t buf[3];
+
+	if (ps->clock_fd < 0)
+		return -MPXKIT_ENOSUPP;
+	if (read(ps->clock_fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+		return mpxkit_fail_sys(NULL, "read");
+	*ns = buf[1];
+	return 0;
+}
+
 static void perf_free(mpxkit_source *s)
 {
 	perf_source *ps = as_perf(s);
 
+	if (ps->clock_fd >= 0)
+		close(ps->clock_fd);
 	for (size_t i = 0; i < s->n_slots; i++)
 		close(ps->slots[i].fd);
 	free(ps->slots);
@@ -303,6 +344,7 @@ static const mpxkit_source_ops perf_ops = {
     .reset = perf_reset,
     .read = perf_read,
     .free = perf_free,
+    .clock = perf_clock,
 };
 
 int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *target,
@@ -316,6 +358,7 @@ int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *tar
 	if (ps == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "perf source: out of memory");
 	ps->base.ops = &perf_ops;
+	ps->clock_fd = -1;
 	ps->target = target ? *target : MPXKIT_SOURCE_SELF;
 	if (ps->target.pid < -1 || ps->target.cpu < -1 ||
 	    (ps->target.pid == -1 && ps->target.cpu == -1)) {

@@ -80,3 +80,29 @@ int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap
 	rc = s->ops->read(s, counts);
 	return rc < 0 ? rc : (int)s->n_slots;
 }
+
+int mpxkit_source_is_virtual(const mpxkit_source *s)
+{
+	return s != NULL && s->ops->step != NULL;
+}
+
+int mpxkit_source_step(mpxkit_source *s)
+{
+	if (s == NULL)
+		return -MPXKIT_EINVAL;
+	return s->ops->step ? s->ops->step(s) : -MPXKIT_ENOSUPP;
+}
+
+int mpxkit_source_rewind(mpxkit_source *s)
+{
+	if (s == NULL)
+		return -MPXKIT_EINVAL;
+	return s->ops->rewind ? s->ops->rewind(s) : -MPXKIT_ENOSUPP;
+}
+
+int mpxkit_source_clock(mpxkit_source *s, uint64_t *ns)
+{
+	if (s == NULL || ns == NULL)
+		return -MPXKIT_EINVAL;
+	return s->ops->clock ? s->ops->clock(s, ns) : -MPXKIT_ENOSUPP;
+}

@@ -8,8 +8,8 @@
 /*
  * The operations of one kind.  source.c checks the arguments (slot in range
  * or MPXKIT_SOURCE_ALL, counts large enough) before it calls them, so a kind
- * only implements the counting.  A new kind (the replay source) adds one file
- * with one of these and a constructor that fills struct mpxkit_source.
+ * only implements the counting.  A new kind adds one file with one of these
+ * and a constructor that fills struct mpxkit_source.
  */
 typedef struct mpxkit_source_ops {
 	const char *kind;
@@ -21,6 +21,9 @@ typedef struct mpxkit_source_ops {
 	int (*reset)(mpxkit_source *s, int slot);
 	int (*read)(mpxkit_source *s, mpxkit_source_count *counts); /* all n_slots */
 	void (*free)(mpxkit_source *s);
+	int (*step)(mpxkit_source *s);		      /* NULL for real-time kinds */
+	int (*rewind)(mpxkit_source *s);	      /* NULL for real-time kinds */
+	int (*clock)(mpxkit_source *s, uint64_t *ns); /* NULL for virtual kinds */
 } mpxkit_source_ops;
 
 /* The part every kind shares; a kind's own struct starts with it. */

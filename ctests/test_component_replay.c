@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* MPXKIT_REPLAY through PAPI's API reproduces the library's offline totals, for every estimator. */
+#include <stdio.h>
+
+#include "cutest.h"
+
+#ifndef MPXKIT_HAVE_PAPI
+
+int main(void)
+{
+	printf("SKIP: PAPI with the mpxkit component was not built (configured with "
+	       "--disable-papi)\n");
+	return CUTEST_SKIP;
+}
+
+#else
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <papi.h>
+
+#include "mpxkit/estimator.h"
+#include "mpxkit/mpx.h"
+#include "mpxkit/trace.h"
+
+#define N_EVENTS 7
+#define N_STEPS	 103 /* not a multiple of G: the partial last rotation is dropped */
+
+static char trace_path[256];
+static mpxkit_trace *trace;
+
+/* Bursty counts with zeros and large values, so every estimator gives its own numbers. */
+static int make_trace(void)
+{
+	const char *names[N_EVENTS] = {"ev0", "ev1", "ev2", "ev3", "ev4", "ev5", "ev6"};
+	uint64_t row[N_EVENTS];
+	char dir[] = "/tmp/test_component_replay.XXXXXX";
+
+	if (mkdtemp(dir) == NULL || mpxkit_trace_new(&trace, NULL, N_EVENTS, names, NULL) < 0)
+		return -1;
+	srand(11);
+	for (size_t s = 0; s < N_STEPS; s++) {
+		for (size_t e = 0; e < N_EVENTS; e++) {
+			int r = rand();
+			row[e] = r % 5 == 0 ? 0 : (uint64_t)(r % 1000000) * (1 + (s / 8) % 5);
+		}
+		if (mpxkit_trace_append(trace, s, row) < 0)
+			return -1;
+	}
+	snprintf(trace_path, sizeof trace_path, "%s/replay.csv", dir);
+	return mpxkit_trace_write(trace, trace_path, NULL);
+}
+
+/* The library's offline path: simulate with C counters, run the estimator, sum rotations in order.
+ */
+static int offline(const char *estimator, size_t C, long long *totals)
+{
+	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path};
+	mpxkit_mpx_run *run = NULL;
+	mpxkit_estimator *est = NULL;
+	double *out = NULL, sum[N_EVENTS] = {0};
+	int rc = mpxkit_mpx_simulate(trace, &cfg, &run, NULL);
+
+	if (rc == 0)
+		rc = mpxkit_estimator_new(&est, estimator, &run->layout, NULL, NULL);
+	if (rc == 0 && (out = calloc(run->n_rotations * N_EVENTS, sizeof *out)) == NULL)
+		rc = -1;
+	if (rc == 0)
+		rc = mpxkit_estimator_run(est, run->n_rotations, run->obs, NULL, out);
+	for (size_t k = 0; rc == 0 && k < run->n_rotations; k++)
+		for (size_t e = 0; e < N_EVENTS; e++)
+			sum[e] += out[k * N_EVENTS + e];
+	for (size_t e = 0; e < N_EVENTS; e++)
+		totals[e] = llround(sum[e]);
+	free(out);
+	mpxkit_estimator_free(est);
+	mpxkit_mpx_run_free(run);
+	return rc;
+}
+
+/*
+ * In a child (the component reads its settings once, at PAPI_library_init):
+ * replay the trace with C counters and the estimator, adding the events in
+ * column order; write the read, the stop, and the read after a reset to fd.
+ */
+static int papi_child(const char *estimator, size_t C, int fd)
+{
+	long long v[3][N_EVENTS];
+	char buf[32];
+	int es = PAPI_NULL, rc;
+
+	setenv("MPXKIT_REPLAY", trace_path, 1);
+	setenv("MPXKIT_ESTIMATOR", estimator, 1);
+	snprintf(buf, sizeof buf, "%zu", C);
+	setenv("MPXKIT_COUNTERS", buf, 1);
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
+		return 2;
+	rc = PAPI_create_eventset(&es);
+	for (size_t e = 0; rc == PAPI_OK && e < N_EVENTS; e++) {
+		snprintf(buf, sizeof buf, "mpxkit:::%s", trace->events[e]);
+		rc = PAPI_add_named_event(es, buf);
+	}
+	if (rc == PAPI_OK)
+		rc = PAPI_start(es);
+	if (rc == PAPI_OK)
+		rc = PAPI_read(es, v[0]);
+	if (rc == PAPI_OK)
+		rc = PAPI_reset(es); /* serves the trace again from its first step */
+	if (rc == PAPI_OK)
+		rc = PAPI_read(es, v[2]);
+	if (rc == PAPI_OK)
+		rc = PAPI_stop(es, v[1]);
+	if (rc != PAPI_OK)
+		return 3;
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+	PAPI_shutdown();
+	return write(fd, v, sizeof v) == (ssize_t)sizeof v ? 0 : 4;
+}
+
+static int replay_via_papi(const char *estimator, size_t C, long long v[3][N_EVENTS])
+{
+	int fds[2], status = -1;
+	pid_t pid;
+	ssize_t got;
+
+	if (pipe(fds) != 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(papi_child(estimator, C, fds[1]));
+	}
+	close(fds[1]);
+	got = read(fds[0], v, 3 * N_EVENTS * sizeof v[0][0]);
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+	    got != (ssize_t)(3 * N_EVENTS * sizeof v[0][0]))
+		return -1;
+	return 0;
+}
+
+static void test_every_estimator(void)
+{
+	static const size_t counters[] = {2, 3};
+	size_t checked = 0;
+
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const mpxkit_estimator_info *info = mpxkit_estimator_info_at(i);
+		if (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE)
+			continue;
+		for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
+			long long v[3][N_EVENTS], want[N_EVENTS];
+			CU_ASSERT_EQUAL_FATAL(offline(info->name, counters[c], want), 0);
+			CU_ASSERT_EQUAL_FATAL(replay_via_papi(info->name, counters[c], v), 0);
+			printf("\n  %-12s C=%zu  ev0 %lld (offline %lld)", info->name, counters[c],
+			       v[1][0], want[0]);
+			for (size_t e = 0; e < N_EVENTS; e++) {
+				CU_ASSERT_EQUAL(v[0][e],
+						want[e]); /* read: the trace served whole */
+				CU_ASSERT_EQUAL(v[1][e], want[e]); /* stop */
+				CU_ASSERT_EQUAL(v[2][e],
+						want[e]); /* read after reset: served again */
+			}
+			checked++;
+		}
+	}
+	printf("\n  ");
+	CU_ASSERT(checked >= 10); /* five estimators without a reference, two layouts */
+}
+
+/* The estimators differ on this trace, so an exact match is not the same number five times. */
+static void test_estimators_differ(void)
+{
+	long long fixed[N_EVENTS], cam[N_EVENTS];
+
+	CU_ASSERT_EQUAL_FATAL(offline("fixed", 2, fixed), 0);
+	CU_ASSERT_EQUAL_FATAL(offline("cam", 2, cam), 0);
+	CU_ASSERT(memcmp(fixed, cam, sizeof fixed) != 0);
+}
+
+static const cutest_case replay_cases[] = {
+    {"estimators differ on the trace", test_estimators_differ},
+    {"every estimator: PAPI replay = offline", test_every_estimator},
+    {NULL, NULL},
+};
+
+int main(void)
+{
+	const cutest_suite suites[] = {{"mpxkit component, replay", replay_cases, NULL, NULL},
+				       {NULL, NULL, NULL, NULL}};
+	int rc;
+
+	if (make_trace() < 0) {
+		fprintf(stderr, "test_component_replay: cannot write the trace to replay\n");
+		return 1;
+	}
+	rc = cutest_run("test_component_replay", suites);
+	unlink(trace_path);
+	*strrchr(trace_path, '/') = '\0';
+	rmdir(trace_path);
+	mpxkit_trace_free(trace);
+	return rc;
+}
+
+#endif

@@ -1,0 +1,73 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# mpxkit stat and mpxkit list: exit codes, error lines, and a real multiplexed run.
+set -u
+: "${MPXKIT:=utils/mpxkit}"
+# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
+MPXKIT="${MPXKIT_VALGRIND:-} $MPXKIT"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
+# expect STATUS PATTERN CMD...: CMD exits STATUS and its stderr matches PATTERN (grep -E).
+expect() {
+	want=$1 pattern=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	[ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$tmp/err")"
+	grep -Eq -- "$pattern" "$tmp/err" || fail "$*: stderr lacks '$pattern': $(cat "$tmp/err")"
+}
+
+# Usage errors: one line, exit 1, before anything runs.
+expect 1 'no command to run' $MPXKIT stat
+expect 1 "^mpxkit stat: --counters 0: not a whole number in \[1, 64\]" $MPXKIT stat -c 0 -- true
+expect 1 "^mpxkit stat: --slice-us 5: " $MPXKIT stat --slice-us 5 -- true
+expect 1 "^mpxkit stat: --estimator magic: no such estimator" $MPXKIT stat --estimator magic -- true
+expect 1 "^mpxkit stat: --estimator ref-rate: it needs a reference" $MPXKIT stat --estimator ref-rate -- true
+expect 1 "unknown option '--bogus'" $MPXKIT stat --bogus -- true
+expect 1 "option '-e' needs an argument" $MPXKIT stat -e
+expect 1 "unexpected argument 'x'" $MPXKIT list x
+$MPXKIT stat --help >"$tmp/help" || fail "stat --help exited $?"
+grep -q '^usage: mpxkit stat' "$tmp/help" || fail "stat --help printed no usage"
+$MPXKIT list --help >"$tmp/help" || fail "list --help exited $?"
+
+# list --replay: the columns of a trace, in order.
+printf 'step,cycles,instructions\n0,10,20\n1,11,21\n' >"$tmp/t.csv"
+$MPXKIT list --replay "$tmp/t.csv" >"$tmp/list" || fail "list --replay exited $?"
+[ "$(cut -d' ' -f1 "$tmp/list" | tr '\n' ' ')" = "cycles instructions " ] ||
+	fail "list --replay: $(cat "$tmp/list")"
+expect 2 "^mpxkit list: $tmp/missing.csv: " $MPXKIT list --replay "$tmp/missing.csv"
+
+# The perf source: skip when the kernel refuses perf_event_open altogether.
+if ! $MPXKIT list >"$tmp/list" 2>"$tmp/err"; then
+	echo "SKIP: perf_event_open is refused here: $(cat "$tmp/err")"
+	exit 77
+fi
+grep -q '^perf::TASK-CLOCK  *ns ' "$tmp/list" || fail "list lacks perf::TASK-CLOCK"
+
+expect 2 "perf::NOPE: no such perf event" $MPXKIT stat -e perf::NOPE -- true
+expect 2 "^mpxkit stat: cannot run '$tmp/none': No such file or directory" $MPXKIT stat -- "$tmp/none"
+# CMD's exit status passes through; its own options are its own.
+expect 3 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- sh -c 'exit 3'
+expect 0 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- ls -c /
+
+# A real run: three events on one counter, busy enough for rotations, report in a file.
+busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
+$MPXKIT stat -e perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES -c 1 --slice-us 1000 \
+	--series "$tmp/series.csv" -o "$tmp/report" -- sh -c "$busy" ||
+	fail "stat exited $?"
+cat "$tmp/report"
+grep -q "3 events on 1 counters, 3 groups, 1000 us slices, fixed" "$tmp/report" ||
+	fail "report header"
+task=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::TASK-CLOCK .*/\1/p' "$tmp/report")
+[ -n "$task" ] && [ "$task" -gt 10000000 ] || fail "TASK-CLOCK '$task' is not > 10 ms"
+grep -Eq '^ +0  perf::CONTEXT-SWITCHES ' "$tmp/report" || fail "CONTEXT-SWITCHES not 0 in user mode"
+rotations=$(sed -n 's/^ \([0-9][0-9]*\) rotations$/\1/p' "$tmp/report")
+[ "$rotations" -ge 1 ] || fail "no rotation"
+head -n 1 "$tmp/series.csv" | grep -qx 'step,perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES' ||
+	fail "series header: $(head -n 1 "$tmp/series.csv")"
+[ "$(grep -c '^[0-9]' "$tmp/series.csv")" = "$rotations" ] || fail "series rows != rotations"
+echo "PASS: mpxkit stat and mpxkit list"

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The multiplexing engine: C counters rotated over groups of events, estimated online. */
+#ifndef MPXKIT_SCHED_H
+#define MPXKIT_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpxkit/error.h"
+#include "mpxkit/estimator.h"
+#include "mpxkit/source.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * A scheduler multiplexes the events of one counter source (mpxkit/source.h)
+ * on C counters.  Events form groups in the order they were added, C per
+ * group (group g holds events gC .. gC+C-1), as mpxkit_mpx_simulate groups a
+ * trace's columns; G groups make a rotation of G slices, and slice j of every
+ * rotation counts group j.  At each slice boundary a background thread
+ * disables the group that was counting, reads its counts and enables the next
+ * one.  No signal is sent to any application thread.  At the end of each
+ * rotation the observations go to an estimator (mpxkit/estimator.h) with
+ * mpxkit_estimator_push, and what it returns is added to running sums, so a
+ * read costs the same however long the run: sums + mpxkit_estimator_peek +
+ * the rotation in progress.  With one group nothing is multiplexed: the
+ * thread only reads, and the estimates are the counts.
+ *
+ * Real-time sources (perf).  A slice lasts slice_ns of wall time.  Slices
+ * are measured by the kernel's enabled time of their group, which for a
+ * per-thread event only grows while the thread runs.  Before a rotation is
+ * pushed each observation is scaled to the rotation's mean slice, so uneven
+ * slices (timer jitter, a thread that slept) do not bias the estimate; fixed
+ * is then exactly the kernel's time scaling, rotation by rotation.  The
+ * rotation in progress at a read or a stop is estimated by time scaling:
+ * a count from this rotation when its group has been counted, else the
+ * event's rate in the previous rotation, else 0.
+ *
+ * Virtual-clock sources (replay).  One source step is one slice; the thread
+ * serves the whole trace, as fast as it can, from the first step on, at
+ * every start and every reset.  Observations are not scaled, the trailing
+ * partial rotation is dropped, and the estimator is flushed at the end, so
+ * the totals are exactly those of mpxkit_mpx_simulate (same C, events in
+ * column order) plus mpxkit_estimator_run, summed over rotations in order.
+ * A read waits until the whole trace has been served.
+ *
+ * Threads.  A scheduler belongs to one application thread at a time (as a
+ * PAPI event set does); its calls may come from any thread but must not
+ * overlap.  Each scheduler has its own rotation thread while it runs; many
+ * schedulers may run at once.  The source is used by the rotation thread
+ * while running, so leave it alone between start and stop.
+ */
+typedef struct mpxkit_sched mpxkit_sched;
+
+#define MPXKIT_SCHED_DEFAULT_COUNTERS  4 /* software events: no PMU limit to follow */
+#define MPXKIT_SCHED_MAX_COUNTERS      64
+#define MPXKIT_SCHED_DEFAULT_SLICE_US  10000 /* 10 ms: see doc/component.md */
+#define MPXKIT_SCHED_MIN_SLICE_US      100
+#define MPXKIT_SCHED_MAX_SLICE_US      10000000
+#define MPXKIT_SCHED_DEFAULT_ESTIMATOR "fixed"
+#define MPXKIT_SCHED_PATH_MAX	       1024
+
+/* Settings: what MPXKIT_COUNTERS, MPXKIT_SLICE_US, ... say.  Plain data, no ownership. */
+typedef struct mpxkit_sched_config {
+	size_t counters;		    /* C, in [1, 64]; 0: the default for the source */
+	uint64_t slice_ns;		    /* slice length of real-time sources */
+	char estimator[64];		    /* canonical estimator name */
+	char model[MPXKIT_SCHED_PATH_MAX];  /* learned estimator's model; "": its default */
+	char replay[MPXKIT_SCHED_PATH_MAX]; /* trace to replay; "": none */
+} mpxkit_sched_config;
+
+/* The defaults: C from the source, 10 ms slices, fixed, no model, no replay. */
+void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
+
+/*
+ * Sets one setting by its environment name: "MPXKIT_COUNTERS",
+ * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL" or "MPXKIT_REPLAY".
+ * A bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
+ * estimator) and one line in diag naming the setting; cfg is then unchanged.
+ * An estimator that needs a reference event is refused: the engine has none.
+ */
+int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const char *value,
+			    mpxkit_diag *diag);
+
+/* Defaults, then each MPXKIT_* variable that is set and not empty, in the order above. */
+int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag);
+
+/*
+ * A scheduler over src, whose events are all added already.  On success the
+ * scheduler owns src and frees it; on failure the caller still does.  Fails
+ * with -MPXKIT_EINVAL for a source without events.
+ */
+int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_config *cfg,
+		     mpxkit_diag *diag);
+
+/* Stops it if it runs, frees it and its source.  NULL is a no-op. */
+void mpxkit_sched_free(mpxkit_sched *s);
+
+/* The events, groups (G) and counters (C) it uses; slice[e] of the layout is event e's group. */
+const mpxkit_layout *mpxkit_sched_layout(const mpxkit_sched *s);
+size_t mpxkit_sched_counters(const mpxkit_sched *s);
+const char *mpxkit_sched_estimator(const mpxkit_sched *s);
+
+/*
+ * Calls fn(arg, k, est) with the n_events estimates of each rotation k of a
+ * run, in order, as the estimator gives them (rotation k comes at the end of
+ * rotation k + look-ahead, the last ones at the stop).  fn runs in the
+ * rotation thread with the scheduler's lock held: it must not call the
+ * scheduler.  The rotation in progress at the stop is in the totals, not in
+ * the series.  Set it while stopped; NULL removes it.
+ */
+typedef void (*mpxkit_sched_series_fn)(void *arg, size_t k, const double *est);
+int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *arg);
+
+/*
+ * Starts a run from zero: the estimator, the sums and the counts start over
+ * (a replay starts again at the trace's first step).  -MPXKIT_ESTATE when it
+ * already runs; -MPXKIT_ESYS when the rotation thread cannot start.
+ */
+int mpxkit_sched_start(mpxkit_sched *s);
+
+/* Ends the run; reads then return its final totals until the next start.  No-op if stopped. */
+int mpxkit_sched_stop(mpxkit_sched *s);
+
+/* Starts the totals over from zero without stopping (a replay starts again at its first step). */
+int mpxkit_sched_reset(mpxkit_sched *s);
+
+/*
+ * The estimated totals since the start or the last reset, in est[0 ..
+ * n_events-1], and if fidelity is not NULL the share of the run's time each
+ * event was counted (1/G or so when multiplexed, 1 when not).  Returns the
+ * number of rotations completed, or a negative code when the rotation thread
+ * hit an error.
+ */
+int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

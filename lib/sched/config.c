@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The scheduler's settings: defaults and the MPXKIT_* environment variables, strictly parsed. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpxkit/sched.h"
+
+void mpxkit_sched_config_default(mpxkit_sched_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->slice_ns = (uint64_t)MPXKIT_SCHED_DEFAULT_SLICE_US * 1000u;
+	strcpy(cfg->estimator, MPXKIT_SCHED_DEFAULT_ESTIMATOR);
+}
+
+/* A whole decimal number in [lo, hi]: no sign, no blanks, no suffix. */
+static int parse_whole(const char *value, unsigned long long lo, unsigned long long hi,
+		       unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (value[0] < '0' || value[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int set_path(char *dst, const char *key, const char *value, mpxkit_diag *diag)
+{
+	if (strlen(value) >= MPXKIT_SCHED_PATH_MAX)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: path longer than %d bytes", key,
+				   MPXKIT_SCHED_PATH_MAX - 1);
+	strcpy(dst, value);
+	return 0;
+}
+
+static int set_estimator(mpxkit_sched_config *cfg, const char *value, mpxkit_diag *diag)
+{
+	const mpxkit_estimator_info *info;
+
+	if (mpxkit_estimator_lookup(value, &info) < 0)
+		return mpxkit_fail(
+		    diag, MPXKIT_ENOENT,
+		    "MPXKIT_ESTIMATOR=%s: no such estimator (see 'mpxkit eval --list')", value);
+	if (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE)
+		return mpxkit_fail(
+		    diag, MPXKIT_EINVAL,
+		    "MPXKIT_ESTIMATOR=%s: it needs a reference event counted in every "
+		    "slice, which the scheduler does not provide",
+		    value);
+	if (strlen(info->name) >= sizeof cfg->estimator)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "MPXKIT_ESTIMATOR=%s: name too long",
+				   value);
+	strcpy(cfg->estimator, info->name);
+	return 0;
+}
+
+int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const char *value,
+			    mpxkit_diag *diag)
+{
+	unsigned long long v;
+
+	if (cfg == NULL || key == NULL || value == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler setting: missing argument");
+	if (strcmp(key, "MPXKIT_COUNTERS") == 0) {
+		if (parse_whole(value, 1, MPXKIT_SCHED_MAX_COUNTERS, &v) < 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_COUNTERS=%s: not a whole number in [1, %d]",
+					   value, MPXKIT_SCHED_MAX_COUNTERS);
+		cfg->counters = (size_t)v;
+		return 0;
+	}
+	if (strcmp(key, "MPXKIT_SLICE_US") == 0) {
+		if (parse_whole(value, MPXKIT_SCHED_MIN_SLICE_US, MPXKIT_SCHED_MAX_SLICE_US, &v) <
+		    0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_SLICE_US=%s: not a whole number of microseconds "
+					   "in [%d, %d]",
+					   value, MPXKIT_SCHED_MIN_SLICE_US,
+					   MPXKIT_SCHED_MAX_SLICE_US);
+		cfg->slice_ns = (uint64_t)v * 1000u;
+		return 0;
+	}
+	if (strcmp(key, "MPXKIT_ESTIMATOR") == 0)
+		return set_estimator(cfg, value, diag);
+	if (strcmp(key, "MPXKIT_MODEL") == 0)
+		return set_path(cfg->model, key, value, diag);
+	if (strcmp(key, "MPXKIT_REPLAY") == 0)
+		return set_path(cfg->replay, key, value, diag);
+	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
+}
+
+int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
+{
+	static const char *const keys[] = {"MPXKIT_COUNTERS", "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
+					   "MPXKIT_MODEL", "MPXKIT_REPLAY"};
+
+	if (cfg == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");
+	mpxkit_sched_config_default(cfg);
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *value = getenv(keys[i]);
+		int rc;
+		if (value == NULL || value[0] == '\0')
+			continue;
+		rc = mpxkit_sched_config_set(cfg, keys[i], value, diag);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}

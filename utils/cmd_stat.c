@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mpxkit stat: run a command with its events multiplexed by the engine, like perf stat. */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mpxkit/sched.h"
+#include "mpxkit/source.h"
+#include "mpxkit/trace.h"
+
+#include "cli.h"
+#include "commands.h"
+
+#define MAX_EVENTS 64
+
+typedef struct stat_run {
+	const char *cmd;
+	mpxkit_sched_config cfg;
+	const char *events[MAX_EVENTS];
+	size_t n_events;
+	char *event_list; /* -e's argument, split in place */
+	const char *series_path, *output_path;
+	mpxkit_trace *series;
+	int series_failed;
+} stat_run;
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mpxkit stat [OPTIONS] [--] CMD [ARGS...]\n"
+		"\n"
+		"Run CMD, its threads and children included, with the events multiplexed on C\n"
+		"counters by mpxkit's engine (doc/component.md), and print each event's\n"
+		"estimated total and the share of the time it was counted.  User mode only.\n"
+		"\n"
+		"Options:\n"
+		"  -e, --events LIST      comma-separated events (default: every event\n"
+		"                         'mpxkit list' shows)\n"
+		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
+		"  -c, --counters C       events counted at once, 1 to %d (default %d)\n"
+		"      --slice-us US      slice length in microseconds (default %d)\n"
+		"      --series OUT.csv   write each rotation's estimates as a trace\n"
+		"  -o, --output FILE      write the report to FILE instead of stderr\n"
+		"  -h, --help             show this help and exit\n"
+		"\n"
+		"Exit status: CMD's (128 + N if signal N ended it); 1 usage error; 2 when\n"
+		"mpxkit fails or CMD cannot be run.\n",
+		MPXKIT_SCHED_DEFAULT_ESTIMATOR, MPXKIT_SCHED_MAX_COUNTERS,
+		MPXKIT_SCHED_DEFAULT_COUNTERS, MPXKIT_SCHED_DEFAULT_SLICE_US);
+}
+
+/* One setting through the engine's own parser; its "KEY=VALUE: reason" is told as the option's. */
+static int set(stat_run *st, const char *option, const char *key, const char *value)
+{
+	mpxkit_diag diag = {0};
+	const char *reason;
+
+	if (mpxkit_sched_config_set(&st->cfg, key, value, &diag) == 0)
+		return 0;
+	reason = strstr(diag.msg, ": ");
+	return cli_usage_error(st->cmd, "%s %s: %s", option, value, reason ? reason + 2 : diag.msg);
+}
+
+static int split_events(stat_run *st, char *list)
+{
+	for (char *ev = strtok(list, ","); ev; ev = strtok(NULL, ",")) {
+		if (st->n_events == MAX_EVENTS)
+			return cli_usage_error(st->cmd, "-e: at most %d events", MAX_EVENTS);
+		st->events[st->n_events++] = ev;
+	}
+	return st->n_events ? 0 : cli_usage_error(st->cmd, "-e: no event named");
+}
+
+enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES };
+
+/* 0 to go on; otherwise *done is set and the return value is the exit status. */
+static int parse_options(stat_run *st, int argc, char **argv, int *done)
+{
+	static const struct option options[] = {
+	    {"events", required_argument, NULL, 'e'},
+	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"counters", required_argument, NULL, 'c'},
+	    {"slice-us", required_argument, NULL, OPT_SLICE},
+	    {"series", required_argument, NULL, OPT_SERIES},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, rc = 0;
+
+	*done = 1;
+	optind = 1;
+	opterr = 0;
+	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:c:o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			free(st->event_list);
+			st->n_events = 0;
+			st->event_list = strdup(optarg);
+			rc = st->event_list ? split_events(st, st->event_list)
+					    : cli_error(st->cmd, "out of memory");
+			break;
+		case OPT_ESTIMATOR:
+			rc = set(st, "--estimator", "MPXKIT_ESTIMATOR", optarg);
+			break;
+		case 'c':
+			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
+			break;
+		case OPT_SLICE:
+			rc = set(st, "--slice-us", "MPXKIT_SLICE_US", optarg);
+			break;
+		case OPT_SERIES:
+			st->series_path = optarg;
+			break;
+		case 'o':
+			st->output_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return cli_close_stdout(st->cmd);
+		case ':':
+			return cli_usage_error(st->cmd, "option '%s' needs an argument",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error(st->cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (rc == 0 && optind >= argc)
+		rc = cli_usage_error(st->cmd, "no command to run");
+	*done = rc != 0;
+	return rc;
+}
+
+/* The default events: every event the perf source lists here. */
+static int default_events(stat_run *st, mpxkit_source *probe)
+{
+	mpxkit_source_event ev;
+
+	for (size_t i = 0; st->n_events < MAX_EVENTS && mpxkit_source_list(probe, i, &ev) == 0; i++)
+		st->events[st->n_events++] = ev.name;
+	return st->n_events ? 0 : cli_error(st->cmd, "perf_event_open counts no event here");
+}
+
+static void on_rotation(void *arg, size_t k, const double *est)
+{
+	stat_run *st = arg;
+	uint64_t row[MAX_EVENTS];
+
+	for (size_t e = 0; e < st->n_events; e++)
+		row[e] = est[e] <= 0 ? 0 : est[e] >= 1.8e19 ? UINT64_MAX : (uint64_t)(est[e] + 0.5);
+	if (!st->series_failed && mpxkit_trace_append(st->series, k, row) < 0)
+		st->series_failed = 1;
+}
+
+/*
+ * Forks CMD stopped before exec: it execs when go is written to.  err gets
+ * errno if exec fails; it is close-on-exec, so a successful exec closes it
+ * empty.
+ */
+static pid_t spawn(char **argv, int *go_fd, int *err_fd)
+{
+	int go[2], err[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char byte;
+		int e;
+		close(go[1]);
+		close(err[0]);
+		if (read(go[0], &byte, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	if (pid < 0) {
+		close(go[1]);
+		close(err[0]);
+		return -1;
+	}
+	*go_fd = go[1];
+	*err_fd = err[0];
+	return pid;
+}
+
+static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
+		   const double *est, const double *fid, int rotations)
+{
+	const mpxkit_layout *l = mpxkit_sched_layout(s);
+
+	fprintf(out, "\n Performance counter stats for '");
+	for (int i = 0; argv[i]; i++)
+		fprintf(out, "%s%s", i ? " " : "", argv[i]);
+	fprintf(out, "' (mpxkit: %zu events on %zu counters, %zu groups, %llu us slices, %s):\n\n",
+		l->n_events, mpxkit_sched_counters(s), l->n_groups,
+		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s));
+	for (size_t e = 0; e < st->n_events; e++)
+		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
+			100.0 * fid[e]);
+	fprintf(out, "\n %d rotations\n\n", rotations);
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : CLI_FAIL;
+}
+
+/* Counts CMD from its exec to its end; the report and the series are written afterwards. */
+static int run(stat_run *st, char **argv)
+{
+	mpxkit_source_target target = {0, -1, 1, 0};
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_diag diag = {0};
+	double est[MAX_EVENTS], fid[MAX_EVENTS];
+	int go = -1, err = -1, status = 0, exec_errno = 0, rc, rotations;
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	FILE *out = stderr;
+	pid_t pid;
+
+	pid = spawn(argv, &go, &err);
+	if (pid < 0)
+		return cli_error(st->cmd, "cannot start '%s': %s", argv[0], strerror(errno));
+	target.pid = pid;
+	if ((rc = mpxkit_source_open_perf(&src, &target, &diag)) < 0)
+		goto lib_fail;
+	for (size_t e = 0; e < st->n_events; e++)
+		if ((rc = mpxkit_source_add(src, st->events[e], &diag)) < 0)
+			goto lib_fail;
+	if ((rc = mpxkit_sched_new(&s, src, &st->cfg, &diag)) < 0)
+		goto lib_fail;
+	src = NULL;
+	if (st->series)
+		mpxkit_sched_on_rotation(s, on_rotation, st);
+	if ((rc = mpxkit_sched_start(s)) < 0)
+		goto lib_fail;
+	/* Like time(1): a ^C goes to CMD, and the counts of its run are still reported. */
+	sigaction(SIGINT, &ignore, &old_int);
+	sigaction(SIGQUIT, &ignore, &old_quit);
+	if (write(go, "g", 1) != 1)
+		exec_errno = errno;
+	close(go);
+	go = -1;
+	if (exec_errno == 0 && read(err, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+		exec_errno = 0; /* closed empty by a successful exec */
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pid = -1;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	rc = mpxkit_sched_stop(s);
+	rotations = mpxkit_sched_read(s, est, fid);
+	if (rc == 0 && rotations < 0)
+		rc = rotations;
+	if (exec_errno) {
+		rc = cli_error(st->cmd, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+		goto out;
+	}
+	if (rc < 0)
+		goto lib_fail;
+	if (st->output_path && (out = fopen(st->output_path, "w")) == NULL) {
+		rc = cli_error(st->cmd, "%s: %s", st->output_path, strerror(errno));
+		goto out;
+	}
+	report(st, out, argv, s, est, fid, rotations);
+	if (out != stderr && fclose(out) != 0) {
+		rc = cli_error(st->cmd, "%s: write failed", st->output_path);
+		goto out;
+	}
+	if (st->series && st->series_failed) {
+		rc = cli_error(st->cmd, "--series: out of memory");
+		goto out;
+	}
+	if (st->series && (rc = mpxkit_trace_write(st->series, st->series_path, &diag)) < 0)
+		goto lib_fail;
+	rc = exit_status(status);
+	goto out;
+lib_fail:
+	rc = cli_lib_error(st->cmd, rc, &diag);
+out:
+	if (pid > 0) { /* never started: let it go, it exits 127 on the closed pipe */
+		close(go);
+		go = -1;
+		waitpid(pid, NULL, 0);
+	}
+	if (go >= 0)
+		close(go);
+	if (err >= 0)
+		close(err);
+	mpxkit_sched_free(s);
+	mpxkit_source_free(src);
+	return rc;
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	stat_run st = {.cmd = "stat"};
+	mpxkit_source *probe = NULL;
+	mpxkit_diag diag = {0};
+	int rc, done;
+
+	mpxkit_sched_config_default(&st.cfg);
+	rc = parse_options(&st, argc, argv, &done);
+	if (done) {
+		free(st.event_list);
+		return rc;
+	}
+	rc = mpxkit_source_open_perf(&probe, NULL, &diag);
+	if (rc < 0) {
+		free(st.event_list);
+		return cli_lib_error(st.cmd, rc, &diag);
+	}
+	if (st.n_events == 0 && (rc = default_events(&st, probe)) != 0)
+		goto out;
+	if (st.series_path) {
+		rc = mpxkit_trace_new(&st.series, "step", st.n_events, st.events, &diag);
+		if (rc < 0) {
+			rc = cli_lib_error(st.cmd, rc, &diag);
+			goto out;
+		}
+	}
+	rc = run(&st, argv + optind);
+out:
+	mpxkit_trace_free(st.series);
+	mpxkit_source_free(probe); /* after run: the default events' names live in it */
+	free(st.event_list);
+	return rc;
+}
