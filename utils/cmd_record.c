@@ -1,10 +1,287 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Placeholder until the record subcommand lands; it fails loudly rather than pretending. */
+/* mpxkit record: a ground-truth trace of one program run under callgrind (doc/recording.md). */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli.h"
 #include "commands.h"
+#include "mpxkit/record.h"
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: mpxkit record -o TRACE[.gz] [OPTIONS] -- CMD [ARGS...]\n"
+	    "\n"
+	    "Runs CMD under valgrind's callgrind with its cache and branch simulators and\n"
+	    "writes one trace row per INTERVAL basic blocks: the 13 callgrind events\n"
+	    "(Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw Bc Bcm Bi Bim), counted in that step.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -o, --output FILE       trace to write (.gz: gzip-compressed); required\n"
+	    "  -i, --interval-bb N     basic blocks per step (default %d)\n"
+	    "      --I1 SIZE,ASSOC,LINE  simulated L1 instruction cache (default 32768,8,64)\n"
+	    "      --D1 SIZE,ASSOC,LINE  simulated L1 data cache (default 32768,8,64)\n"
+	    "      --LL SIZE,ASSOC,LINE  simulated last-level cache (default 2097152,16,64)\n"
+	    "      --valgrind PATH     valgrind to run (default: valgrind on PATH)\n"
+	    "      --keep-failed       write the trace even when CMD exits nonzero or is killed\n"
+	    "      --meta KEY=VALUE    add a metadata line, e.g. input=\"text.txt on stdin\"\n"
+	    "      --env KEY=VALUE     set an environment variable for CMD\n"
+	    "      --clean-env         run CMD with only the --env variables (recorded in the\n"
+	    "                          trace), so the run does not depend on the caller's\n"
+	    "                          environment\n"
+	    "  -h, --help              show this help\n"
+	    "\n"
+	    "CMD's child processes are not traced. Exit status: 0 trace written, 1 usage\n"
+	    "error, 2 failure (CMD failed, valgrind missing, output not writable).\n",
+	    MPXKIT_RECORD_INTERVAL_BB);
+}
+
+enum {
+	OPT_I1 = 256,
+	OPT_D1,
+	OPT_LL,
+	OPT_VALGRIND,
+	OPT_KEEP_FAILED,
+	OPT_META,
+	OPT_ENV,
+	OPT_CLEAN_ENV
+};
+
+/* Enough for any sensible description of a recording, or environment of one. */
+#define MAX_META 16
+#define MAX_ENV	 64
+
+static const struct option long_options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"interval-bb", required_argument, NULL, 'i'},
+    {"I1", required_argument, NULL, OPT_I1},
+    {"D1", required_argument, NULL, OPT_D1},
+    {"LL", required_argument, NULL, OPT_LL},
+    {"valgrind", required_argument, NULL, OPT_VALGRIND},
+    {"keep-failed", no_argument, NULL, OPT_KEEP_FAILED},
+    {"meta", required_argument, NULL, OPT_META},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"clean-env", no_argument, NULL, OPT_CLEAN_ENV},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Fails before the run, not after minutes of it, when the output cannot be created. */
+static int check_output(const char *cmd, const char *path)
+{
+	char *copy = strdup(path), *slash;
+	const char *dir = ".";
+	struct stat st;
+	int rc = CLI_OK;
+
+	if (copy == NULL)
+		return cli_error(cmd, "out of memory");
+	slash = strrchr(copy, '/');
+	if (slash == copy)
+		dir = "/";
+	else if (slash != NULL)
+		*slash = '\0', dir = copy;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = cli_error(cmd, "%s: is a directory", path);
+	else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		rc = cli_error(cmd, "%s: directory %s does not exist", path, dir);
+	else if (access(dir, W_OK | X_OK) != 0)
+		rc = cli_error(cmd, "%s: directory %s is not writable", path, dir);
+	free(copy);
+	return rc;
+}
+
+static int parse_geometry(const char *cmd, const char *text, const char *name,
+			  mpxkit_cache_geometry *g)
+{
+	mpxkit_diag diag = {0};
+
+	if (mpxkit_cache_geometry_parse(text, name, g, &diag) < 0)
+		return cli_usage_error(cmd, "--%s: %s", name, diag.msg);
+	return CLI_OK;
+}
+
+/* The metadata keys the recorder writes itself (doc/recording.md). */
+static const char *const reserved_meta[] = {"tool",	"valgrind", "total_bb",	   "last_step_bb",
+					    "command",	"env",	    "interval_bb", "cache_I1",
+					    "cache_D1", "cache_LL", "exit_status", NULL};
+
+/* --meta KEY=VALUE: checked before the run, so a typo does not cost the recording. */
+static int check_meta(const char *cmd, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq == NULL || eq == arg || eq[strcspn(eq, "\r\n")] != '\0')
+		return cli_usage_error(cmd, "--meta: '%s' is not KEY=VALUE on one line", arg);
+	for (const char *const *r = reserved_meta; *r; r++)
+		if (strlen(*r) == (size_t)(eq - arg) && strncmp(arg, *r, (size_t)(eq - arg)) == 0)
+			return cli_usage_error(cmd, "--meta: '%s' is set by the recorder itself",
+					       *r);
+	for (const char *p = arg; p < eq; p++)
+		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= '0' && *p <= '9') || *p == '_' || *p == '.' || *p == '-'))
+			return cli_usage_error(cmd,
+					       "--meta: key '%.*s' has characters other than "
+					       "[A-Za-z0-9_.-]",
+					       (int)(eq - arg), arg);
+	return CLI_OK;
+}
+
+/* Adds the --meta pairs after the recorder's own. */
+static int add_meta(mpxkit_trace *t, char *const *meta, size_t n_meta)
+{
+	for (size_t i = 0; i < n_meta; i++) {
+		size_t klen = strcspn(meta[i], "=");
+		char *key = strndup(meta[i], klen);
+		int rc = key ? mpxkit_trace_set_meta(t, key, meta[i] + klen + 1) : -MPXKIT_ENOMEM;
+		free(key);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* --env without --clean-env: CMD inherits this process's environment, so change it here. */
+static int export_env(const char *cmd, char *const *env)
+{
+	for (; *env; env++) {
+		size_t klen = strcspn(*env, "=");
+		char *key = strndup(*env, klen);
+		int rc = key ? setenv(key, *env + klen + 1, 1) : -1;
+		free(key);
+		if (rc != 0)
+			return cli_error(cmd, "--env %s: cannot set it", *env);
+	}
+	return CLI_OK;
+}
+
+/* Says how CMD ended; returns nonzero when it did not exit with status 0. */
+static int report_status(const char *cmd, const char *program, const mpxkit_record_status *st,
+			 int keep_failed)
+{
+	const char *outcome = keep_failed ? "trace kept (--keep-failed)"
+					  : "no trace written (--keep-failed keeps it)";
+
+	if (st->signal != 0)
+		cli_error(cmd, "%s was killed by signal %d; %s", program, st->signal, outcome);
+	else if (st->exit_code != 0)
+		cli_error(cmd, "%s exited with status %d; %s", program, st->exit_code, outcome);
+	return st->signal != 0 || st->exit_code != 0;
+}
 
 int cmd_record(int argc, char **argv)
 {
-	(void)argc;
-	return cli_error(argv[0], "not implemented yet");
+	const char *cmd = argv[0], *output = NULL;
+	mpxkit_record_options o;
+	mpxkit_record_status st;
+	mpxkit_trace *t = NULL;
+	mpxkit_diag diag = {0};
+	char *meta[MAX_META], *env[MAX_ENV + 1];
+	size_t n_meta = 0, n_env = 0;
+	int c, rc, keep_failed = 0, clean_env = 0;
+	long interval;
+
+	mpxkit_record_options_init(&o);
+	optind = 1;
+	opterr = 0;
+	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
+	while ((c = getopt_long(argc, argv, "+:o:i:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'i':
+			if (cli_parse_long(optarg, 1, 1000000000000L, &interval) < 0)
+				return cli_usage_error(cmd,
+						       "--interval-bb: '%s' is not a number "
+						       "of basic blocks >= 1",
+						       optarg);
+			o.interval_bb = (uint64_t)interval;
+			break;
+		case OPT_I1:
+			if ((rc = parse_geometry(cmd, optarg, "I1", &o.i1)) != CLI_OK)
+				return rc;
+			break;
+		case OPT_D1:
+			if ((rc = parse_geometry(cmd, optarg, "D1", &o.d1)) != CLI_OK)
+				return rc;
+			break;
+		case OPT_LL:
+			if ((rc = parse_geometry(cmd, optarg, "LL", &o.ll)) != CLI_OK)
+				return rc;
+			break;
+		case OPT_VALGRIND:
+			o.valgrind = optarg;
+			break;
+		case OPT_KEEP_FAILED:
+			keep_failed = 1;
+			break;
+		case OPT_META:
+			if (n_meta == MAX_META)
+				return cli_usage_error(cmd, "--meta: at most %d pairs", MAX_META);
+			if ((rc = check_meta(cmd, optarg)) != CLI_OK)
+				return rc;
+			meta[n_meta++] = optarg;
+			break;
+		case OPT_ENV:
+			if (n_env == MAX_ENV)
+				return cli_usage_error(cmd, "--env: at most %d variables", MAX_ENV);
+			if (strchr(optarg, '=') == NULL || optarg[0] == '=')
+				return cli_usage_error(cmd, "--env: '%s' is not KEY=VALUE", optarg);
+			env[n_env++] = optarg;
+			break;
+		case OPT_CLEAN_ENV:
+			clean_env = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return cli_close_stdout(cmd);
+		case ':':
+			return cli_usage_error(cmd, "option '%s' needs an argument",
+					       argv[optind - 1]);
+		default:
+			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (output == NULL)
+		return cli_usage_error(cmd, "no output file (-o TRACE)");
+	if (strcmp(output, "-") == 0)
+		return cli_usage_error(cmd, "-o -: the program's own output shares stdout; "
+					    "name a file");
+	if (optind >= argc)
+		return cli_usage_error(cmd, "no command to record (mpxkit record -o TRACE -- CMD)");
+	if ((rc = check_output(cmd, output)) != CLI_OK)
+		return rc;
+	env[n_env] = NULL;
+	if (clean_env)
+		o.envp = env;
+	else if ((rc = export_env(cmd, env)) != CLI_OK)
+		return rc;
+
+	rc = mpxkit_record_run(&o, argv + optind, &t, &st, &diag);
+	if (rc < 0)
+		return cli_lib_error(cmd, rc, &diag);
+	if (report_status(cmd, argv[optind], &st, keep_failed) && !keep_failed) {
+		mpxkit_trace_free(t);
+		return CLI_FAIL;
+	}
+	rc = add_meta(t, meta, n_meta);
+	if (rc < 0) {
+		mpxkit_trace_free(t);
+		return cli_lib_error(cmd, rc, NULL);
+	}
+	rc = mpxkit_trace_write(t, output, &diag);
+	if (rc == 0)
+		fprintf(stderr, "mpxkit %s: %zu steps of %zu events written to %s\n", cmd,
+			t->n_steps, t->n_events, output);
+	mpxkit_trace_free(t);
+	if (rc < 0)
+		return cli_lib_error(cmd, rc, &diag);
+	return CLI_OK;
 }

@@ -1,0 +1,219 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Records the development corpus (data/corpus/NAME.csv.gz) again with `mpxkit record`; see data/README.md.
+#
+# usage: data/record-corpus.sh [-m MPXKIT] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]
+#   -m  the mpxkit binary (default: $MPXKIT, else mpxkit on PATH)
+#   -o  where the traces go (default: data/corpus next to this script)
+#   -w  scratch directory for binaries and inputs (default: /tmp/mpxkit-corpus)
+#   -l  list the workloads and exit
+# With NAMEs, only those workloads are recorded.
+#
+# Every recording runs with a fixed, minimal environment (--clean-env) from the scratch directory
+# with relative file names, and writes stdout and stderr to regular files (not a terminal,
+# which some tools probe, nor /dev/null, which stdio buffers differently and GNU grep treats
+# as -q), so re-recording on the same system gives identical files.  Only
+# Debian packages are needed; the script says which are missing.  The Rodinia suite is the
+# project's held-out evaluation set and must never be added here.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+mpxkit=${MPXKIT:-mpxkit}
+out=$here/corpus
+work=/tmp/mpxkit-corpus
+list_only=0
+
+while getopts m:o:w:lh opt; do
+	case $opt in
+	m) mpxkit=$OPTARG ;;
+	o) out=$OPTARG ;;
+	w) work=$OPTARG ;;
+	l) list_only=1 ;;
+	h) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-m MPXKIT] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]" >&2; exit 1 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+# rec NAME INTERVAL_BB STDIN INPUT CMD [ARGS...]: records one workload (or lists it with -l).
+rec() {
+	name=$1 interval=$2 stdin=$3 input=$4
+	shift 4
+	if [ -n "$selected" ]; then
+		case " $selected " in *" $name "*) ;; *) return 0 ;; esac
+	fi
+	if [ "$list_only" = 1 ]; then
+		printf '%s|%s|%s|%s\n' "$name" "$interval" "$*" "$input"
+		return 0
+	fi
+	printf 'recording %s (interval_bb=%s): %s\n' "$name" "$interval" "$*" >&2
+	if ! "$mpxkit" record -o "$out/$name.csv.gz" --interval-bb "$interval" \
+		--clean-env --env PATH=/usr/bin:/bin --env LC_ALL=C --env HOME=/nonexistent \
+		--env PYTHONHASHSEED=0 --meta "name=$name" --meta "input=$input" \
+		-- "$@" <"$stdin" >"$name.out" 2>"$name.err"; then
+		failed="$failed $name"
+	fi
+	cat "$name.err" >&2
+	rm -f "$name.out" "$name.err"
+}
+
+jq_program='[.[] | select(.active) | {name, score}] | group_by(.name) | map({name: .[0].name, total: (map(.score) | add)}) | sort_by(.total) | reverse | .[:20]'
+
+workloads() {
+	gen="generated in the kernel (fixed seed)"
+	rec stencil 150000 /dev/null "$gen" ./stencil
+	rec spmv 130000 /dev/null "$gen" ./spmv
+	rec bfs 140000 /dev/null "$gen" ./bfs
+	rec kmeans 450000 /dev/null "$gen" ./kmeans
+	rec lu 120000 /dev/null "$gen" ./lu
+	rec nbody 140000 /dev/null "$gen, scale 14" ./nbody 14
+	rec fft 300000 /dev/null "$gen" ./fft
+	rec sort-kernel 370000 /dev/null "$gen" ./sort
+	rec gzip 750000 /dev/null "small.txt (gendata text 30000)" gzip -9 -c small.txt
+	rec gunzip 240000 /dev/null "big.txt.gz (gzip -9 of gendata text 500000)" \
+		gzip -d -c big.txt.gz
+	rec bzip2 650000 /dev/null "text.txt (gendata text 100000)" bzip2 -9 -c text.txt
+	rec xz 900000 /dev/null "small.txt (gendata text 30000)" xz -6 -T1 -c small.txt
+	rec unxz 520000 /dev/null "big.txt.xz (xz -6 of gendata text 500000)" \
+		xz -d -T1 -c big.txt.xz
+	rec zstd 600000 /dev/null "small.txt (gendata text 30000)" \
+		zstd -15 -T1 --single-thread -c small.txt
+	rec lz4 600000 /dev/null "small.txt (gendata text 30000)" lz4 -9 -c small.txt
+	rec sqlite3 1250000 workload.sql "workload.sql on stdin (gendata sql 60000)" \
+		sqlite3 :memory:
+	rec python3 700000 /dev/null "workload.py over text.txt: word counts, 9-queens, sieve" \
+		/usr/bin/python3 -s -S workload.py text.txt
+	rec perl 520000 /dev/null "workload.pl over tiny.txt: regex tokens, bigram counts" \
+		perl workload.pl tiny.txt
+	rec coreutils-sort 150000 /dev/null "text.txt (gendata text 100000)" \
+		sort --parallel=1 -S 512M -k2,2 -k1,1 text.txt
+	rec awk 850000 /dev/null "sales.csv (gendata csv 400000), workload.awk: group sums" \
+		awk -F, -f workload.awk sales.csv
+	rec jq 520000 /dev/null "items.json (gendata json 15000): filter, group, sort" \
+		jq -c "$jq_program" items.json
+	rec grep 500000 /dev/null "tiny.txt (gendata text 10000), a back-reference regex" \
+		grep -c -E '\b([a-z]{3})[a-z]* [a-z ]*\b\1' tiny.txt
+	rec sed 220000 /dev/null "tiny.txt (gendata text 10000)" \
+		sed -E 's/([a-z]+)(ka|ri|to)\b/\2-\1/g; s/ +/ /g' tiny.txt
+	rec sha256sum 75000 /dev/null "big.txt (gendata text 500000)" sha256sum big.txt
+	rec cc1 1000000 /dev/null "kernels.i: data/kernels/*.c as one unit (cc -E -P)" \
+		./cc1 -quiet -O2 -o /dev/null kernels.i
+	rec bc 2000000 workload.bc "workload.bc on stdin: pi and e to 1200 digits" bc -l
+}
+
+selected="$*"
+failed=
+if [ "$list_only" = 1 ]; then
+	workloads
+	exit 0
+fi
+
+if ! command -v "$mpxkit" >/dev/null 2>&1; then
+	echo "$0: mpxkit not found: build it and pass -m path/to/utils/mpxkit" >&2
+	exit 2
+fi
+mpxkit=$(command -v "$mpxkit")
+case $mpxkit in /*) ;; *) mpxkit=$(pwd)/$mpxkit ;; esac
+
+missing=
+for tool in cc valgrind gzip bzip2 xz zstd lz4 sqlite3 perl sort awk jq grep sed sha256sum bc; do
+	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+done
+[ -x /usr/bin/python3 ] || missing="$missing python3"
+if [ -n "$missing" ]; then
+	echo "$0: missing:$missing" >&2
+	echo "$0: apt-get install gcc valgrind gzip bzip2 xz-utils zstd lz4 sqlite3 perl coreutils mawk jq grep sed bc python3" >&2
+	exit 2
+fi
+
+mkdir -p "$work" "$out"
+out=$(cd "$out" && pwd)
+cd "$work"
+
+# Inputs: built once, deterministic (fixed seeds), reused when present.
+for k in stencil spmv bfs kmeans lu nbody fft sort gendata; do
+	[ -x "$k" ] || cc -O2 -o "$k" "$here/kernels/$k.c" -lm
+done
+[ -f text.txt ] || ./gendata text 100000 >text.txt
+[ -f small.txt ] || ./gendata text 30000 >small.txt
+[ -f tiny.txt ] || ./gendata text 10000 >tiny.txt
+[ -f big.txt ] || ./gendata text 500000 >big.txt
+[ -f big.txt.gz ] || gzip -9 -n -c big.txt >big.txt.gz
+[ -f big.txt.xz ] || xz -6 -T1 -c big.txt >big.txt.xz
+[ -f sales.csv ] || ./gendata csv 400000 >sales.csv
+[ -f items.json ] || ./gendata json 15000 >items.json
+[ -f workload.sql ] || ./gendata sql 60000 >workload.sql
+# cc1's input: all kernels in one translation unit, their clashing names renamed by macros.
+if [ ! -f kernels.i ]; then
+	for h in complex float math stdint stdio stdlib string; do
+		echo "#include <$h.h>"
+	done >kernels.c
+	for k in stencil spmv bfs kmeans lu nbody fft sort gendata; do
+		for id in main rng next uniform xmalloc; do echo "#define $id ${id}_$k"; done
+		echo "#include \"$k.c\""
+		for id in main rng next uniform xmalloc; do echo "#undef $id"; done
+	done >>kernels.c
+	cc -E -P -I "$here/kernels" kernels.c >kernels.i
+fi
+cc1=$(cc -print-prog-name=cc1)
+[ -x "$cc1" ] && ln -sf "$cc1" cc1
+
+cat >workload.py <<'EOF'
+import sys
+from collections import Counter
+
+words = Counter()
+with open(sys.argv[1]) as f:
+    for line in f:
+        words.update(line.split())
+top = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
+
+def queens(n, row=0, cols=0, d1=0, d2=0):
+    if row == n:
+        return 1
+    total = 0
+    free = ~(cols | d1 | d2) & ((1 << n) - 1)
+    while free:
+        bit = free & -free
+        free ^= bit
+        total += queens(n, row + 1, cols | bit, (d1 | bit) << 1, (d2 | bit) >> 1)
+    return total
+
+sieve = bytearray([1]) * 2000000
+sieve[0:2] = b"\0\0"
+for i in range(2, 1415):
+    if sieve[i]:
+        sieve[i * i::i] = bytes(len(range(i * i, 2000000, i)))
+print(len(words), top[0], queens(9), sum(sieve))
+EOF
+
+cat >workload.pl <<'EOF'
+use strict;
+my (%count, %bigram, $prev);
+while (my $line = <>) {
+    for my $w ($line =~ /([a-z]+)/g) {
+        my $stem = $w =~ s/(ka|ri|to|men)$//r;
+        $count{$stem}++;
+        $bigram{"$prev $stem"}++ if defined $prev;
+        $prev = $stem;
+    }
+}
+my @top = (sort { $bigram{$b} <=> $bigram{$a} || $a cmp $b } keys %bigram)[0 .. 9];
+print scalar(keys %count), " $top[0]\n";
+EOF
+
+cat >workload.awk <<'EOF'
+NR > 1 { qty[$2] += $4; revenue[$2 "," $3] += $4 * $5; n++ }
+END {
+	for (k in revenue) if (revenue[k] > best) { best = revenue[k]; arg = k }
+	printf "%d rows, best %s %.2f, north %d\n", n, arg, best, qty["north"]
+}
+EOF
+
+printf 'scale=1200\n4*a(1)\ne(1)\n' >workload.bc
+
+workloads
+if [ -n "$failed" ]; then
+	echo "$0: failed:$failed" >&2
+	exit 1
+fi

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Ground-truth traces recorded under valgrind's callgrind (doc/recording.md). */
+#ifndef MPXKIT_RECORD_H
+#define MPXKIT_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpxkit/error.h"
+#include "mpxkit/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One simulated cache, in valgrind's terms: --I1=SIZE,ASSOC,LINE. */
+typedef struct mpxkit_cache_geometry {
+	uint64_t size;	/* bytes */
+	unsigned assoc; /* ways */
+	unsigned line;	/* bytes */
+} mpxkit_cache_geometry;
+
+/*
+ * Defaults, justified in doc/recording.md: 32 KiB 8-way L1s with 64-byte lines
+ * (Intel Skylake-SP/Cascade Lake, AMD Zen 2/3 data side) and a 2 MiB 16-way
+ * last level, about one core's share of a shared L3 on an HPC socket.
+ */
+#define MPXKIT_RECORD_I1                                                                           \
+	{                                                                                          \
+		32768, 8, 64                                                                       \
+	}
+#define MPXKIT_RECORD_D1                                                                           \
+	{                                                                                          \
+		32768, 8, 64                                                                       \
+	}
+#define MPXKIT_RECORD_LL                                                                           \
+	{                                                                                          \
+		2097152, 16, 64                                                                    \
+	}
+#define MPXKIT_RECORD_INTERVAL_BB 1000000
+
+typedef struct mpxkit_record_options {
+	uint64_t interval_bb; /* basic blocks per step (--dump-every-bb) */
+	mpxkit_cache_geometry i1, d1, ll;
+	const char *valgrind; /* valgrind to run; NULL: "valgrind" on PATH */
+	const char *tmpdir;   /* where the private dump directory goes; NULL: $TMPDIR or /tmp */
+	char *const *envp;    /* the program's whole environment ("K=V", NULL-ended);
+				 NULL: inherit this process's */
+} mpxkit_record_options;
+
+/* What became of the recorded program. */
+typedef struct mpxkit_record_status {
+	int exit_code; /* its exit status, or -1 when a signal ended it */
+	int signal;    /* the signal that ended it, or 0 */
+} mpxkit_record_status;
+
+/* Fills o with the defaults above. */
+void mpxkit_record_options_init(mpxkit_record_options *o);
+
+/*
+ * Parses "SIZE,ASSOC,LINE" (bytes, ways, bytes) and checks that valgrind can
+ * simulate it: a line of at least 16 bytes and a power of two, and a power of
+ * two number of sets.  name ("I1", "D1", "LL") only labels the diag.
+ */
+int mpxkit_cache_geometry_parse(const char *text, const char *name, mpxkit_cache_geometry *out,
+				mpxkit_diag *diag);
+
+/* The check of mpxkit_cache_geometry_parse, on a geometry built in code. */
+int mpxkit_cache_geometry_check(const mpxkit_cache_geometry *g, const char *name,
+				mpxkit_diag *diag);
+
+/*
+ * One callgrind output file ("dump"), reduced to what a trace needs: the
+ * events and the file's totals: line, the sum of all its cost lines.
+ */
+typedef struct mpxkit_callgrind_dump {
+	unsigned part; /* "part:" number, 1-based; 0 when the file has none */
+	char *creator; /* "creator:" value, e.g. "callgrind-3.19.0"; NULL when absent */
+	size_t n_events;
+	char **events;	   /* the "events:" line */
+	uint64_t *totals;  /* n_events counts; events missing at the end of the line are 0 */
+	uint64_t bb_begin; /* "desc: Timerange: Basic block A - B", or 0 - 0 when absent */
+	uint64_t bb_end;
+} mpxkit_callgrind_dump;
+
+/*
+ * Reads one dump.  A file without an events: line, without a totals: line (as
+ * a truncated file is, since callgrind writes totals: last), with text after
+ * totals:, with a last line that lacks its newline, or with a count that is
+ * not a decimal number fails with -MPXKIT_EFORMAT ("FILE:LINE: reason"); a
+ * count beyond 2^64-1 with -MPXKIT_ERANGE.
+ */
+int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag);
+
+void mpxkit_callgrind_dump_free(mpxkit_callgrind_dump *d);
+
+/*
+ * Turns the dumps of one run into a trace, one step per dump.  base is the
+ * --callgrind-out-file name: callgrind writes the periodic dumps to base.1,
+ * base.2, ... and the final one (the program's end) to base itself, whose
+ * part: number says how many dumps there are.  Every dump must carry its part
+ * number and the same events.  The trace's columns are the events in
+ * callgrind's order; the metadata gets tool, valgrind (the version),
+ * total_bb (basic blocks of the whole run) and last_step_bb (how many of them
+ * the final, partial step covers).
+ */
+int mpxkit_callgrind_collect(const char *base, mpxkit_trace **out, mpxkit_diag *diag);
+
+/*
+ * Runs argv (argv[0] is looked up on PATH unless it holds a '/') under
+ * callgrind with the cache and branch simulators and a dump every
+ * o->interval_bb basic blocks, in a private temporary directory that is
+ * removed afterwards, and returns its trace with metadata (command,
+ * interval_bb, cache_I1/D1/LL, exit_status, and env when o->envp is set).
+ * The environment is part of the experiment: its size moves the stack, so
+ * the same program under another environment can miss the cache differently.
+ * The program inherits
+ * stdin, stdout and stderr; valgrind's own messages go to a log in the
+ * temporary directory, whose last line is quoted when valgrind fails.
+ * Child processes the program starts are not traced.  The program starts
+ * with default signal dispositions and an empty signal mask, whatever the
+ * caller's, since inherited ones change some programs' start-up.  Like
+ * system(3), the call ignores SIGINT and SIGQUIT while the program runs.
+ *
+ * A program that exits nonzero or dies from a signal still yields its trace:
+ * status says how it ended and the caller decides.  Failures: ENOENT (program
+ * or valgrind not found), EPERM (not executable), EINVAL (bad options),
+ * ESYS (fork, temporary directory), EFORMAT (valgrind wrote no usable dumps).
+ */
+int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit_trace **out,
+		      mpxkit_record_status *status, mpxkit_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
