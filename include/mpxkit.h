@@ -4,5 +4,14 @@
 #define MPXKIT_H
 
 #include "mpxkit/error.h"
+#include "mpxkit/outfile.h"
+#include "mpxkit/trace.h"
+#include "mpxkit/estimator.h"
+#include "mpxkit/mpx.h"
+#include "mpxkit/metric.h"
+#include "mpxkit/record.h"
+#include "mpxkit/pcz.h"
+#include "mpxkit/source.h"
+#include "mpxkit/sched.h"
 
 #endif

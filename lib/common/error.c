@@ -36,6 +36,7 @@ const char *mpxkit_errname(int code)
 	return i < 0 ? "EUNKNOWN" : error_name[i];
 }
 
+__attribute__((format(printf, 4, 0)))
 static void diag_set(mpxkit_diag *diag, int code, int sys_errno, const char *fmt, va_list ap)
 {
 	diag->code = -code;

@@ -1,0 +1,42 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Regenerates the golden .pcz files and their damaged variants; run after a format change only.
+# usage: make-golden.sh PATH/TO/mpxkit   (from this directory)
+set -eu
+mpxkit=$1
+$mpxkit pack -c stored two-threads.csv -o two-threads.pcz
+$mpxkit pack -c zlib series-placement.csv -o series-placement.pcz
+$mpxkit pack -c zstd callgrind-stencil.csv -o callgrind-stencil.pcz
+
+# flip FILE OUT BYTE MASK: OUT is FILE with BYTE xor MASK.
+flip() {
+	cp "$1" "$2"
+	old=$(od -An -tu1 -j "$3" -N1 "$1" | tr -d ' ')
+	printf "$(printf '\\%03o' $((old ^ $4)))" | dd of="$2" bs=1 seek="$3" conv=notrunc 2>/dev/null
+}
+# crc32 of the first N bytes of FILE, as 4 little-endian bytes (gzip's trailer holds it).
+crc_le() {
+	head -c "$2" "$1" | gzip -c | tail -c 8 | head -c 4
+}
+# header_fix FILE: rewrites the header CRC so only the field under test is wrong.
+header_fix() {
+	crc_le "$1" 8 >"$1.crc"
+	dd if="$1.crc" of="$1" bs=1 seek=8 conv=notrunc 2>/dev/null
+	rm -f "$1.crc"
+}
+
+size=$(wc -c <two-threads.pcz)
+: >bad-empty.pcz
+head -c $((size - 1)) two-threads.pcz >bad-truncated-end-mark.pcz
+head -c 40 two-threads.pcz >bad-truncated-meta.pcz
+head -c 11 two-threads.pcz >bad-truncated-header.pcz
+flip two-threads.pcz bad-magic.pcz 0 0x01
+flip two-threads.pcz bad-header-crc.pcz 9 0x10
+flip two-threads.pcz bad-version.pcz 4 0x03 && header_fix bad-version.pcz
+flip two-threads.pcz bad-reserved-flags.pcz 7 0x80 && header_fix bad-reserved-flags.pcz
+flip two-threads.pcz bad-region-value.pcz 124 0x01     # a value byte of the REGIONS payload
+flip two-threads.pcz bad-end-mark.pcz $((size - 1)) 0x40
+flip callgrind-stencil.pcz bad-zstd-payload.pcz 400 0x08
+flip series-placement.pcz bad-zlib-payload.pcz 200 0x02
+cp two-threads.pcz bad-trailing-byte.pcz && printf 'x' >>bad-trailing-byte.pcz
+printf 'region,unit,start_ns,end_ns,A\nr,u,0,1,1\n' >bad-csv-not-pcz.pcz

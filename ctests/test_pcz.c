@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* .pcz: round trips of every kind of block, damage detection, grouping by hand, thread safety. */
+#define _GNU_SOURCE /* memmem */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cutest.h"
+#include "mpxkit/pcz.h"
+#include "pcz_impl.h"
+
+/* ---- A dump held in plain arrays, written and compared independently of the codec ---- */
+
+#define MAXU 16
+#define MAXE 8
+#define MAXS 6
+
+struct tunit {
+	char name[32];
+	size_t n_steps;
+	uint64_t times[2 * MAXS];
+	uint64_t values[MAXS * MAXE];
+	int cpu, numa;
+};
+
+struct tregion {
+	char name[32];
+	size_t n_units;
+	struct tunit units[MAXU];
+};
+
+static char tmpdir[] = "/tmp/test_pcz.XXXXXX";
+
+static int setup(void)
+{
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *tpath(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static const char *const events8[MAXE] = { "A", "B", "C", "D", "E", "F", "G", "H" };
+
+/* Writes regions with the library, then checks every value that comes back. */
+static void round_trip(const struct tregion *regs, size_t n_regs, size_t n_events,
+		       const mpxkit_pcz_options *opt)
+{
+	const char *path = tpath("rt.pcz");
+	mpxkit_pcz_writer *w;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag d = { 0 };
+	size_t i = 0;
+	int rc;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, opt, n_events, events8, &w, &d), 0);
+	for (size_t g = 0; g < n_regs; g++) {
+		mpxkit_pcz_unit u[MAXU];
+		for (size_t k = 0; k < regs[g].n_units; k++) {
+			const struct tunit *t = &regs[g].units[k];
+			u[k] = (mpxkit_pcz_unit){ t->name, t->n_steps, t->times, t->values, t->cpu,
+						  t->numa };
+		}
+		rc = mpxkit_pcz_writer_add_region(w, regs[g].name, regs[g].n_units, u, &d);
+		CU_ASSERT_EQUAL_FATAL(rc, 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, &d), 0);
+	rc = mpxkit_pcz_reader_open(path, &r, &d);
+	if (rc < 0)
+		fprintf(stderr, "open: %s\n", d.msg);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), n_events);
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, &d)) == 1) {
+		const struct tregion *want = &regs[i++];
+		CU_ASSERT_FATAL(i <= n_regs);
+		CU_ASSERT_STRING_EQUAL(reg->name, want->name);
+		CU_ASSERT_EQUAL_FATAL(reg->n_units, want->n_units);
+		for (size_t k = 0; k < reg->n_units; k++) {
+			const mpxkit_pcz_unit *x = &reg->units[k];
+			const struct tunit *t = &want->units[k];
+			CU_ASSERT_STRING_EQUAL(x->name, t->name);
+			CU_ASSERT_EQUAL_FATAL(x->n_steps, t->n_steps);
+			CU_ASSERT(memcmp(x->times, t->times, 2 * t->n_steps * 8) == 0);
+			CU_ASSERT(memcmp(x->values, t->values, t->n_steps * n_events * 8) == 0);
+			if (opt && opt->placement) {
+				CU_ASSERT_EQUAL(x->cpu, t->cpu);
+				CU_ASSERT_EQUAL(x->numa, t->numa);
+			} else {
+				CU_ASSERT_EQUAL(x->cpu, -1);
+			}
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "next: %s\n", d.msg);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(i, n_regs);
+	mpxkit_pcz_reader_free(r);
+}
+
+/* Homogeneous units: a base per event plus small per-unit noise, as threads of one loop. */
+static void fill_region(struct tregion *g, const char *name, size_t n_units, size_t n_steps,
+			size_t n_events, uint64_t t0)
+{
+	uint64_t base[MAXE];
+
+	snprintf(g->name, sizeof g->name, "%s", name);
+	g->n_units = n_units;
+	for (size_t e = 0; e < n_events; e++)
+		base[e] = 1000 + rnd() % 1000000;
+	for (size_t k = 0; k < n_units; k++) {
+		struct tunit *t = &g->units[k];
+		snprintf(t->name, sizeof t->name, "thread%zu", k);
+		t->n_steps = n_steps;
+		t->cpu = (int)k;
+		t->numa = (int)(k / 4);
+		for (size_t s = 0; s < n_steps; s++) {
+			t->times[2 * s] = t0 + 1000 * s + rnd() % 7;
+			t->times[2 * s + 1] = t->times[2 * s] + 900 + rnd() % 50;
+			for (size_t e = 0; e < n_events; e++)
+				t->values[s * n_events + e] = base[e] + (rnd() % 4 ? rnd() % 300 : 0);
+		}
+	}
+}
+
+static struct tregion regs[600];
+
+static void test_round_trip_vectors(void)
+{
+	mpxkit_pcz_options o;
+	for (size_t g = 0; g < 40; g++) {
+		char name[16];
+		snprintf(name, sizeof name, "dump%zu", g + 1);
+		fill_region(&regs[g], name, 1 + g % MAXU, 1, 5, 10000 * g);
+	}
+	for (int codec = 0; codec <= 2; codec++)
+		for (int grouping = 0; grouping <= 3; grouping++) {
+			mpxkit_pcz_options_init(&o);
+			o.codec = (mpxkit_pcz_codec)codec;
+			o.grouping = (mpxkit_pcz_grouping)grouping;
+			round_trip(regs, 40, 5, &o);
+		}
+	round_trip(regs, 40, 5, NULL);
+}
+
+static void test_round_trip_series(void)
+{
+	mpxkit_pcz_options o;
+	mpxkit_pcz_options_init(&o);
+	o.placement = 1;
+	for (size_t g = 0; g < 20; g++)
+		fill_region(&regs[g], g % 3 ? "loop" : "init", 1 + g % 9, MAXS, MAXE, 77 * g);
+	round_trip(regs, 20, MAXE, &o);
+	o.codec = MPXKIT_PCZ_ZLIB;
+	round_trip(regs, 20, MAXE, &o);
+}
+
+/* Units of one region with different step counts: differenced only within a shape. */
+static void test_round_trip_unequal(void)
+{
+	fill_region(&regs[0], "r", 8, MAXS, 3, 0);
+	for (size_t k = 0; k < 8; k++)
+		regs[0].units[k].n_steps = 1 + k % 3;
+	fill_region(&regs[1], "r", 8, 2, 3, 5000);
+	regs[1].units[7].n_steps = 1;
+	round_trip(regs, 2, 3, NULL);
+}
+
+static void test_round_trip_single_unit(void)
+{
+	for (size_t g = 0; g < 30; g++)
+		fill_region(&regs[g], "solo", 1, 1 + g % 2, 4, g * 100);
+	round_trip(regs, 30, 4, NULL);
+}
+
+/*
+ * Counters equal to their step's duration (callgrind's Ir under an instruction
+ * clock), in time series of changing durations, through every codec and level
+ * class: the DURATION predictor must bring them back exactly.
+ */
+static void test_round_trip_duration(void)
+{
+	static const int levels[][2] = { { 0, 0 }, { 1, 1 }, { 1, 9 }, { 2, 1 }, { 2, 19 } };
+	mpxkit_pcz_options o;
+
+	for (size_t g = 0; g < 12; g++) {
+		fill_region(&regs[g], "kernel", 1 + g % 5, 1 + g % MAXS, 3, 5000 * g);
+		for (size_t k = 0; k < regs[g].n_units; k++) {
+			struct tunit *t = &regs[g].units[k];
+			for (size_t s = 0; s < t->n_steps; s++)
+				t->values[s * 3] = t->times[2 * s + 1] - t->times[2 * s] + (k == 2);
+		}
+	}
+	for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+		mpxkit_pcz_options_init(&o);
+		o.codec = (mpxkit_pcz_codec)levels[i][0];
+		o.level = levels[i][1];
+		round_trip(regs, 12, 3, &o);
+	}
+}
+
+/*
+ * The predictor bytes by hand: one unit, A = end - start = 123456, B = 5.
+ * A costs 3 varint bytes as itself (HISTORY or NONE, zigzag 246912) and 1
+ * as its difference from the duration, so DURATION (2); B costs 1 byte under
+ * HISTORY and NONE and 3 under DURATION, so HISTORY (0), the lower of the tie.
+ */
+static void test_duration_predictor_by_hand(void)
+{
+	static const char *const ev[] = { "A", "B" };
+	const uint64_t times[2] = { 1000, 1000 + 123456 }, values[2] = { 123456, 5 };
+	const mpxkit_pcz_unit u = { "t0", 1, times, values, -1, -1 };
+	const char *path = tpath("dur.pcz");
+	mpxkit_pcz_options o;
+	mpxkit_pcz_writer *w;
+	mpxkit_diag d = { 0 };
+	uint8_t b[512];
+	size_t n, off = PCZ_HEADER_SIZE;
+	FILE *f;
+
+	mpxkit_pcz_options_init(&o);
+	o.codec = MPXKIT_PCZ_STORED;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, &o, 2, ev, &w, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, &d), 0);
+	f = fopen(path, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	n = fread(b, 1, sizeof b, f);
+	fclose(f);
+	/* Skip META and EVENTS: frame, stored_size bytes, payload CRC. */
+	for (int sec = 0; sec < 2 && off + 16 <= n; sec++)
+		off += PCZ_FRAME_SIZE + pcz_le32(b + off + 4) + 4;
+	CU_ASSERT_FATAL(off + PCZ_FRAME_SIZE + 4 <= n);
+	CU_ASSERT_EQUAL(b[off], PCZ_REGIONS);
+	CU_ASSERT_EQUAL(b[off + 1], MPXKIT_PCZ_STORED);
+	off += PCZ_FRAME_SIZE;
+	CU_ASSERT_EQUAL(b[off], 1);     /* one region */
+	CU_ASSERT(b[off + 1] <= 1);     /* a layout */
+	CU_ASSERT_EQUAL(b[off + 2], 2); /* A: DURATION */
+	CU_ASSERT_EQUAL(b[off + 3], 0); /* B: HISTORY */
+}
+
+static void test_round_trip_zero_and_max(void)
+{
+	mpxkit_pcz_options o;
+	fill_region(&regs[0], "zero", 5, 2, 4, 0);
+	for (size_t k = 0; k < 5; k++) {
+		memset(regs[0].units[k].values, 0, sizeof regs[0].units[k].values);
+		memset(regs[0].units[k].times, 0, sizeof regs[0].units[k].times);
+	}
+	fill_region(&regs[1], "max", 5, 2, 4, 0);
+	for (size_t k = 0; k < 5; k++)
+		for (size_t i = 0; i < 2 * 4; i++)
+			regs[1].units[k].values[i] = (k + i) % 2 ? UINT64_MAX : UINT64_MAX - k;
+	/* A clock that runs backwards and wraps: still stored exactly. */
+	regs[1].units[0].times[0] = UINT64_MAX;
+	regs[1].units[0].times[1] = 3;
+	fill_region(&regs[2], "mixed", 4, 1, 4, 0);
+	regs[2].units[1].values[0] = UINT64_MAX;
+	regs[2].units[2].values[1] = 0;
+	mpxkit_pcz_options_init(&o);
+	round_trip(regs, 3, 4, &o);
+	o.grouping = MPXKIT_PCZ_GROUP_BALANCE;
+	o.threshold_ppm = 0;
+	round_trip(regs, 3, 4, &o);
+}
+
+/* Enough regions for many REGIONS sections with a small chunk size. */
+static void test_round_trip_many_regions(void)
+{
+	mpxkit_pcz_options o;
+	mpxkit_pcz_stats st;
+	mpxkit_pcz_reader *r;
+
+	for (size_t g = 0; g < 600; g++) {
+		char name[16];
+		snprintf(name, sizeof name, "k%zu", g % 7);
+		fill_region(&regs[g], name, 1 + g % 5, 1, 3, 1000 * g);
+	}
+	mpxkit_pcz_options_init(&o);
+	o.chunk_size = 1024;
+	round_trip(regs, 600, 3, &o);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(tpath("rt.pcz"), &r, NULL), 0);
+	mpxkit_pcz_reader_stats(r, &st);
+	CU_ASSERT(st.n_region_sections > 5);
+	CU_ASSERT_EQUAL(st.n_regions, 600);
+	mpxkit_pcz_reader_free(r);
+}
+
+static void test_meta_and_topology(void)
+{
+	const char *path = tpath("meta.pcz");
+	mpxkit_pcz_writer *w;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	const char *k, *v, *xml;
+	mpxkit_diag d = { 0 };
+	size_t len;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, NULL, 2, events8, &w, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_meta(w, "host", "node 7", &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_meta(w, "host", "again", &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_meta(w, "bad key", "x", &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_meta(w, "k", "line\nbreak", &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_topology(w, NULL, 0, &d), 0);
+	fill_region(&regs[0], "r", 2, 1, 2, 0);
+	{
+		mpxkit_pcz_unit u[2] = {
+			{ regs[0].units[0].name, 1, regs[0].units[0].times, regs[0].units[0].values,
+			  -1, -1 },
+			{ regs[0].units[1].name, 1, regs[0].units[1].times, regs[0].units[1].values,
+			  -1, -1 },
+		};
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 2, u, &d), 0);
+		/* Metadata belongs before the data. */
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_set_meta(w, "late", "x", &d), -MPXKIT_ESTATE);
+		/* One name twice in a region is ambiguous. */
+		u[1].name = u[0].name;
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 2, u, &d), -MPXKIT_EINVAL);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "twice"));
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(path, &r, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_meta(r), 2);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_meta(r, 0, &k, &v), 0);
+	CU_ASSERT_STRING_EQUAL(k, "host");
+	CU_ASSERT_STRING_EQUAL(v, "node 7");
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_meta(r, 1, &k, &v), 0);
+	CU_ASSERT_STRING_EQUAL(v, "again");
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_meta(r, 2, &k, &v), -MPXKIT_ERANGE);
+	xml = mpxkit_pcz_reader_topology(r, &len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
+	CU_ASSERT(len > 100 && strncmp(xml, "<?xml", 5) == 0);
+	CU_ASSERT_PTR_NOT_NULL(memmem(xml, len, "<topology", 9));
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_next(r, &reg, &d), 1);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_next(r, &reg, &d), 0);
+	mpxkit_pcz_reader_free(r);
+}
+
+/* ---- Damage ----------------------------------------------------------------------- */
+
+static uint8_t *load(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = malloc(1 << 20);
+	*len = f && b ? fread(b, 1, 1 << 20, f) : 0;
+	if (f)
+		fclose(f);
+	return b;
+}
+
+/* Opens and decodes everything: 0 only for an intact file. */
+static int decode_all(const uint8_t *b, size_t n, mpxkit_diag *d)
+{
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	int rc = mpxkit_pcz_reader_open_mem(b, n, "t.pcz", &r, d);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, d)) == 1)
+		;
+	mpxkit_pcz_reader_free(r);
+	return rc;
+}
+
+static size_t sample(mpxkit_pcz_codec codec, uint8_t **buf)
+{
+	mpxkit_pcz_options o;
+	size_t len;
+
+	mpxkit_pcz_options_init(&o);
+	o.codec = codec;
+	o.placement = 1;
+	for (size_t g = 0; g < 4; g++)
+		fill_region(&regs[g], "s", 3, 1 + g % 2, 3, 100 * g);
+	round_trip(regs, 4, 3, &o);
+	*buf = load(tpath("rt.pcz"), &len);
+	return len;
+}
+
+static void test_every_bit_flip_detected(void)
+{
+	for (int codec = 0; codec <= 2; codec++) {
+		uint8_t *b;
+		size_t n = sample((mpxkit_pcz_codec)codec, &b), undetected = 0;
+		mpxkit_diag d = { 0 };
+		CU_ASSERT_FATAL(n > 50);
+		CU_ASSERT_EQUAL(decode_all(b, n, &d), 0);
+		for (size_t bit = 0; bit < 8 * n; bit++) {
+			b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+			if (decode_all(b, n, &d) >= 0)
+				undetected++;
+			b[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		}
+		CU_ASSERT_EQUAL(undetected, 0);
+		free(b);
+	}
+}
+
+static void test_every_truncation_detected(void)
+{
+	uint8_t *b;
+	size_t n = sample(MPXKIT_PCZ_ZSTD, &b), undetected = 0;
+	mpxkit_diag d = { 0 };
+
+	for (size_t len = 0; len < n; len++)
+		if (decode_all(b, len, &d) >= 0)
+			undetected++;
+	CU_ASSERT_EQUAL(undetected, 0);
+	CU_ASSERT_EQUAL(decode_all(b, n - 1, &d), -MPXKIT_ETRUNC);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "t.pcz: offset"));
+	free(b);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Reserved bits and versions are checked on their own, not only through the CRC. */
+static void test_reserved_bits_checked(void)
+{
+	uint8_t *b;
+	size_t n = sample(MPXKIT_PCZ_STORED, &b);
+	mpxkit_diag d = { 0 };
+
+	b[6] |= 0x01; /* header flags */
+	put32(b + 8, pcz_crc32(b, 8));
+	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "reserved"));
+	b[6] = 0;
+	b[4] = 2; /* a version from the future */
+	put32(b + 8, pcz_crc32(b, 8));
+	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EVERSION);
+	b[4] = 1;
+	put32(b + 8, pcz_crc32(b, 8));
+	CU_ASSERT_EQUAL(decode_all(b, n, &d), 0);
+	/* The first section frame starts at 12; its reserved u16 is at 14. */
+	b[12 + 3] = 0x80;
+	put32(b + 12 + 12, pcz_crc32(b + 12, 12));
+	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "reserved"));
+	free(b);
+}
+
+static void test_not_a_pcz(void)
+{
+	mpxkit_diag d = { 0 };
+	mpxkit_pcz_reader *r;
+
+	CU_ASSERT_EQUAL(decode_all((const uint8_t *)"hello, world", 12, &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "magic"));
+	CU_ASSERT_EQUAL(decode_all((const uint8_t *)"", 0, &d), -MPXKIT_ETRUNC);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_open(tpath("missing.pcz"), &r, &d), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(d.sys_errno, 2);
+}
+
+/* ---- Grouping by hand ----------------------------------------------------------------- */
+
+static void test_balance_by_hand(void)
+{
+	uint64_t a[] = { 100, 90, 80 }, b[] = { 0, 0 }, c[] = { 3, 7 }, e[] = { UINT64_MAX, 1 };
+	CU_ASSERT_EQUAL(pcz_balance_ppm(a, 3), 800000);
+	CU_ASSERT_EQUAL(pcz_balance_ppm(b, 2), 1000000);
+	CU_ASSERT_EQUAL(pcz_balance_ppm(c, 2), 428571); /* floor(3e6 / 7) */
+	CU_ASSERT_EQUAL(pcz_balance_ppm(e, 2), 0);      /* 1e6 / 2^64 rounds down to 0 */
+	CU_ASSERT_EQUAL(pcz_balance_ppm(a, 0), 1000000);
+	CU_ASSERT_EQUAL(pcz_balance_q8(1000000), 255);
+	CU_ASSERT_EQUAL(pcz_balance_q8(428571), 109); /* floor(255 * 0.428571) */
+}
+
+static void test_cluster_by_hand(void)
+{
+	uint64_t dur[] = { 100, 95, 50, 48, 10 };
+	size_t idx[] = { 0, 1, 2, 3, 4 }, cl[5];
+
+	/* Sorted 10 48 50 95 100; neighbour ratios .21 .96 .53 .95 against 0.9. */
+	CU_ASSERT_EQUAL(pcz_cluster(dur, idx, 5, 900000, cl), 3);
+	CU_ASSERT_EQUAL(idx[0], 4);
+	CU_ASSERT_EQUAL(idx[1], 3);
+	CU_ASSERT_EQUAL(idx[2], 2);
+	CU_ASSERT_EQUAL(idx[3], 1);
+	CU_ASSERT_EQUAL(idx[4], 0);
+	CU_ASSERT_EQUAL(cl[0], 0);
+	CU_ASSERT_EQUAL(cl[1], 1);
+	CU_ASSERT_EQUAL(cl[2], 1);
+	CU_ASSERT_EQUAL(cl[3], 2);
+	CU_ASSERT_EQUAL(cl[4], 2);
+	/* At threshold 0.5 only the 10 stands apart. */
+	for (size_t i = 0; i < 5; i++)
+		idx[i] = i;
+	CU_ASSERT_EQUAL(pcz_cluster(dur, idx, 5, 500000, cl), 2);
+}
+
+static mpxkit_pcz_unit unit_of(const char *name, const uint64_t *times, const uint64_t *values,
+			       size_t n_steps)
+{
+	return (mpxkit_pcz_unit){ name, n_steps, times, values, -1, -1 };
+}
+
+static void test_medoid_by_hand(void)
+{
+	uint64_t t[2] = { 0, 10 }, v1[] = { 10, 12, 100 }, v2[] = { 0, 100, 120 };
+	mpxkit_pcz_unit u[3];
+	size_t members[] = { 0, 1, 2 };
+
+	/* cost(10) = 1 + 2, cost(12) = 1 + 2, cost(100) = 2 + 2: a tie, the lower index wins. */
+	for (int i = 0; i < 3; i++)
+		u[i] = unit_of("u", t, &v1[i], 1);
+	CU_ASSERT_EQUAL(pcz_diff_cost(&v1[1], &v1[0], 1), 1);
+	CU_ASSERT_EQUAL(pcz_diff_cost(&v1[2], &v1[0], 1), 2);
+	CU_ASSERT_EQUAL(pcz_medoid(u, members, 3, 1), 0);
+	/* cost(0) = 2 + 2, cost(100) = 2 + 1, cost(120) = 2 + 1: 100 wins the tie with 120. */
+	for (int i = 0; i < 3; i++)
+		u[i] = unit_of("u", t, &v2[i], 1);
+	CU_ASSERT_EQUAL(pcz_medoid(u, members, 3, 1), 1);
+	/* Equal elements cost nothing. */
+	CU_ASSERT_EQUAL(pcz_diff_cost(v1, v1, 3), 0);
+}
+
+static void test_plan_by_hand(void)
+{
+	uint64_t t_long[2] = { 0, 100 }, t_short[2] = { 0, 10 }, t2[4] = { 0, 50, 50, 100 };
+	uint64_t v[2 * 3] = { 5, 5, 5, 6, 6, 6 };
+	mpxkit_pcz_unit u[4];
+	pcz_plan p;
+
+	for (int i = 0; i < 3; i++)
+		u[i] = unit_of("u", t_long, v, 1);
+	u[3] = unit_of("u", t_short, v, 1);
+	/* Balance 0.1 < 0.9: AUTO falls back to clusters {0, 1, 2} and a raw unit 3. */
+	CU_ASSERT_EQUAL_FATAL(pcz_plan_region(u, 4, 3, MPXKIT_PCZ_GROUP_AUTO, 900000, &p), 0);
+	CU_ASSERT_EQUAL(p.balance_ppm, 100000);
+	CU_ASSERT_EQUAL(p.n_groups, 1);
+	CU_ASSERT_EQUAL(p.group_of[0], 0);
+	CU_ASSERT_EQUAL(p.group_of[2], 0);
+	CU_ASSERT_EQUAL(p.group_of[3], SIZE_MAX);
+	CU_ASSERT_EQUAL(p.group_ref[0], 0);
+	pcz_plan_free(&p);
+	/* BALANCE below the threshold: everything raw. */
+	CU_ASSERT_EQUAL_FATAL(pcz_plan_region(u, 4, 3, MPXKIT_PCZ_GROUP_BALANCE, 900000, &p), 0);
+	CU_ASSERT_EQUAL(p.n_groups, 0);
+	pcz_plan_free(&p);
+	/* Threshold 0: balanced by definition, one group. */
+	CU_ASSERT_EQUAL_FATAL(pcz_plan_region(u, 4, 3, MPXKIT_PCZ_GROUP_BALANCE, 0, &p), 0);
+	CU_ASSERT_EQUAL(p.n_groups, 1);
+	CU_ASSERT_EQUAL(p.group_of[3], 0);
+	pcz_plan_free(&p);
+	CU_ASSERT_EQUAL_FATAL(pcz_plan_region(u, 4, 3, MPXKIT_PCZ_GROUP_NONE, 0, &p), 0);
+	CU_ASSERT_EQUAL(p.n_groups, 0);
+	pcz_plan_free(&p);
+	/* Shapes {1, 2, 1, 2} steps with equal durations: groups {0, 2} and {1, 3}. */
+	u[0] = unit_of("u", t_long, v, 1);
+	u[1] = unit_of("u", t2, v, 2);
+	u[2] = unit_of("u", t_long, v, 1);
+	u[3] = unit_of("u", t2, v, 2);
+	CU_ASSERT_EQUAL_FATAL(pcz_plan_region(u, 4, 3, MPXKIT_PCZ_GROUP_AUTO, 900000, &p), 0);
+	CU_ASSERT_EQUAL(p.n_groups, 2);
+	CU_ASSERT_EQUAL(p.group_of[0], 0);
+	CU_ASSERT_EQUAL(p.group_of[2], 0);
+	CU_ASSERT_EQUAL(p.group_of[1], 1);
+	CU_ASSERT_EQUAL(p.group_of[3], 1);
+	pcz_plan_free(&p);
+}
+
+static void test_varint_canonical(void)
+{
+	const uint8_t pad[] = { 0x81, 0x00 }, ok[] = { 0x81, 0x01 }, big[10] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02
+	};
+	pcz_cur c = { pad, pad + 2, pad, 0 };
+	uint64_t v;
+
+	CU_ASSERT_EQUAL(pcz_get_varint(&c, &v), -1);
+	c = (pcz_cur){ ok, ok + 2, ok, 0 };
+	CU_ASSERT_EQUAL(pcz_get_varint(&c, &v), 0);
+	CU_ASSERT_EQUAL(v, 129);
+	c = (pcz_cur){ big, big + 10, big, 0 };
+	CU_ASSERT_EQUAL(pcz_get_varint(&c, &v), -1);
+	CU_ASSERT_EQUAL(pcz_zigzag((uint64_t)-1), 1);
+	CU_ASSERT_EQUAL(pcz_zigzag(1), 2);
+	CU_ASSERT_EQUAL(pcz_unzigzag(pcz_zigzag(UINT64_MAX / 2 + 1)), UINT64_MAX / 2 + 1);
+	{
+		char n[64];
+		CU_ASSERT_EQUAL(pcz_name_next("dump9", n, sizeof n), 0);
+		CU_ASSERT_STRING_EQUAL(n, "dump10");
+		CU_ASSERT_EQUAL(pcz_name_next("dump", n, sizeof n), -1);
+		CU_ASSERT_EQUAL(pcz_name_next("dump07", n, sizeof n), -1);
+		CU_ASSERT_EQUAL(pcz_name_next("x999999999999999999", n, sizeof n), 0);
+		CU_ASSERT_STRING_EQUAL(n, "x1000000000000000000");
+	}
+}
+
+/* ---- Threads ------------------------------------------------------------------------- */
+
+enum { N_THREADS = 4, N_PER_THREAD = 50 };
+
+struct job {
+	mpxkit_pcz_writer *w;
+	int id, rc;
+};
+
+/* Region r of thread i holds 3 units whose values encode (i, r, unit, event). */
+static uint64_t tval(int i, int r, int k, int e)
+{
+	return (uint64_t)i * 1000000 + (uint64_t)r * 1000 + (uint64_t)k * 10 + (uint64_t)e;
+}
+
+static void *adder(void *arg)
+{
+	struct job *j = arg;
+	for (int r = 0; r < N_PER_THREAD && j->rc == 0; r++) {
+		uint64_t times[3][2], values[3][4];
+		mpxkit_pcz_unit u[3];
+		char name[32], uname[3][8];
+		snprintf(name, sizeof name, "t%d-r%d", j->id, r);
+		for (int k = 0; k < 3; k++) {
+			snprintf(uname[k], sizeof uname[k], "u%d", k);
+			times[k][0] = (uint64_t)r * 100;
+			times[k][1] = (uint64_t)r * 100 + 90 + (uint64_t)k;
+			for (int e = 0; e < 4; e++)
+				values[k][e] = tval(j->id, r, k, e);
+			u[k] = (mpxkit_pcz_unit){ uname[k], 1, times[k], values[k], -1, -1 };
+		}
+		j->rc = mpxkit_pcz_writer_add_region(j->w, name, 3, u, NULL);
+	}
+	return NULL;
+}
+
+/* Each thread is one unit of every region, as a PAPI component's threads at PAPI_stop. */
+static void *stager(void *arg)
+{
+	struct job *j = arg;
+	for (int r = 0; r < N_PER_THREAD && j->rc == 0; r++) {
+		uint64_t times[2] = { (uint64_t)r * 100, (uint64_t)r * 100 + 50 }, values[4];
+		char uname[16];
+		mpxkit_pcz_unit u;
+		snprintf(uname, sizeof uname, "thread%d", j->id);
+		for (int e = 0; e < 4; e++)
+			values[e] = tval(j->id, r, 0, e);
+		u = (mpxkit_pcz_unit){ uname, 1, times, values, j->id, 0 };
+		j->rc = mpxkit_pcz_writer_stage_unit(j->w, "stop", &u, NULL);
+	}
+	return NULL;
+}
+
+static void run_threads(void *(*fn)(void *), const char *path)
+{
+	mpxkit_pcz_options o;
+	pthread_t t[N_THREADS];
+	struct job jobs[N_THREADS];
+	mpxkit_pcz_writer *w;
+
+	mpxkit_pcz_options_init(&o);
+	o.chunk_size = 2048; /* sections close while other threads add */
+	o.placement = 1;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, &o, 4, events8, &w, NULL), 0);
+	for (int i = 0; i < N_THREADS; i++) {
+		jobs[i] = (struct job){ w, i, 0 };
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, fn, &jobs[i]), 0);
+	}
+	for (int i = 0; i < N_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		CU_ASSERT_EQUAL(jobs[i].rc, 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, NULL), 0);
+}
+
+static void test_threads_add_regions(void)
+{
+	const char *path = tpath("threads.pcz");
+	int seen[N_THREADS][N_PER_THREAD] = { { 0 } }, rc, n = 0;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+
+	run_threads(adder, path);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(path, &r, NULL), 0);
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, NULL)) == 1) {
+		int i, g;
+		CU_ASSERT_FATAL(sscanf(reg->name, "t%d-r%d", &i, &g) == 2);
+		CU_ASSERT_FATAL(i >= 0 && i < N_THREADS && g >= 0 && g < N_PER_THREAD);
+		seen[i][g]++;
+		CU_ASSERT_EQUAL_FATAL(reg->n_units, 3);
+		for (int k = 0; k < 3; k++)
+			for (int e = 0; e < 4; e++)
+				CU_ASSERT_EQUAL(reg->units[k].values[e], tval(i, g, k, e));
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(n, N_THREADS * N_PER_THREAD);
+	for (int i = 0; i < N_THREADS; i++)
+		for (int g = 0; g < N_PER_THREAD; g++)
+			CU_ASSERT_EQUAL(seen[i][g], 1);
+	mpxkit_pcz_reader_free(r);
+}
+
+static void test_threads_stage_units(void)
+{
+	const char *path = tpath("staged.pcz");
+	int next[N_THREADS] = { 0 }, rc, n = 0;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+
+	run_threads(stager, path);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(path, &r, NULL), 0);
+	/* Region k holds the k-th stop of every thread, whatever the interleaving. */
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, NULL)) == 1) {
+		CU_ASSERT_STRING_EQUAL(reg->name, "stop");
+		CU_ASSERT_EQUAL_FATAL(reg->n_units, N_THREADS);
+		for (size_t k = 0; k < reg->n_units; k++) {
+			int i;
+			CU_ASSERT_FATAL(sscanf(reg->units[k].name, "thread%d", &i) == 1);
+			CU_ASSERT_EQUAL(reg->units[k].cpu, i);
+			CU_ASSERT_EQUAL(reg->units[k].values[2], tval(i, next[i], 0, 2));
+			next[i]++;
+		}
+		n++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(n, N_PER_THREAD);
+	mpxkit_pcz_reader_free(r);
+}
+
+/* ---- CSV ----------------------------------------------------------------------------- */
+
+static int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* pack then unpack, as text; NULL when packing failed (diag filled). */
+static char *csv_round_trip(const char *csv, mpxkit_diag *d)
+{
+	const char *in = tpath("in.csv"), *out = tpath("out.pcz");
+	mpxkit_pcz_reader *r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	unlink(out);
+	if (write_text(in, csv) != 0 || mpxkit_pcz_pack_csv(in, out, NULL, NULL, d) < 0)
+		return NULL;
+	if (mpxkit_pcz_reader_open(out, &r, d) < 0)
+		return NULL;
+	mem = open_memstream(&text, &len);
+	if (mpxkit_pcz_write_csv(r, mem, d) < 0) {
+		fclose(mem);
+		free(text);
+		text = NULL;
+	} else {
+		fclose(mem);
+	}
+	mpxkit_pcz_reader_free(r);
+	return text;
+}
+
+static void test_csv_round_trip(void)
+{
+	static const char *const cases[] = {
+		"# k=v\n# empty=\nregion,unit,start_ns,end_ns,A,B\nr1,t0,0,100,10,20\n"
+		"r1,t1,0,100,11,20\nr2,t0,100,200,0,18446744073709551615\n",
+		/* series: consecutive rows of one unit; placement columns */
+		"region,unit,start_ns,end_ns,cpu,numa,X\nloop,t0,0,5,3,0,7\nloop,t0,5,9,3,0,8\n"
+		"loop,t1,0,4,-1,-1,7\nloop,t1,4,9,-1,-1,9\nloop,t2,0,9,1,1,15\n",
+		/* a region name that comes back later is another region */
+		"region,unit,start_ns,end_ns,A\na,u,0,1,1\nb,u,1,2,2\na,u,2,3,3\n",
+		/* header only */
+		"region,unit,start_ns,end_ns,A\n",
+	};
+	mpxkit_diag d = { 0 };
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *back = csv_round_trip(cases[i], &d);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+		CU_ASSERT_STRING_EQUAL(back, cases[i]);
+		free(back);
+	}
+}
+
+static void test_csv_errors(void)
+{
+	static const struct {
+		const char *csv, *msg;
+	} cases[] = {
+		{ "region,unit,start_ns,end_ns,A\nr,u,0,1\n", "in.csv:2: 4 fields, the header has 5" },
+		{ "region,unit,start_ns,end_ns,A\nr,u,0,1,x\n", "in.csv:2: field 5 (counter): 'x'" },
+		{ "region,unit,start_ns,end_ns,A\nr,u,0,1,18446744073709551616\n",
+		  "in.csv:2: field 5 (counter): '18446744073709551616' is not below 2^64" },
+		{ "region,unit,start_ns,end_ns,A\nr,u,0,1,1\nr,v,0,1,1\nr,u,0,1,1\n",
+		  "in.csv:4: unit 'u' appears twice in region 'r'" },
+		{ "region,unit,start,end_ns,A\n", "in.csv:1: header must start with" },
+		{ "region,unit,start_ns,end_ns\n", "in.csv:1: header names no event" },
+		{ "# no equals sign\nregion,unit,start_ns,end_ns,A\n", "in.csv:1: metadata line" },
+		{ "region,unit,start_ns,end_ns,A\r\n", "in.csv:1: CR line ending" },
+		{ "region,unit,start_ns,end_ns,A,A\n", "in.csv:1: event 'A' given twice" },
+		{ "region,unit,start_ns,end_ns,A\nr,u,0,1,1\n\n", "in.csv:3: empty line" },
+		{ "", "in.csv:1: no header line" },
+	};
+	mpxkit_diag d;
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *back;
+		memset(&d, 0, sizeof d);
+		back = csv_round_trip(cases[i].csv, &d);
+		CU_ASSERT_PTR_NULL(back);
+		free(back);
+		if (strstr(d.msg, cases[i].msg) == NULL)
+			fprintf(stderr, "case %zu: got '%s'\n", i, d.msg);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, cases[i].msg));
+		/* A failed pack leaves no file under the final name. */
+		CU_ASSERT_NOT_EQUAL(access(tpath("out.pcz"), F_OK), 0);
+	}
+}
+
+static const cutest_case round_trip_cases[] = {
+	{ "vectors, every codec and grouping", test_round_trip_vectors },
+	{ "time series with placement", test_round_trip_series },
+	{ "units of unequal length", test_round_trip_unequal },
+	{ "single-unit regions", test_round_trip_single_unit },
+	{ "counters that equal the duration", test_round_trip_duration },
+	{ "duration predictor chosen by hand", test_duration_predictor_by_hand },
+	{ "all zero and 2^64-1 values", test_round_trip_zero_and_max },
+	{ "many regions, many sections", test_round_trip_many_regions },
+	{ "metadata and topology", test_meta_and_topology },
+	{ NULL, NULL },
+};
+
+static const cutest_case damage_cases[] = {
+	{ "every single-bit flip detected", test_every_bit_flip_detected },
+	{ "every truncation detected", test_every_truncation_detected },
+	{ "reserved bits and version checked", test_reserved_bits_checked },
+	{ "not a .pcz file", test_not_a_pcz },
+	{ NULL, NULL },
+};
+
+static const cutest_case method_cases[] = {
+	{ "balance degree by hand", test_balance_by_hand },
+	{ "clusters by hand", test_cluster_by_hand },
+	{ "medoid by hand", test_medoid_by_hand },
+	{ "region plans by hand", test_plan_by_hand },
+	{ "varints are canonical", test_varint_canonical },
+	{ NULL, NULL },
+};
+
+static const cutest_case thread_cases[] = {
+	{ "threads add regions", test_threads_add_regions },
+	{ "threads stage units", test_threads_stage_units },
+	{ NULL, NULL },
+};
+
+static const cutest_case csv_cases[] = {
+	{ "canonical CSV comes back byte for byte", test_csv_round_trip },
+	{ "bad CSV names file and line", test_csv_errors },
+	{ NULL, NULL },
+};
+
+int main(void)
+{
+	const cutest_suite suites[] = {
+		{ "pcz round trip", round_trip_cases, setup, NULL },
+		{ "pcz damage", damage_cases, NULL, NULL },
+		{ "pcz method", method_cases, NULL, NULL },
+		{ "pcz threads", thread_cases, NULL, NULL },
+		{ "pcz csv", csv_cases, NULL, teardown },
+		{ NULL, NULL, NULL, NULL },
+	};
+	return cutest_run("test_pcz", suites);
+}

@@ -1,0 +1,134 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# mpxkit pack, unpack, info, verify end to end: usage, one-line errors, byte-identical round trips.
+set -u
+: "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
+
+# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
+mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-pcz-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+golden="$top_srcdir/ctests/golden/pcz"
+failed=0
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; failed=1; }
+
+# run CMD ARGS...: stdout in $tmp/out, stderr in $tmp/err, status in $status.
+run() {
+	# shellcheck disable=SC2086
+	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+}
+
+# expect_fail DESCRIPTION STATUS PATTERN CMD ARGS...: that status, one stderr line matching PATTERN.
+expect_fail() {
+	desc=$1 want=$2 pattern=$3
+	shift 3
+	run "$@"
+	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+		ok "$desc"
+	else
+		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
+	fi
+}
+
+# --help: usage on stdout, status 0, for each command.
+for cmd in pack unpack info verify; do
+	run "$cmd" --help
+	if [ "$status" -eq 0 ] && grep -q "^usage: mpxkit $cmd" "$tmp/out" && [ ! -s "$tmp/err" ]; then
+		ok "$cmd --help"
+	else
+		not_ok "$cmd --help"
+	fi
+	expect_fail "$cmd: bad option" 1 "bad option '--bogus'" "$cmd" --bogus
+done
+expect_fail "pack: no input" 1 "need exactly one input file" pack
+expect_fail "pack: bad codec" 1 "unknown codec 'lz4'" pack -c lz4 x.csv
+expect_fail "pack: bad threshold" 1 "threshold '1.5'" pack -t 1.5 x.csv
+expect_fail "pack: bad grouping" 1 "unknown grouping 'kmeans'" pack -g kmeans x.csv
+expect_fail "pack: missing file" 2 "$tmp/none.csv: cannot open: No such file" \
+	pack "$tmp/none.csv" -o "$tmp/x.pcz"
+expect_fail "unpack: missing file" 2 "$tmp/none.pcz: cannot open" unpack "$tmp/none.pcz"
+
+# Bad CSV: FILE:LINE: reason, and no output file.
+printf 'region,unit,start_ns,end_ns,A\nr,u,0,1,1\nr,u,0,1\n' >"$tmp/bad.csv"
+expect_fail "pack: ragged row" 2 "bad.csv:3: 4 fields, the header has 5" \
+	pack "$tmp/bad.csv" -o "$tmp/bad.pcz"
+if [ -e "$tmp/bad.pcz" ] || ls "$tmp" | grep -q '\.tmp\.'; then
+	not_ok "pack: failed run leaves no file"
+else
+	ok "pack: failed run leaves no file"
+fi
+
+# Round trips of every golden CSV and every recorded data set, each codec: byte for byte.
+for csv in "$golden"/*.csv "$top_srcdir"/data/threads/*.csv; do
+	name=$(basename "$csv" .csv)
+	for codec in zstd zlib stored; do
+		run pack -c "$codec" "$csv" -o "$tmp/$name.pcz"
+		[ "$status" -eq 0 ] || { not_ok "pack $name ($codec): $(cat "$tmp/err")"; continue; }
+		run unpack "$tmp/$name.pcz" -o "$tmp/$name.csv"
+		if [ "$status" -eq 0 ] && cmp -s "$csv" "$tmp/$name.csv"; then
+			ok "round trip $name ($codec)"
+		else
+			not_ok "round trip $name ($codec)"
+		fi
+	done
+	# unpack to standard output gives the same bytes.
+	run unpack "$tmp/$name.pcz"
+	if [ "$status" -eq 0 ] && cmp -s "$csv" "$tmp/out"; then
+		ok "unpack $name to stdout"
+	else
+		not_ok "unpack $name to stdout"
+	fi
+done
+
+# The default output name, grouping options, and input from stdin.
+cp "$golden/two-threads.csv" "$tmp/default.csv"
+run pack "$tmp/default.csv"
+[ "$status" -eq 0 ] && [ -s "$tmp/default.pcz" ] && ok "pack default output name" ||
+	not_ok "pack default output name"
+for g in auto balance cluster none; do
+	run pack -g "$g" -t 0.5 -l 5 "$golden/two-threads.csv" -o "$tmp/g.pcz"
+	st=$status
+	run unpack "$tmp/g.pcz"
+	[ "$st" -eq 0 ] && cmp -s "$tmp/out" "$golden/two-threads.csv" && ok "grouping $g" ||
+		not_ok "grouping $g"
+done
+$mpxkit pack - -o "$tmp/stdin.pcz" <"$golden/two-threads.csv" 2>"$tmp/err"
+run unpack "$tmp/stdin.pcz"
+cmp -s "$tmp/out" "$golden/two-threads.csv" && ok "pack from stdin" || not_ok "pack from stdin"
+
+# info and verify.
+name=$(basename "$(ls "$top_srcdir"/data/threads/*.csv | head -n 1)" .csv)
+run info "$tmp/$name.pcz"
+if [ "$status" -eq 0 ] && grep -q '^regions: *[1-9]' "$tmp/out" && grep -q '^ratio:' "$tmp/out" &&
+	grep -q 'REGIONS' "$tmp/out"; then
+	ok "info"
+else
+	not_ok "info"
+fi
+run verify "$tmp/$name.pcz" "$golden/two-threads.pcz"
+[ "$status" -eq 0 ] && [ "$(grep -c ': OK,' "$tmp/out")" -eq 2 ] && ok "verify intact files" ||
+	not_ok "verify intact files"
+for bad in "$golden"/bad-*.pcz; do
+	expect_fail "verify $(basename "$bad")" 2 "$(basename "$bad"): offset [0-9]*: " verify -q "$bad"
+	expect_fail "unpack $(basename "$bad")" 2 "$(basename "$bad"): offset" unpack "$bad" \
+		-o "$tmp/never.csv"
+	[ -e "$tmp/never.csv" ] && not_ok "unpack of a bad file wrote output"
+done
+
+# Topology: stored with --topology, given back by unpack --topology.
+run pack --topology "$golden/two-threads.csv" -o "$tmp/topo.pcz"
+st=$status
+run unpack --topology "$tmp/topo.xml" "$tmp/topo.pcz"
+if [ "$st" -eq 0 ] && [ "$status" -eq 0 ] && grep -q '<topology' "$tmp/topo.xml" &&
+	cmp -s "$tmp/out" "$golden/two-threads.csv"; then
+	ok "topology round trip"
+else
+	not_ok "topology round trip"
+fi
+
+exit $failed

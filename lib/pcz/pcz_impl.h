@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internals shared by the .pcz writer, reader and tests: byte buffers, varints, grouping. */
+#ifndef MPXKIT_PCZ_IMPL_H
+#define MPXKIT_PCZ_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <zlib.h>
+
+#include "mpxkit/pcz.h"
+
+#define PCZ_MAGIC 0x5A43508Au
+#define PCZ_END_MARK 0x444E458Au
+#define PCZ_VERSION 1
+#define PCZ_HEADER_SIZE 12
+#define PCZ_FRAME_SIZE 16 /* section frame before the payload */
+#define PCZ_END_PAYLOAD 24
+#define PCZ_MAX_EVENTS 65536
+#define PCZ_MAX_UNITS (1u << 20)
+#define PCZ_MAX_STEPS (1u << 20)
+#define PCZ_MEDOID_CANDIDATES 32
+#define PCZ_EVENTS_PLACEMENT 1u
+/* Levels from which the writer runs codec trials for its choices (fast levels estimate). */
+#define PCZ_THOROUGH_ZSTD 10
+#define PCZ_THOROUGH_ZLIB 9
+
+enum pcz_section { PCZ_META = 1, PCZ_TOPOLOGY = 2, PCZ_EVENTS = 3, PCZ_REGIONS = 4, PCZ_END = 255 };
+enum pcz_diff_kind { PCZ_SAME = 0, PCZ_DENSE = 1, PCZ_MASK = 2, PCZ_TEMPORAL = 3 };
+
+/* A growable vector of zigzagged values. */
+struct pcz_vec {
+	uint64_t *v, *alt, *dur; /* per predictor: HISTORY, NONE, DURATION */
+	size_t n, cap;
+};
+
+enum pcz_layout { PCZ_LAYOUT_VARINT = 0, PCZ_LAYOUT_PLANES = 1 };
+enum pcz_predictor { PCZ_PRED_HISTORY = 0, PCZ_PRED_NONE = 1, PCZ_PRED_DURATION = 2 };
+
+/* A piece's values as coded under predictor pred (PCZ_PRED_*). */
+static inline const uint64_t *pcz_vec_of(const struct pcz_vec *x, unsigned pred)
+{
+	return pred == PCZ_PRED_DURATION ? x->dur : pred == PCZ_PRED_NONE ? x->alt : x->v;
+}
+
+/*
+ * What element i (step i / E, event i % E) of a block coded on its own is
+ * predicted by (doc/pcz-format.md, "Value coding"): v holds the block's
+ * elements before i, h the step-0 history, times the block's (start, end) pairs.
+ */
+static inline uint64_t pcz_own_prediction(unsigned pred, const uint64_t *v, const uint64_t *h,
+					  const uint64_t *times, size_t i, size_t E)
+{
+	if (pred == PCZ_PRED_DURATION)
+		return times[2 * (i / E) + 1] - times[2 * (i / E)];
+	if (i >= E)
+		return v[i - E];
+	return pred == PCZ_PRED_NONE ? 0 : h[i];
+}
+
+/* A growable byte buffer; a failed growth sets oom and later appends do nothing. */
+typedef struct pcz_buf {
+	uint8_t *data;
+	size_t len, cap;
+	int oom;
+} pcz_buf;
+
+void pcz_buf_free(pcz_buf *b);
+/* Room for n more bytes at data + len: 0, or -1 with oom set. */
+int pcz_buf_grow(pcz_buf *b, size_t n);
+/* Appends n varints, reserving once (the hot loop of a section's values). */
+void pcz_buf_varints(pcz_buf *b, const uint64_t *v, size_t n);
+void pcz_buf_put(pcz_buf *b, const void *p, size_t n);
+void pcz_buf_u8(pcz_buf *b, unsigned v);
+void pcz_buf_u16(pcz_buf *b, unsigned v);
+void pcz_buf_u32(pcz_buf *b, uint32_t v);
+void pcz_buf_u64(pcz_buf *b, uint64_t v);
+void pcz_buf_varint(pcz_buf *b, uint64_t v);
+void pcz_buf_svarint(pcz_buf *b, uint64_t diff); /* diff taken modulo 2^64 */
+void pcz_buf_string(pcz_buf *b, const char *s);
+
+static inline uint64_t pcz_zigzag(uint64_t d)
+{
+	return (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63));
+}
+
+static inline uint64_t pcz_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t)(-(int64_t)(z & 1));
+}
+
+/* Bytes varint(v) takes. */
+static inline unsigned pcz_varint_len(uint64_t v)
+{
+	return (unsigned)(63 - __builtin_clzll(v | 1)) / 7 + 1;
+}
+
+/* A read cursor over decoded bytes; base is the file offset the diags report. */
+typedef struct pcz_cur {
+	const uint8_t *p, *end, *start;
+	uint64_t base;
+} pcz_cur;
+
+uint32_t pcz_le32(const uint8_t *p);
+uint64_t pcz_le64(const uint8_t *p);
+/* 0 or -1 (truncated, overlong, non-canonical or above 2^64-1). */
+int pcz_get_varint(pcz_cur *c, uint64_t *v);
+uint64_t pcz_cur_offset(const pcz_cur *c);
+
+/* CRC32 (zlib) of a buffer of any size. */
+uint32_t pcz_crc32(const void *p, size_t n);
+
+/*
+ * Reusable codec contexts; zero-initialise, release with pcz_compressor_free,
+ * which hands them to a small process-wide pool for the next writer.
+ */
+typedef struct pcz_compressor {
+	struct ZSTD_CCtx_s *zstd;
+	z_stream *zlib;
+	int zlib_level;
+} pcz_compressor;
+
+void pcz_compressor_free(pcz_compressor *c);
+/* Runs the codec over src into dst (reset first).  0 or a negative code. */
+int pcz_compress_with(pcz_compressor *c, mpxkit_pcz_codec codec, int level, const uint8_t *src,
+		      size_t n, pcz_buf *dst);
+typedef struct pcz_decompressor {
+	struct ZSTD_DCtx_s *zstd;
+	z_stream zlib;
+	int zlib_ready;
+} pcz_decompressor;
+
+void pcz_decompressor_free(pcz_decompressor *d);
+/* Decodes exactly raw bytes into dst from exactly n stored bytes.  0 or -1. */
+int pcz_decompress_with(pcz_decompressor *d, mpxkit_pcz_codec codec, const uint8_t *src, size_t n,
+			uint8_t *dst, size_t raw);
+
+/* Name validity: non-empty, none of NUL , " CR LF. */
+int pcz_name_ok(const char *s, size_t n);
+/* Metadata key: [A-Za-z0-9_.-]+; value: no NUL, CR, LF. */
+int pcz_meta_key_ok(const char *s, size_t n);
+int pcz_meta_value_ok(const char *s, size_t n);
+
+/* "loop17" -> "loop18" into out (cap >= strlen(prev) + 21): 0, or -1 without such a number. */
+int pcz_name_next(const char *prev, char *out, size_t cap);
+
+enum pcz_name_mode { PCZ_NAME_NEW = 0, PCZ_NAME_SAME = 1, PCZ_NAME_NEXT = 2 };
+
+/* The stored balance byte: floor(255 * ppm / 1e6). */
+static inline unsigned pcz_balance_q8(uint32_t ppm)
+{
+	return (unsigned)((uint64_t)ppm * 255u / 1000000u);
+}
+
+/* File-wide unit-name dictionary: names in first-seen order, with a hash index. */
+typedef struct pcz_dict {
+	char **names;
+	uint64_t *last_end;  /* end of the unit's last step in the current section */
+	uint64_t *last_gen;  /* section in which last_end was set */
+	size_t n, cap;
+	size_t *slots;       /* open addressing, holds index + 1 */
+	size_t n_slots;
+} pcz_dict;
+
+void pcz_dict_free(pcz_dict *d);
+/* Index of name, or SIZE_MAX. */
+size_t pcz_dict_find(const pcz_dict *d, const char *name, size_t len);
+/* Adds a name (not present yet); its index, or SIZE_MAX when out of memory. */
+size_t pcz_dict_add(pcz_dict *d, const char *name, size_t len);
+
+/* ---- Grouping (doc/pcz-format.md, "The method") ---------------------------- */
+
+/* Duration of a unit's whole block: last end - first start, 0 when negative. */
+uint64_t pcz_unit_duration(const mpxkit_pcz_unit *u);
+/* floor(1e6 * min / max) over n durations; 1000000 when max is 0 or n is 0. */
+uint32_t pcz_balance_ppm(const uint64_t *dur, size_t n);
+/*
+ * Single-linkage clusters of the units idx[0..n) by duration: sorts idx by
+ * (duration, index) and writes each unit's cluster number (0, 1, ... in sorted
+ * order) into cluster[k] for idx[k] after sorting.  Returns the cluster count.
+ */
+size_t pcz_cluster(const uint64_t *dur, size_t *idx, size_t n, uint32_t threshold_ppm,
+		   size_t *cluster);
+/* Value-stream bytes of m's differences against r. */
+uint64_t pcz_diff_cost(const uint64_t *m, const uint64_t *r, size_t n);
+/* Position in members[0..n) of the medoid under pcz_diff_cost (see the format doc). */
+size_t pcz_medoid(const mpxkit_pcz_unit *units, const size_t *members, size_t n, size_t n_events);
+
+/* A region's groups: group_of per unit (SIZE_MAX raw), members ascending, ref per group. */
+typedef struct pcz_plan {
+	size_t n_groups;
+	size_t *group_of;
+	size_t *group_ref;
+	size_t *work; /* 2 * n_units entries of scratch for the caller */
+	uint32_t balance_ppm;
+	void *mem;    /* one allocation behind every array */
+} pcz_plan;
+
+int pcz_plan_region(const mpxkit_pcz_unit *units, size_t n_units, size_t n_events,
+		    mpxkit_pcz_grouping mode, uint32_t threshold_ppm, pcz_plan *plan);
+void pcz_plan_free(pcz_plan *plan);
+
+#endif

@@ -1,0 +1,1263 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The streaming .pcz writer: regions from any thread, coded into chunks, temp file + rename. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
+#include <zlib.h>
+
+#include "pcz_impl.h"
+
+/* A region whose units arrive one by one (mpxkit_pcz_writer_stage_unit). */
+struct staged {
+	char *name;
+	size_t n, cap;
+	mpxkit_pcz_unit *units; /* deep copies */
+};
+
+struct mpxkit_pcz_writer {
+	pthread_mutex_t lock;
+	char *path, *tmp_path;
+	FILE *f;
+	mpxkit_pcz_options opt;
+	size_t n_events;
+	char **events;
+	pcz_buf meta;
+	size_t n_meta;
+	char *topology;
+	size_t topology_len;
+	int started; /* META, TOPOLOGY and EVENTS are in the file */
+	int failed;  /* sticky: the first error code, once the file is unusable */
+	mpxkit_diag fail_diag;
+	/* The REGIONS section being filled: the structure stream, and the zigzagged
+	 * values of each (slot, stream) where a slot is a unit of the chunk in order
+	 * of first use and stream 0 holds timestamps, 1 + e the event e. */
+	pcz_buf structure;
+	struct pcz_vec *vals;
+	size_t n_slots, cap_slots;
+	size_t *slot_of;  /* per dictionary entry */
+	uint64_t *slot_gen;
+	size_t var_bytes[3]; /* the values as varints, per predictor */
+	int vals_oom;
+	char *prev_region; /* name of the chunk's last region, when has_prev */
+	size_t prev_cap;
+	int has_prev;
+	size_t chunk_regions;
+	uint64_t *prev_ref;
+	uint64_t *hist;     /* per dictionary entry: its last step's values */
+	uint64_t *hist_gen; /* section in which hist was set */
+	size_t hist_cap;
+	uint64_t gen;
+	pcz_dict dict;
+	/* What END records. */
+	uint32_t content_crc;
+	uint64_t n_regions, n_units;
+	uint32_t n_sections;
+	pcz_buf payload, stored;
+	pcz_compressor cz;
+	struct staged *staged;
+	size_t n_staged, cap_staged;
+};
+
+void mpxkit_pcz_options_init(mpxkit_pcz_options *opt)
+{
+	memset(opt, 0, sizeof *opt);
+	opt->codec = MPXKIT_PCZ_ZSTD;
+	opt->level = 0;
+	opt->threshold_ppm = MPXKIT_PCZ_THRESHOLD_DEFAULT;
+	opt->grouping = MPXKIT_PCZ_GROUP_AUTO;
+	opt->chunk_size = MPXKIT_PCZ_CHUNK_DEFAULT;
+	opt->placement = 0;
+}
+
+static int check_options(const mpxkit_pcz_options *o, mpxkit_diag *diag)
+{
+	if ((unsigned)o->codec > MPXKIT_PCZ_ZSTD)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "unknown codec %d", (int)o->codec);
+	if ((unsigned)o->grouping > MPXKIT_PCZ_GROUP_NONE)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "unknown grouping %d", (int)o->grouping);
+	if (o->threshold_ppm > 1000000)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "threshold above 1.0");
+	if (o->chunk_size > MPXKIT_PCZ_MAX_SECTION / 4)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "chunk size above %u bytes",
+				   MPXKIT_PCZ_MAX_SECTION / 4);
+	if (o->codec == MPXKIT_PCZ_ZLIB && (o->level < 0 || o->level > 9))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "zlib level %d outside 1..9", o->level);
+	if (o->codec == MPXKIT_PCZ_ZSTD && (o->level < -7 || o->level > 22))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "zstd level %d outside -7..22", o->level);
+	return 0;
+}
+
+static void writer_free(mpxkit_pcz_writer *w)
+{
+	if (w->f)
+		fclose(w->f);
+	if (w->tmp_path)
+		unlink(w->tmp_path);
+	free(w->path);
+	free(w->tmp_path);
+	for (size_t i = 0; i < w->n_events; i++)
+		free(w->events[i]);
+	free(w->events);
+	pcz_buf_free(&w->meta);
+	free(w->topology);
+	pcz_buf_free(&w->structure);
+	free(w->prev_region);
+	for (size_t i = 0; i < w->cap_slots * (1 + w->n_events); i++) {
+		free(w->vals[i].v);
+		free(w->vals[i].alt);
+		free(w->vals[i].dur);
+	}
+	free(w->vals);
+	free(w->slot_of);
+	free(w->slot_gen);
+	free(w->prev_ref);
+	free(w->hist);
+	free(w->hist_gen);
+	pcz_dict_free(&w->dict);
+	pcz_buf_free(&w->payload);
+	pcz_buf_free(&w->stored);
+	pcz_compressor_free(&w->cz);
+	for (size_t i = 0; i < w->n_staged; i++) {
+		struct staged *s = &w->staged[i];
+		for (size_t u = 0; u < s->n; u++) {
+			free((char *)s->units[u].name);
+			free((uint64_t *)s->units[u].times);
+			free((uint64_t *)s->units[u].values);
+		}
+		free(s->units);
+		free(s->name);
+	}
+	free(w->staged);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+}
+
+static int copy_events(mpxkit_pcz_writer *w, size_t n_events, const char *const *events,
+		       mpxkit_diag *diag)
+{
+	if (n_events == 0 || n_events > PCZ_MAX_EVENTS)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "%zu events: need 1 to %u", n_events,
+				   PCZ_MAX_EVENTS);
+	w->events = calloc(n_events, sizeof *w->events);
+	if (w->events == NULL)
+		return -MPXKIT_ENOMEM;
+	w->n_events = n_events;
+	for (size_t i = 0; i < n_events; i++) {
+		if (events[i] == NULL || !pcz_name_ok(events[i], strlen(events[i])))
+			return mpxkit_fail(diag, MPXKIT_EINVAL, "event %zu: bad name", i + 1);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(events[i], events[j]) == 0)
+				return mpxkit_fail(diag, MPXKIT_EINVAL, "event '%s' given twice",
+						   events[i]);
+		w->events[i] = strdup(events[i]);
+		if (w->events[i] == NULL)
+			return -MPXKIT_ENOMEM;
+	}
+	return 0;
+}
+
+static int open_temp(mpxkit_pcz_writer *w, const char *path, mpxkit_diag *diag)
+{
+	size_t n = strlen(path);
+	int fd;
+
+	w->path = strdup(path);
+	w->tmp_path = malloc(n + sizeof ".tmp.XXXXXX");
+	if (w->path == NULL || w->tmp_path == NULL)
+		return -MPXKIT_ENOMEM;
+	memcpy(w->tmp_path, path, n);
+	memcpy(w->tmp_path + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
+	fd = mkstemp(w->tmp_path);
+	if (fd < 0) {
+		int rc = mpxkit_fail_sys(diag, "%s: cannot create a temporary file", path);
+		free(w->tmp_path);
+		w->tmp_path = NULL;
+		return rc;
+	}
+	/* mkstemp makes 0600; a dump is an ordinary data file. */
+	fchmod(fd, 0644);
+	w->f = fdopen(fd, "wb");
+	if (w->f == NULL) {
+		close(fd);
+		return mpxkit_fail_sys(diag, "%s: cannot open", w->tmp_path);
+	}
+	return 0;
+}
+
+int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
+			   const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
+{
+	mpxkit_pcz_writer *w;
+	int rc;
+
+	if (path == NULL || out == NULL || (events == NULL && n_events > 0))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	w = calloc(1, sizeof *w);
+	if (w == NULL)
+		return -MPXKIT_ENOMEM;
+	pthread_mutex_init(&w->lock, NULL);
+	if (opt)
+		w->opt = *opt;
+	else
+		mpxkit_pcz_options_init(&w->opt);
+	if (w->opt.chunk_size == 0)
+		w->opt.chunk_size = MPXKIT_PCZ_CHUNK_DEFAULT;
+	rc = check_options(&w->opt, diag);
+	if (rc < 0)
+		goto fail;
+	rc = copy_events(w, n_events, events, diag);
+	if (rc < 0)
+		goto fail;
+	w->prev_ref = calloc(n_events, sizeof *w->prev_ref);
+	rc = -MPXKIT_ENOMEM;
+	if (w->prev_ref == NULL)
+		goto fail;
+	rc = open_temp(w, path, diag);
+	if (rc < 0)
+		goto fail;
+	*out = w;
+	return 0;
+fail:
+	writer_free(w);
+	return rc;
+}
+
+int mpxkit_pcz_writer_set_meta(mpxkit_pcz_writer *w, const char *key, const char *value,
+			       mpxkit_diag *diag)
+{
+	int rc = 0;
+
+	if (w == NULL || key == NULL || value == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	if (!pcz_meta_key_ok(key, strlen(key)))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "metadata key '%s': use [A-Za-z0-9_.-]",
+				   key);
+	if (!pcz_meta_value_ok(value, strlen(value)))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "metadata value of '%s' has a newline",
+				   key);
+	pthread_mutex_lock(&w->lock);
+	if (w->started) {
+		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "metadata after the first region");
+	} else {
+		pcz_buf_string(&w->meta, key);
+		pcz_buf_string(&w->meta, value);
+		w->n_meta++;
+		if (w->meta.oom)
+			rc = -MPXKIT_ENOMEM;
+		else if (w->meta.len > MPXKIT_PCZ_MAX_SECTION - 16)
+			rc = mpxkit_fail(diag, MPXKIT_ERANGE, "metadata above %u bytes",
+					 MPXKIT_PCZ_MAX_SECTION);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+/* This machine's topology as hwloc XML, in a malloc'ed buffer of *len bytes (no NUL counted). */
+static int export_this_machine(char **out, size_t *len, mpxkit_diag *diag)
+{
+	hwloc_topology_t topo;
+	char *xml;
+	int n, rc = 0;
+
+	if (hwloc_topology_init(&topo) != 0)
+		return mpxkit_fail_sys(diag, "hwloc: cannot initialise a topology");
+	if (hwloc_topology_load(topo) != 0 || hwloc_topology_export_xmlbuffer(topo, &xml, &n, 0) != 0) {
+		rc = mpxkit_fail_sys(diag, "hwloc: cannot export this machine's topology");
+		hwloc_topology_destroy(topo);
+		return rc;
+	}
+	/* hwloc counts the NUL it appends; the section holds the text only. */
+	*len = n > 0 ? (size_t)n - 1 : 0;
+	*out = malloc(*len + 1);
+	if (*out == NULL)
+		rc = -MPXKIT_ENOMEM;
+	else
+		memcpy(*out, xml, *len);
+	/* The buffer must go back while the topology (and hwloc's XML backend) lives. */
+	hwloc_free_xmlbuffer(topo, xml);
+	hwloc_topology_destroy(topo);
+	return rc;
+}
+
+int mpxkit_pcz_writer_set_topology(mpxkit_pcz_writer *w, const char *xml, size_t len,
+				   mpxkit_diag *diag)
+{
+	char *copy = NULL;
+	int rc = 0;
+
+	if (w == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	if (xml == NULL) {
+		rc = export_this_machine(&copy, &len, diag);
+		if (rc < 0)
+			return rc;
+	}
+	if (len > MPXKIT_PCZ_MAX_SECTION) {
+		free(copy);
+		return mpxkit_fail(diag, MPXKIT_ERANGE, "topology above %u bytes",
+				   MPXKIT_PCZ_MAX_SECTION);
+	}
+	if (copy == NULL) {
+		copy = malloc(len ? len : 1);
+		if (copy == NULL)
+			return -MPXKIT_ENOMEM;
+		memcpy(copy, xml, len);
+	}
+	pthread_mutex_lock(&w->lock);
+	if (w->started) {
+		free(copy);
+		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "topology after the first region");
+	} else {
+		free(w->topology);
+		w->topology = copy;
+		w->topology_len = len;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static int file_write(mpxkit_pcz_writer *w, const void *p, size_t n, mpxkit_diag *diag)
+{
+	if (n && fwrite(p, 1, n, w->f) != n)
+		return mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
+	w->content_crc = (uint32_t)crc32(w->content_crc, p, n);
+	return 0;
+}
+
+/* Runs the codec into out; *codec falls back to STORED when it does not shrink the payload. */
+static int encode(mpxkit_pcz_writer *w, const uint8_t *raw, size_t n, pcz_buf *out,
+		  mpxkit_pcz_codec *codec)
+{
+	int rc = pcz_compress_with(&w->cz, *codec, w->opt.level, raw, n, out);
+
+	if (rc < 0)
+		return rc;
+	if (*codec != MPXKIT_PCZ_STORED && out->len >= n) {
+		*codec = MPXKIT_PCZ_STORED;
+		out->len = 0;
+		pcz_buf_put(out, raw, n);
+		if (out->oom)
+			return -MPXKIT_ENOMEM;
+	}
+	return 0;
+}
+
+/* Frames and writes one section whose payload raw[0..n) was encoded as body. */
+static int write_framed(mpxkit_pcz_writer *w, unsigned type, mpxkit_pcz_codec codec,
+			const uint8_t *body, size_t body_len, const uint8_t *raw, size_t n,
+			mpxkit_diag *diag)
+{
+	pcz_buf frame = { 0 };
+	int rc;
+	pcz_buf_u8(&frame, type);
+	pcz_buf_u8(&frame, codec);
+	pcz_buf_u16(&frame, 0);
+	pcz_buf_u32(&frame, (uint32_t)body_len);
+	pcz_buf_u32(&frame, (uint32_t)n);
+	if (frame.oom)
+		return pcz_buf_free(&frame), -MPXKIT_ENOMEM;
+	pcz_buf_u32(&frame, pcz_crc32(frame.data, 12));
+	rc = file_write(w, frame.data, frame.len, diag);
+	pcz_buf_free(&frame);
+	if (rc == 0)
+		rc = file_write(w, body, body_len, diag);
+	if (rc == 0) {
+		uint8_t c[4];
+		uint32_t crc = pcz_crc32(raw, n);
+		for (int i = 0; i < 4; i++)
+			c[i] = (uint8_t)(crc >> (8 * i));
+		rc = file_write(w, c, 4, diag);
+	}
+	if (rc == 0 && type != PCZ_END)
+		w->n_sections++;
+	return rc;
+}
+
+static int write_section(mpxkit_pcz_writer *w, unsigned type, const uint8_t *raw, size_t n,
+			 mpxkit_diag *diag)
+{
+	mpxkit_pcz_codec codec = type == PCZ_END ? MPXKIT_PCZ_STORED : w->opt.codec;
+	int rc = encode(w, raw, n, &w->stored, &codec);
+
+	if (rc < 0)
+		return rc;
+	return write_framed(w, type, codec, w->stored.data, w->stored.len, raw, n, diag);
+}
+
+static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	pcz_buf b = { 0 };
+	int rc;
+
+	w->content_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	pcz_buf_u32(&b, PCZ_MAGIC);
+	pcz_buf_u8(&b, PCZ_VERSION);
+	pcz_buf_u8(&b, 0);
+	pcz_buf_u16(&b, 0);
+	if (b.oom)
+		return pcz_buf_free(&b), -MPXKIT_ENOMEM;
+	pcz_buf_u32(&b, pcz_crc32(b.data, 8));
+	rc = file_write(w, b.data, b.len, diag);
+	b.len = 0;
+	pcz_buf_varint(&b, w->n_meta);
+	pcz_buf_put(&b, w->meta.data, w->meta.len);
+	if (rc == 0)
+		rc = b.oom ? -MPXKIT_ENOMEM : write_section(w, PCZ_META, b.data, b.len, diag);
+	if (rc == 0 && w->topology)
+		rc = write_section(w, PCZ_TOPOLOGY, (const uint8_t *)w->topology, w->topology_len,
+				   diag);
+	b.len = 0;
+	pcz_buf_varint(&b, w->opt.placement ? PCZ_EVENTS_PLACEMENT : 0);
+	pcz_buf_varint(&b, w->n_events);
+	for (size_t i = 0; i < w->n_events; i++)
+		pcz_buf_string(&b, w->events[i]);
+	if (rc == 0)
+		rc = b.oom ? -MPXKIT_ENOMEM : write_section(w, PCZ_EVENTS, b.data, b.len, diag);
+	pcz_buf_free(&b);
+	w->started = 1;
+	return rc;
+}
+
+static size_t chunk_raw_size(const mpxkit_pcz_writer *w)
+{
+	size_t m = w->var_bytes[0];
+
+	for (int p = 1; p < 3; p++)
+		m = w->var_bytes[p] > m ? w->var_bytes[p] : m;
+	return w->structure.len + m;
+}
+
+/* Bytes value v takes in the PLANES layout's widest lane. */
+static unsigned byte_width(uint64_t v)
+{
+	unsigned n = 1;
+	while (v >>= 8)
+		n++;
+	return n;
+}
+
+/* The values of one (slot, stream) under the chosen predictor. */
+static const uint64_t *values_of(const struct pcz_vec *x, size_t s,
+				 const uint8_t *pred)
+{
+	return s == 0 ? x->v : pcz_vec_of(x, pred[s - 1]);
+}
+
+/* The payload of the current chunk in one layout (doc/pcz-format.md, "REGIONS"). */
+static void build_payload(const mpxkit_pcz_writer *w, unsigned layout, const uint8_t *pred,
+			  pcz_buf *b)
+{
+	size_t S = 1 + w->n_events;
+
+	b->len = 0;
+	pcz_buf_varint(b, w->chunk_regions);
+	pcz_buf_varint(b, layout);
+	pcz_buf_put(b, pred, w->n_events);
+	pcz_buf_varint(b, w->n_slots);
+	pcz_buf_varint(b, w->structure.len);
+	for (size_t s = 0; s < S; s++)
+		for (size_t k = 0; k < w->n_slots; k++) {
+			const struct pcz_vec *x = &w->vals[k * S + s];
+			const uint64_t *v = values_of(x, s, pred);
+			size_t bytes = 0;
+			uint64_t all = 0;
+			if (layout == PCZ_LAYOUT_PLANES) {
+				for (size_t i = 0; i < x->n; i++)
+					all |= v[i];
+				pcz_buf_varint(b, x->n);
+				pcz_buf_u8(b, x->n ? byte_width(all) : 0);
+			} else {
+				for (size_t i = 0; i < x->n; i++)
+					bytes += pcz_varint_len(v[i]);
+				pcz_buf_varint(b, bytes);
+			}
+		}
+	pcz_buf_put(b, w->structure.data, w->structure.len);
+	for (size_t s = 0; s < S; s++)
+		for (size_t k = 0; k < w->n_slots; k++) {
+			const struct pcz_vec *x = &w->vals[k * S + s];
+			const uint64_t *v = values_of(x, s, pred);
+			unsigned width = 0;
+			uint64_t all = 0;
+			uint8_t *o;
+			if (layout == PCZ_LAYOUT_VARINT) {
+				pcz_buf_varints(b, v, x->n);
+				continue;
+			}
+			for (size_t i = 0; i < x->n; i++)
+				all |= v[i];
+			width = byte_width(all);
+			if (x->n == 0 || pcz_buf_grow(b, x->n * width) != 0)
+				continue;
+			/* Plane j holds byte j of every value: high planes are mostly zero. */
+			o = b->data + b->len;
+			for (unsigned j = 0; j < width; j++)
+				for (size_t i = 0; i < x->n; i++)
+					*o++ = (uint8_t)(v[i] >> (8 * j));
+			b->len += x->n * width;
+		}
+}
+
+/* Encoded size of one event's values under one predictor: a fast trial of the codec. */
+static size_t trial_size(mpxkit_pcz_writer *w, size_t e, unsigned pred, pcz_buf *tmp, pcz_buf *out)
+{
+	size_t S = 1 + w->n_events;
+
+	tmp->len = 0;
+	for (size_t k = 0; k < w->n_slots; k++) {
+		const struct pcz_vec *x = &w->vals[k * S + 1 + e];
+		pcz_buf_varints(tmp, pcz_vec_of(x, pred), x->n);
+	}
+	if (tmp->oom || w->opt.codec == MPXKIT_PCZ_STORED)
+		return tmp->len;
+	if (pcz_compress_with(&w->cz, w->opt.codec, 1, tmp->data, tmp->len, out) != 0)
+		return tmp->len;
+	return out->len;
+}
+
+/*
+ * Cheap stand-in for trial_size at fast levels: the varint bytes of the
+ * event's values, where a value equal to one of the two before it in its
+ * piece counts a quarter, since an LZ stage codes such a repeat as a short
+ * match.  Counts in quarter bytes.
+ */
+static uint64_t estimate_size(const mpxkit_pcz_writer *w, size_t e, unsigned pred)
+{
+	size_t S = 1 + w->n_events;
+	uint64_t cost = 0;
+
+	for (size_t k = 0; k < w->n_slots; k++) {
+		const struct pcz_vec *x = &w->vals[k * S + 1 + e];
+		const uint64_t *v = pcz_vec_of(x, pred);
+		uint64_t a = UINT64_MAX, b = UINT64_MAX;
+		for (size_t i = 0; i < x->n; i++) {
+			uint64_t z = v[i];
+			cost += z == a || z == b ? 1 : 4 * pcz_varint_len(z);
+			b = a;
+			a = z;
+		}
+	}
+	return cost;
+}
+
+/* Whether the writer may spend codec trials on its choices: slow levels only. */
+static int thorough(const mpxkit_pcz_writer *w)
+{
+	if (w->opt.codec == MPXKIT_PCZ_ZSTD)
+		return w->opt.level >= PCZ_THOROUGH_ZSTD;
+	if (w->opt.codec == MPXKIT_PCZ_ZLIB)
+		return w->opt.level == 0 || w->opt.level >= PCZ_THOROUGH_ZLIB;
+	return 1;
+}
+
+/*
+ * Picks each event's step-0 predictor for this chunk.  Counters that repeat a
+ * few values (a dump that alternately catches one or two intervals of work)
+ * compress better as themselves than as differences, which the byte-stream
+ * stage sees as new numbers; counters that tick with the clock (callgrind's Ir
+ * when the timestamps are instructions, cycles at a fixed frequency) cost
+ * least as their difference from the step's duration.  Slow levels run a
+ * trial of the codec at level 1 per candidate, fast ones estimate_size.
+ */
+static int choose_predictors(mpxkit_pcz_writer *w, uint8_t *pred)
+{
+	pcz_buf tmp = { 0 }, out = { 0 };
+
+	for (size_t e = 0; e < w->n_events; e++) {
+		uint64_t best = UINT64_MAX;
+		/* Ties keep the lower predictor: HISTORY, then NONE. */
+		for (unsigned p = PCZ_PRED_HISTORY; p <= PCZ_PRED_DURATION; p++) {
+			uint64_t size = thorough(w) ? trial_size(w, e, p, &tmp, &out)
+						    : estimate_size(w, e, p);
+			if (size < best) {
+				best = size;
+				pred[e] = (uint8_t)p;
+			}
+		}
+	}
+	pcz_buf_free(&out);
+	if (tmp.oom)
+		return pcz_buf_free(&tmp), -MPXKIT_ENOMEM;
+	pcz_buf_free(&tmp);
+	return 0;
+}
+
+/*
+ * Order-0 entropy of a buffer in bits.  Fast levels take PLANES when the
+ * varints are dense, above PCZ_DENSE_VARINTS of 8 bits per byte: such values
+ * are noise an LZ stage cannot shorten, and planes at least gather their zero
+ * high bytes.  On data/threads/ the varints of the kernels score 0.62-0.70
+ * (VARINT codes smaller) and those of xz, zstd and the sorts 0.74-0.82
+ * (PLANES codes smaller).
+ */
+#define PCZ_DENSE_VARINTS 0.72
+static double entropy_bits(const uint8_t *p, size_t n)
+{
+	size_t count[256] = { 0 };
+	double bits = 0;
+
+	for (size_t i = 0; i < n; i++)
+		count[p[i]]++;
+	for (unsigned c = 0; c < 256; c++)
+		if (count[c])
+			bits -= (double)count[c] * log2((double)count[c] / (double)n);
+	return bits;
+}
+
+/* Writes the chunk in whichever layout encodes smaller (estimated at fast levels). */
+static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	pcz_buf planes = { 0 }, planes_stored = { 0 };
+	mpxkit_pcz_codec c0 = w->opt.codec, c1 = w->opt.codec;
+	uint8_t *pred;
+	int rc, guess = -1; /* layout: 0 VARINT, 1 PLANES, -1 try both */
+
+	if (w->chunk_regions == 0)
+		return 0;
+	if (w->vals_oom || w->structure.oom)
+		return -MPXKIT_ENOMEM;
+	pred = malloc(w->n_events);
+	if (pred == NULL)
+		return -MPXKIT_ENOMEM;
+	rc = choose_predictors(w, pred);
+	if (rc < 0)
+		return free(pred), rc;
+	build_payload(w, PCZ_LAYOUT_VARINT, pred, &w->payload);
+	/* Fast levels guess the smaller layout and run the codec once; slow ones run both. */
+	if (!thorough(w) && !w->payload.oom)
+		guess = entropy_bits(w->payload.data, w->payload.len) >
+				PCZ_DENSE_VARINTS * 8.0 * (double)w->payload.len
+			? 1
+			: 0;
+	if (guess != 0)
+		build_payload(w, PCZ_LAYOUT_PLANES, pred, &planes);
+	free(pred);
+	rc = w->payload.oom || planes.oom ? -MPXKIT_ENOMEM : 0;
+	/* The region bound of check_region keeps a chunk below the limit; this is a guard. */
+	if (rc == 0 && w->payload.len > MPXKIT_PCZ_MAX_SECTION)
+		rc = mpxkit_fail(diag, MPXKIT_ERANGE, "REGIONS section above %u bytes",
+				 MPXKIT_PCZ_MAX_SECTION);
+	if (planes.len > MPXKIT_PCZ_MAX_SECTION)
+		guess = 0;
+	if (rc == 0 && guess != 1)
+		rc = encode(w, w->payload.data, w->payload.len, &w->stored, &c0);
+	if (rc == 0 && guess != 0)
+		rc = encode(w, planes.data, planes.len, &planes_stored, &c1);
+	if (rc == 0 && (guess == 1 || (guess == -1 && planes_stored.len < w->stored.len)))
+		rc = write_framed(w, PCZ_REGIONS, c1, planes_stored.data, planes_stored.len,
+				  planes.data, planes.len, diag);
+	else if (rc == 0)
+		rc = write_framed(w, PCZ_REGIONS, c0, w->stored.data, w->stored.len,
+				  w->payload.data, w->payload.len, diag);
+	pcz_buf_free(&planes);
+	pcz_buf_free(&planes_stored);
+	/* Every predictor restarts with the next section. */
+	w->chunk_regions = 0;
+	w->structure.len = 0;
+	for (size_t i = 0; i < w->n_slots * (1 + w->n_events); i++)
+		w->vals[i].n = 0;
+	w->n_slots = 0;
+	memset(w->var_bytes, 0, sizeof w->var_bytes);
+	w->has_prev = 0;
+	memset(w->prev_ref, 0, w->n_events * sizeof *w->prev_ref);
+	w->gen++;
+	return rc;
+}
+
+/*
+ * Appends one value to a slot's stream, zigzagged, as coded with the history
+ * predictor (diff) and without it (alt); they differ only at step 0 of a block
+ * coded on its own.
+ */
+static __attribute__((noinline)) int vec_grow(struct pcz_vec *x)
+{
+	size_t cap = x->cap ? 2 * x->cap : 64;
+	uint64_t *v = realloc(x->v, cap * sizeof *v);
+
+	if (v == NULL)
+		return -1;
+	x->v = v;
+	v = realloc(x->alt, cap * sizeof *v);
+	if (v == NULL)
+		return -1;
+	x->alt = v;
+	v = realloc(x->dur, cap * sizeof *v);
+	if (v == NULL)
+		return -1;
+	x->dur = v;
+	x->cap = cap;
+	return 0;
+}
+
+static inline void put(mpxkit_pcz_writer *w, size_t slot, size_t stream, uint64_t diff,
+		       uint64_t alt, uint64_t dur)
+{
+	struct pcz_vec *x = &w->vals[slot * (1 + w->n_events) + stream];
+	uint64_t z = pcz_zigzag(diff), za = pcz_zigzag(alt), zd = pcz_zigzag(dur);
+
+	if (x->n == x->cap && vec_grow(x) != 0) {
+		w->vals_oom = 1;
+		return;
+	}
+	x->alt[x->n] = za;
+	x->dur[x->n] = zd;
+	x->v[x->n++] = z;
+	w->var_bytes[PCZ_PRED_HISTORY] += pcz_varint_len(z);
+	w->var_bytes[PCZ_PRED_NONE] += pcz_varint_len(za);
+	w->var_bytes[PCZ_PRED_DURATION] += pcz_varint_len(zd);
+}
+
+/* put for a value that every predictor codes alike (timestamps, differences). */
+static inline void put1(mpxkit_pcz_writer *w, size_t slot, size_t stream, uint64_t diff)
+{
+	put(w, slot, stream, diff, diff, diff);
+}
+
+/* The chunk slot of dictionary entry k, assigned on first use in this chunk. */
+static size_t slot_for(mpxkit_pcz_writer *w, size_t k)
+{
+	size_t S = 1 + w->n_events;
+
+	if (w->slot_gen[k] == w->gen)
+		return w->slot_of[k];
+	if (w->n_slots == w->cap_slots) {
+		size_t cap = w->cap_slots ? 2 * w->cap_slots : 16;
+		struct pcz_vec *v = realloc(w->vals, cap * S * sizeof *v);
+		if (v == NULL)
+			return SIZE_MAX;
+		memset(v + w->cap_slots * S, 0, (cap - w->cap_slots) * S * sizeof *v);
+		w->vals = v;
+		w->cap_slots = cap;
+	}
+	w->slot_gen[k] = w->gen;
+	w->slot_of[k] = w->n_slots;
+	return w->n_slots++;
+}
+
+/* Step 0's predictor: the unit's own last step in this section, else the last reference. */
+static const uint64_t *history(const mpxkit_pcz_writer *w, size_t k)
+{
+	return w->hist_gen[k] == w->gen ? w->hist + k * w->n_events : w->prev_ref;
+}
+
+/* Value-stream bytes of a block coded on its own (reference, raw or TEMPORAL). */
+static uint64_t block_cost(const mpxkit_pcz_writer *w, const mpxkit_pcz_unit *u, size_t k)
+{
+	const uint64_t *h = history(w, k);
+	size_t E = w->n_events;
+	uint64_t cost = 0;
+
+	for (size_t i = 0; i < u->n_steps * E; i++)
+		cost += pcz_varint_len(pcz_zigzag(u->values[i] - (i < E ? h[i] : u->values[i - E])));
+	return cost;
+}
+
+static void code_block(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *u, size_t k, int is_ref)
+{
+	const uint64_t *h = history(w, k);
+	size_t E = w->n_events, slot = w->slot_of[k];
+
+	for (size_t i = 0; i < u->n_steps * E; i++) {
+		uint64_t p = i < E ? 0 : u->values[i - E];
+		uint64_t d = u->times[2 * (i / E) + 1] - u->times[2 * (i / E)];
+		put(w, slot, 1 + i % E, u->values[i] - (i < E ? h[i] : p), u->values[i] - p,
+		    u->values[i] - d);
+	}
+	if (is_ref)
+		memcpy(w->prev_ref, u->values, E * sizeof *w->prev_ref);
+}
+
+/* Writes a member's kind (and mask) to the structure stream and its values. */
+static void code_member(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *m, size_t k,
+			const mpxkit_pcz_unit *r)
+{
+	size_t E = w->n_events, n = m->n_steps * E, nnz = 0, slot = w->slot_of[k];
+	pcz_buf *st = &w->structure;
+	uint64_t spatial;
+
+	for (size_t i = 0; i < n; i++)
+		nnz += m->values[i] != r->values[i];
+	if (nnz == 0) {
+		pcz_buf_u8(st, PCZ_SAME);
+		return;
+	}
+	spatial = pcz_diff_cost(m->values, r->values, n) + (nnz == n ? 0 : (n + 7) / 8);
+	if (block_cost(w, m, k) < spatial) {
+		pcz_buf_u8(st, PCZ_TEMPORAL);
+		code_block(w, m, k, 0);
+		return;
+	}
+	if (nnz == n) {
+		pcz_buf_u8(st, PCZ_DENSE);
+	} else {
+		pcz_buf_u8(st, PCZ_MASK);
+		for (size_t i = 0; i < n; i += 8) {
+			unsigned byte = 0;
+			for (size_t b = 0; b < 8 && i + b < n; b++)
+				byte |= (unsigned)(m->values[i + b] != r->values[i + b]) << b;
+			pcz_buf_u8(st, byte);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (nnz == n || m->values[i] != r->values[i])
+			put1(w, slot, 1 + i % E, m->values[i] - r->values[i]);
+}
+
+/* Keeps each unit's last step as the next region's predictor. */
+static int update_history(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t n_units,
+			  const size_t *kidx)
+{
+	size_t E = w->n_events;
+
+	if (w->dict.n > w->hist_cap) {
+		size_t cap = w->dict.cap;
+		uint64_t *h = realloc(w->hist, cap * E * sizeof *h), *g;
+		size_t *so;
+		if (h == NULL)
+			return -MPXKIT_ENOMEM;
+		w->hist = h;
+		g = realloc(w->hist_gen, cap * sizeof *g);
+		if (g == NULL)
+			return -MPXKIT_ENOMEM;
+		w->hist_gen = g;
+		g = realloc(w->slot_gen, cap * sizeof *g);
+		if (g == NULL)
+			return -MPXKIT_ENOMEM;
+		w->slot_gen = g;
+		so = realloc(w->slot_of, cap * sizeof *so);
+		if (so == NULL)
+			return -MPXKIT_ENOMEM;
+		w->slot_of = so;
+		for (size_t k = w->hist_cap; k < cap; k++)
+			w->hist_gen[k] = w->slot_gen[k] = UINT64_MAX;
+		w->hist_cap = cap;
+	}
+	for (size_t u = 0; u < n_units; u++) {
+		memcpy(w->hist + kidx[u] * E, units[u].values + (units[u].n_steps - 1) * E,
+		       E * sizeof *w->hist);
+		w->hist_gen[kidx[u]] = w->gen;
+	}
+	return 0;
+}
+
+/* Unit headers into the structure stream; kidx gets each unit's dictionary entry. */
+static int code_units(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t n_units,
+		      size_t *kidx)
+{
+	pcz_buf *st = &w->structure;
+
+	for (size_t u = 0; u < n_units; u++) {
+		const mpxkit_pcz_unit *x = &units[u];
+		size_t len = strlen(x->name), k = pcz_dict_find(&w->dict, x->name, len);
+		if (k == SIZE_MAX) {
+			k = pcz_dict_add(&w->dict, x->name, len);
+			if (k == SIZE_MAX)
+				return -MPXKIT_ENOMEM;
+			pcz_buf_varint(st, 0);
+			pcz_buf_string(st, x->name);
+		} else {
+			pcz_buf_varint(st, k + 1);
+		}
+		pcz_buf_varint(st, x->n_steps);
+		if (w->opt.placement) {
+			pcz_buf_varint(st, (uint64_t)((int64_t)x->cpu + 1));
+			pcz_buf_varint(st, (uint64_t)((int64_t)x->numa + 1));
+		}
+		kidx[u] = k;
+	}
+	return 0;
+}
+
+/* Timestamps into each unit's slot: start against the previous end, then the duration. */
+static int code_times(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t n_units,
+		      const size_t *kidx)
+{
+	for (size_t u = 0; u < n_units; u++) {
+		const mpxkit_pcz_unit *x = &units[u];
+		size_t k = kidx[u], slot = slot_for(w, k);
+		uint64_t prev = w->dict.last_gen[k] == w->gen ? w->dict.last_end[k] : 0;
+		if (slot == SIZE_MAX)
+			return -MPXKIT_ENOMEM;
+		for (size_t s = 0; s < x->n_steps; s++) {
+			put1(w, slot, 0, x->times[2 * s] - prev);
+			put1(w, slot, 0, x->times[2 * s + 1] - x->times[2 * s]);
+			prev = x->times[2 * s + 1];
+		}
+		w->dict.last_end[k] = prev;
+		w->dict.last_gen[k] = w->gen;
+	}
+	return 0;
+}
+
+/* Dumps are often named loop1, loop2, ...: code such a name as "the previous one, plus one". */
+static int code_region_name(mpxkit_pcz_writer *w, const char *name)
+{
+	size_t len = strlen(name);
+	char next[256];
+
+	if (w->has_prev && strcmp(w->prev_region, name) == 0) {
+		pcz_buf_varint(&w->structure, PCZ_NAME_SAME);
+		return 0;
+	}
+	if (w->has_prev && pcz_name_next(w->prev_region, next, sizeof next) == 0 &&
+	    strcmp(next, name) == 0) {
+		pcz_buf_varint(&w->structure, PCZ_NAME_NEXT);
+	} else {
+		pcz_buf_varint(&w->structure, PCZ_NAME_NEW);
+		pcz_buf_string(&w->structure, name);
+	}
+	if (len + 1 > w->prev_cap) {
+		char *p = realloc(w->prev_region, len + 1);
+		if (p == NULL)
+			return -MPXKIT_ENOMEM;
+		w->prev_region = p;
+		w->prev_cap = len + 1;
+	}
+	memcpy(w->prev_region, name, len + 1);
+	w->has_prev = 1;
+	return 0;
+}
+
+/* Appends one planned region to the current chunk (lock held). */
+static int code_region(mpxkit_pcz_writer *w, const char *name, size_t n_units,
+		       const mpxkit_pcz_unit *units, const pcz_plan *plan, size_t *members)
+{
+	size_t *kidx = members + n_units;
+	pcz_buf *st = &w->structure;
+	int rc;
+
+	rc = code_region_name(w, name);
+	if (rc < 0)
+		return rc;
+	pcz_buf_varint(st, n_units);
+	rc = code_units(w, units, n_units, kidx);
+	if (rc == 0) /* sizes the per-name arrays for the names just added */
+		rc = update_history(w, NULL, 0, NULL);
+	if (rc == 0)
+		rc = code_times(w, units, n_units, kidx);
+	if (rc < 0)
+		return rc;
+	pcz_buf_u8(st, pcz_balance_q8(plan->balance_ppm));
+	pcz_buf_varint(st, plan->n_groups);
+	for (size_t g = 0; g < plan->n_groups; g++) {
+		size_t n = 0, ref = 0;
+		for (size_t u = 0; u < n_units; u++)
+			if (plan->group_of[u] == g) {
+				if (u == plan->group_ref[g])
+					ref = n;
+				members[n++] = u;
+			}
+		pcz_buf_varint(st, n);
+		for (size_t i = 0; i < n; i++)
+			pcz_buf_varint(st, i == 0 ? members[0] : members[i] - members[i - 1] - 1);
+		pcz_buf_varint(st, ref);
+		code_block(w, &units[members[ref]], kidx[members[ref]], 1);
+		for (size_t i = 0; i < n; i++)
+			if (i != ref)
+				code_member(w, &units[members[i]], kidx[members[i]],
+					    &units[members[ref]]);
+	}
+	for (size_t u = 0; u < n_units; u++)
+		if (plan->group_of[u] == SIZE_MAX)
+			code_block(w, &units[u], kidx[u], 0);
+	rc = update_history(w, units, n_units, kidx);
+	if (rc < 0)
+		return rc;
+	w->chunk_regions++;
+	w->n_regions++;
+	w->n_units += n_units;
+	return w->vals_oom || st->oom ? -MPXKIT_ENOMEM : 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Everything about a region that can be wrong, checked before the shared state is touched. */
+static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
+			const mpxkit_pcz_unit *units, mpxkit_diag *diag)
+{
+	uint64_t bound = 64 + strlen(region);
+	const char **names;
+	int rc = 0;
+
+	if (!pcz_name_ok(region, strlen(region)))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': bad name", region);
+	if (n_units == 0 || n_units > PCZ_MAX_UNITS)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': %zu units, need 1 to %u",
+				   region, n_units, PCZ_MAX_UNITS);
+	for (size_t u = 0; u < n_units; u++) {
+		const mpxkit_pcz_unit *x = &units[u];
+		if (x->name == NULL || !pcz_name_ok(x->name, strlen(x->name)))
+			return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': unit %zu: bad name",
+					   region, u);
+		if (x->n_steps == 0 || x->n_steps > PCZ_MAX_STEPS || !x->times || !x->values)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "region '%s': unit '%s': %zu steps or no data", region,
+					   x->name, x->n_steps);
+		if (x->cpu < -1 || x->numa < -1)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "region '%s': unit '%s': cpu or numa below -1", region,
+					   x->name);
+		/* Worst case: 10-byte varints everywhere, a mask bit per element. */
+		bound += 40 + strlen(x->name) + 11 * (1 + w->n_events) +
+			 x->n_steps * (20 + w->n_events * 11);
+	}
+	if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
+		return mpxkit_fail(diag, MPXKIT_ERANGE, "region '%s' too large for one section",
+				   region);
+	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
+		for (size_t u = 1; u < n_units; u++)
+			for (size_t v = 0; v < u; v++)
+				if (strcmp(units[u].name, units[v].name) == 0)
+					return mpxkit_fail(diag, MPXKIT_EINVAL,
+							   "region '%s': unit '%s' given twice", region,
+							   units[u].name);
+		return 0;
+	}
+	names = malloc(n_units * sizeof *names);
+	if (names == NULL)
+		return -MPXKIT_ENOMEM;
+	for (size_t u = 0; u < n_units; u++)
+		names[u] = units[u].name;
+	qsort(names, n_units, sizeof *names, cmp_name);
+	for (size_t u = 1; u < n_units && rc == 0; u++)
+		if (strcmp(names[u], names[u - 1]) == 0)
+			rc = mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': unit '%s' given twice",
+					 region, names[u]);
+	free(names);
+	return rc;
+}
+
+static int fail_sticky(mpxkit_pcz_writer *w, int rc, mpxkit_diag *diag)
+{
+	if (!w->failed) {
+		w->failed = rc;
+		if (diag)
+			w->fail_diag = *diag;
+	}
+	return rc;
+}
+
+int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+				 const mpxkit_pcz_unit *units, mpxkit_diag *diag)
+{
+	pcz_plan plan;
+	size_t *members = NULL;
+	int rc;
+
+	if (w == NULL || region == NULL || (units == NULL && n_units > 0))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	rc = check_region(w, region, n_units, units, diag);
+	if (rc < 0)
+		return rc;
+	/* The costly part, grouping and medoids, runs outside the lock. */
+	rc = pcz_plan_region(units, n_units, w->n_events, w->opt.grouping, w->opt.threshold_ppm,
+			     &plan);
+	if (rc < 0)
+		return rc;
+	members = plan.work;
+	pthread_mutex_lock(&w->lock);
+	if (w->failed) {
+		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
+				 mpxkit_diag_message(&w->fail_diag, w->failed));
+		goto out;
+	}
+	rc = w->started ? 0 : write_start(w, diag);
+	if (rc == 0)
+		rc = code_region(w, region, n_units, units, &plan, members);
+	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
+		rc = flush_chunk(w, diag);
+	if (rc < 0)
+		fail_sticky(w, rc, diag);
+out:
+	pthread_mutex_unlock(&w->lock);
+	pcz_plan_free(&plan);
+	return rc;
+}
+
+static int copy_unit(mpxkit_pcz_unit *dst, const mpxkit_pcz_unit *src, size_t n_events)
+{
+	size_t nv = src->n_steps * n_events;
+	uint64_t *times = malloc(2 * src->n_steps * sizeof *times);
+	uint64_t *values = malloc(nv * sizeof *values);
+	char *name = strdup(src->name);
+
+	if (!times || !values || !name) {
+		free(times);
+		free(values);
+		free(name);
+		return -MPXKIT_ENOMEM;
+	}
+	memcpy(times, src->times, 2 * src->n_steps * sizeof *times);
+	memcpy(values, src->values, nv * sizeof *values);
+	*dst = *src;
+	dst->name = name;
+	dst->times = times;
+	dst->values = values;
+	return 0;
+}
+
+/* The oldest staged region called name without a unit called unit, or a new one. */
+static struct staged *staged_slot(mpxkit_pcz_writer *w, const char *name, const char *unit)
+{
+	struct staged *s;
+
+	for (size_t i = 0; i < w->n_staged; i++) {
+		int taken = 0;
+		s = &w->staged[i];
+		if (strcmp(s->name, name) != 0)
+			continue;
+		for (size_t u = 0; u < s->n && !taken; u++)
+			taken = strcmp(s->units[u].name, unit) == 0;
+		if (!taken)
+			return s;
+	}
+	if (w->n_staged == w->cap_staged) {
+		size_t cap = w->cap_staged ? 2 * w->cap_staged : 8;
+		s = realloc(w->staged, cap * sizeof *s);
+		if (s == NULL)
+			return NULL;
+		w->staged = s;
+		w->cap_staged = cap;
+	}
+	s = &w->staged[w->n_staged];
+	memset(s, 0, sizeof *s);
+	s->name = strdup(name);
+	if (s->name == NULL)
+		return NULL;
+	w->n_staged++;
+	return s;
+}
+
+int mpxkit_pcz_writer_stage_unit(mpxkit_pcz_writer *w, const char *region,
+				 const mpxkit_pcz_unit *unit, mpxkit_diag *diag)
+{
+	mpxkit_pcz_unit copy;
+	struct staged *s;
+	int rc;
+
+	if (w == NULL || region == NULL || unit == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	rc = check_region(w, region, 1, unit, diag);
+	if (rc < 0)
+		return rc;
+	rc = copy_unit(&copy, unit, w->n_events);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&w->lock);
+	s = staged_slot(w, region, unit->name);
+	if (s && s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		mpxkit_pcz_unit *u = realloc(s->units, cap * sizeof *u);
+		if (u == NULL)
+			s = NULL;
+		else
+			s->units = u, s->cap = cap;
+	}
+	if (s)
+		s->units[s->n++] = copy;
+	pthread_mutex_unlock(&w->lock);
+	if (s == NULL) {
+		free((char *)copy.name);
+		free((uint64_t *)copy.times);
+		free((uint64_t *)copy.values);
+		return -MPXKIT_ENOMEM;
+	}
+	return 0;
+}
+
+int mpxkit_pcz_writer_flush(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	struct staged *list;
+	size_t n;
+	int rc = 0;
+
+	if (w == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	pthread_mutex_lock(&w->lock);
+	list = w->staged;
+	n = w->n_staged;
+	w->staged = NULL;
+	w->n_staged = w->cap_staged = 0;
+	pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = mpxkit_pcz_writer_add_region(w, list[i].name, list[i].n, list[i].units,
+							  diag);
+		for (size_t u = 0; u < list[i].n; u++) {
+			free((char *)list[i].units[u].name);
+			free((uint64_t *)list[i].units[u].times);
+			free((uint64_t *)list[i].units[u].values);
+		}
+		free(list[i].units);
+		free(list[i].name);
+	}
+	free(list);
+	return rc;
+}
+
+static int write_end(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	pcz_buf b = { 0 };
+	int rc;
+
+	pcz_buf_u64(&b, w->n_regions);
+	pcz_buf_u64(&b, w->n_units);
+	pcz_buf_u32(&b, w->n_sections);
+	pcz_buf_u32(&b, w->content_crc);
+	rc = b.oom ? -MPXKIT_ENOMEM : write_section(w, PCZ_END, b.data, b.len, diag);
+	b.len = 0;
+	pcz_buf_u32(&b, PCZ_END_MARK);
+	if (rc == 0)
+		rc = b.oom ? -MPXKIT_ENOMEM : file_write(w, b.data, b.len, diag);
+	pcz_buf_free(&b);
+	return rc;
+}
+
+int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (w == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	rc = mpxkit_pcz_writer_flush(w, diag);
+	if (rc == 0 && w->failed)
+		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
+				 mpxkit_diag_message(&w->fail_diag, w->failed));
+	if (rc == 0 && !w->started)
+		rc = write_start(w, diag);
+	if (rc == 0)
+		rc = flush_chunk(w, diag);
+	if (rc == 0)
+		rc = write_end(w, diag);
+	if (rc == 0 && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
+		rc = mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
+	if (rc == 0) {
+		FILE *f = w->f;
+		w->f = NULL;
+		if (fclose(f) != 0)
+			rc = mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
+	}
+	if (rc == 0 && rename(w->tmp_path, w->path) != 0)
+		rc = mpxkit_fail_sys(diag, "%s: cannot rename to %s", w->tmp_path, w->path);
+	if (rc == 0) {
+		free(w->tmp_path);
+		w->tmp_path = NULL;
+	}
+	writer_free(w);
+	return rc;
+}
+
+void mpxkit_pcz_writer_abort(mpxkit_pcz_writer *w)
+{
+	if (w)
+		writer_free(w);
+}
