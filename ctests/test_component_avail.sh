@@ -37,4 +37,22 @@ for ev in TASK-CLOCK PAGE-FAULTS; do
 	[ -n "$value" ] || fail "papi_command_line printed no value for mpxkit:::perf::$ev"
 	[ "$value" -gt 0 ] || fail "mpxkit:::perf::$ev counted $value during papi_command_line's workload"
 done
-echo "PASS: mpxkit active; papi_command_line read TASK-CLOCK and PAGE-FAULTS"
+# Bad reference settings disable the component with a reason naming the variable.
+disabled_reason() {
+	env "$@" "$bin/papi_component_avail" | sed -n '/^Name: *mpxkit /{n;p;}' | sed -n 's/.*Disabled: //p'
+}
+reason=$(disabled_reason MPXKIT_ESTIMATOR=ref-rate)
+echo "$reason" | grep -q '^MPXKIT_ESTIMATOR=ref-rate: it needs a reference' ||
+	fail "ref-rate without MPXKIT_REFERENCE: disabled reason '$reason'"
+reason=$(disabled_reason MPXKIT_REFERENCE=perf::NOPE)
+echo "$reason" | grep -q '^MPXKIT_REFERENCE=perf::NOPE: .*no such perf event' ||
+	fail "MPXKIT_REFERENCE=perf::NOPE: disabled reason '$reason'"
+
+# ref-rate online, task-clock in every slice, through PAPI's own tool.
+out=$(MPXKIT_ESTIMATOR=ref-rate MPXKIT_REFERENCE=perf::TASK-CLOCK MPXKIT_COUNTERS=1 \
+	"$bin/papi_command_line" mpxkit:::perf::CPU-CLOCK mpxkit:::perf::PAGE-FAULTS) ||
+	fail "papi_command_line with ref-rate exited with $?"
+echo "$out"
+value=$(echo "$out" | sed -n "s/^mpxkit:::perf::CPU-CLOCK :[[:space:]]*\([0-9][0-9]*\).*/\1/p")
+[ -n "$value" ] && [ "$value" -gt 0 ] || fail "ref-rate: CPU-CLOCK '$value'"
+echo "PASS: mpxkit active; papi_command_line read TASK-CLOCK and PAGE-FAULTS; ref-rate online"

@@ -28,8 +28,9 @@ int main(void)
 #include "mpxkit/mpx.h"
 #include "mpxkit/trace.h"
 
-#define N_EVENTS 7
-#define N_STEPS	 103 /* not a multiple of G: the partial last rotation is dropped */
+#define N_EVENTS  7
+#define N_STEPS	  103	/* not a multiple of G: the partial last rotation is dropped */
+#define REFERENCE "ev6" /* with a reference, ev0 .. ev5 are multiplexed and ev6 counted always */
 
 static char trace_path[256];
 static mpxkit_trace *trace;
@@ -56,26 +57,37 @@ static int make_trace(void)
 	return mpxkit_trace_write(trace, trace_path, NULL);
 }
 
-/* The library's offline path: simulate with C counters, run the estimator, sum rotations in order.
- */
-static int offline(const char *estimator, size_t C, long long *totals)
+/* Events multiplexed: every column, or every column but the reference (the last). */
+static size_t n_multiplexed(const char *reference)
 {
-	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path};
+	return reference ? N_EVENTS - 1 : N_EVENTS;
+}
+
+/*
+ * The library's offline path, as 'mpxkit eval [--reference EV]' takes it:
+ * simulate with C counters, run the estimator, sum rotations in order.
+ */
+static int offline(const char *estimator, size_t C, const char *reference, long long *totals)
+{
+	mpxkit_mpx_config cfg = {C, reference, NULL, 0, trace_path};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_estimator *est = NULL;
+	size_t n = n_multiplexed(reference);
 	double *out = NULL, sum[N_EVENTS] = {0};
 	int rc = mpxkit_mpx_simulate(trace, &cfg, &run, NULL);
 
-	if (rc == 0)
-		rc = mpxkit_estimator_new(&est, estimator, &run->layout, NULL, NULL);
-	if (rc == 0 && (out = calloc(run->n_rotations * N_EVENTS, sizeof *out)) == NULL)
+	if (rc == 0 && (run->layout.n_events != n || (reference && run->ref == NULL)))
 		rc = -1;
 	if (rc == 0)
-		rc = mpxkit_estimator_run(est, run->n_rotations, run->obs, NULL, out);
+		rc = mpxkit_estimator_new(&est, estimator, &run->layout, NULL, NULL);
+	if (rc == 0 && (out = calloc(run->n_rotations * n, sizeof *out)) == NULL)
+		rc = -1;
+	if (rc == 0)
+		rc = mpxkit_estimator_run(est, run->n_rotations, run->obs, run->ref, out);
 	for (size_t k = 0; rc == 0 && k < run->n_rotations; k++)
-		for (size_t e = 0; e < N_EVENTS; e++)
-			sum[e] += out[k * N_EVENTS + e];
-	for (size_t e = 0; e < N_EVENTS; e++)
+		for (size_t e = 0; e < n; e++)
+			sum[e] += out[k * n + e];
+	for (size_t e = 0; e < n; e++)
 		totals[e] = llround(sum[e]);
 	free(out);
 	mpxkit_estimator_free(est);
@@ -85,15 +97,18 @@ static int offline(const char *estimator, size_t C, long long *totals)
 
 /*
  * In a child (the component reads its settings once, at PAPI_library_init):
- * replay the trace with C counters and the estimator, adding the events in
- * column order; write the read, the stop, and the read after a reset to fd.
+ * replay the trace with C counters, the estimator and the reference if any,
+ * adding the multiplexed events in column order; write the read, the stop,
+ * and the read after a reset to fd.
  */
-static int papi_child(const char *estimator, size_t C, int fd)
+static int papi_child(const char *estimator, size_t C, const char *reference, int fd)
 {
-	long long v[3][N_EVENTS];
+	long long v[3][N_EVENTS] = {{0}};
 	char buf[32];
 	int es = PAPI_NULL, rc;
 
+	if (reference)
+		setenv("MPXKIT_REFERENCE", reference, 1);
 	setenv("MPXKIT_REPLAY", trace_path, 1);
 	setenv("MPXKIT_ESTIMATOR", estimator, 1);
 	snprintf(buf, sizeof buf, "%zu", C);
@@ -101,7 +116,7 @@ static int papi_child(const char *estimator, size_t C, int fd)
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
 		return 2;
 	rc = PAPI_create_eventset(&es);
-	for (size_t e = 0; rc == PAPI_OK && e < N_EVENTS; e++) {
+	for (size_t e = 0; rc == PAPI_OK && e < n_multiplexed(reference); e++) {
 		snprintf(buf, sizeof buf, "mpxkit:::%s", trace->events[e]);
 		rc = PAPI_add_named_event(es, buf);
 	}
@@ -123,7 +138,8 @@ static int papi_child(const char *estimator, size_t C, int fd)
 	return write(fd, v, sizeof v) == (ssize_t)sizeof v ? 0 : 4;
 }
 
-static int replay_via_papi(const char *estimator, size_t C, long long v[3][N_EVENTS])
+static int replay_via_papi(const char *estimator, size_t C, const char *reference,
+			   long long v[3][N_EVENTS])
 {
 	int fds[2], status = -1;
 	pid_t pid;
@@ -135,7 +151,7 @@ static int replay_via_papi(const char *estimator, size_t C, long long v[3][N_EVE
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		_exit(papi_child(estimator, C, fds[1]));
+		_exit(papi_child(estimator, C, reference, fds[1]));
 	}
 	close(fds[1]);
 	got = read(fds[0], v, 3 * N_EVENTS * sizeof v[0][0]);
@@ -148,43 +164,61 @@ static int replay_via_papi(const char *estimator, size_t C, long long v[3][N_EVE
 	return 0;
 }
 
+/* One estimator, one C, with or without the reference: PAPI's three readings = offline. */
+static void check_one(const char *estimator, size_t C, const char *reference)
+{
+	long long v[3][N_EVENTS], want[N_EVENTS];
+
+	CU_ASSERT_EQUAL_FATAL(offline(estimator, C, reference, want), 0);
+	CU_ASSERT_EQUAL_FATAL(replay_via_papi(estimator, C, reference, v), 0);
+	printf("\n  %-12s C=%zu %-13s ev0 %lld (offline %lld)", estimator, C,
+	       reference ? "ref " REFERENCE : "no reference", v[1][0], want[0]);
+	for (size_t e = 0; e < n_multiplexed(reference); e++) {
+		CU_ASSERT_EQUAL(v[0][e], want[e]); /* read: the trace served whole */
+		CU_ASSERT_EQUAL(v[1][e], want[e]); /* stop */
+		CU_ASSERT_EQUAL(v[2][e], want[e]); /* read after reset: served again */
+	}
+}
+
+/*
+ * Every estimator in the registry, on C = 2 and 3: those that need no
+ * reference both without and with one (the reference must not change what
+ * they estimate), ref-rate with one.
+ */
 static void test_every_estimator(void)
 {
 	static const size_t counters[] = {2, 3};
-	size_t checked = 0;
+	size_t checked = 0, with_reference = 0;
 
 	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
 		const mpxkit_estimator_info *info = mpxkit_estimator_info_at(i);
-		if (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE)
-			continue;
+		int needs = (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE) != 0;
 		for (size_t c = 0; c < sizeof counters / sizeof counters[0]; c++) {
-			long long v[3][N_EVENTS], want[N_EVENTS];
-			CU_ASSERT_EQUAL_FATAL(offline(info->name, counters[c], want), 0);
-			CU_ASSERT_EQUAL_FATAL(replay_via_papi(info->name, counters[c], v), 0);
-			printf("\n  %-12s C=%zu  ev0 %lld (offline %lld)", info->name, counters[c],
-			       v[1][0], want[0]);
-			for (size_t e = 0; e < N_EVENTS; e++) {
-				CU_ASSERT_EQUAL(v[0][e],
-						want[e]); /* read: the trace served whole */
-				CU_ASSERT_EQUAL(v[1][e], want[e]); /* stop */
-				CU_ASSERT_EQUAL(v[2][e],
-						want[e]); /* read after reset: served again */
-			}
+			if (!needs)
+				check_one(info->name, counters[c], NULL);
+			check_one(info->name, counters[c], REFERENCE);
+			with_reference += needs;
 			checked++;
 		}
 	}
 	printf("\n  ");
-	CU_ASSERT(checked >= 10); /* five estimators without a reference, two layouts */
+	CU_ASSERT(checked == 2 * mpxkit_estimator_count()); /* none skipped */
+	CU_ASSERT(with_reference >= 2);			    /* ref-rate, both layouts */
 }
 
 /* The estimators differ on this trace, so an exact match is not the same number five times. */
 static void test_estimators_differ(void)
 {
-	long long fixed[N_EVENTS], cam[N_EVENTS];
+	long long fixed[N_EVENTS] = {0}, cam[N_EVENTS] = {0}, ref_fixed[N_EVENTS] = {0},
+		  ref_rate[N_EVENTS] = {0};
 
-	CU_ASSERT_EQUAL_FATAL(offline("fixed", 2, fixed), 0);
-	CU_ASSERT_EQUAL_FATAL(offline("cam", 2, cam), 0);
+	CU_ASSERT_EQUAL_FATAL(offline("fixed", 2, NULL, fixed), 0);
+	CU_ASSERT_EQUAL_FATAL(offline("cam", 2, NULL, cam), 0);
 	CU_ASSERT(memcmp(fixed, cam, sizeof fixed) != 0);
+	/* The reference's counts vary, so ref-rate is not fixed under another name. */
+	CU_ASSERT_EQUAL_FATAL(offline("fixed", 2, REFERENCE, ref_fixed), 0);
+	CU_ASSERT_EQUAL_FATAL(offline("ref-rate", 2, REFERENCE, ref_rate), 0);
+	CU_ASSERT(memcmp(ref_fixed, ref_rate, sizeof ref_fixed) != 0);
 }
 
 static const cutest_case replay_cases[] = {

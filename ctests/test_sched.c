@@ -77,7 +77,7 @@ static void test_config_bad_values(void)
 	    {"MPXKIT_COUNTERS", "4x"},	{"MPXKIT_COUNTERS", "-1"},
 	    {"MPXKIT_COUNTERS", " 4"},	{"MPXKIT_COUNTERS", "99999999999999999999999"},
 	    {"MPXKIT_SLICE_US", "99"},	{"MPXKIT_SLICE_US", "10000001"},
-	    {"MPXKIT_SLICE_US", "1.5"}, {"MPXKIT_ESTIMATOR", "ref-rate"},
+	    {"MPXKIT_SLICE_US", "1.5"}, {"MPXKIT_REFERENCE", ""},
 	    {"MPXKIT_NO_SUCH", "1"},
 	};
 	mpxkit_sched_config cfg, before;
@@ -116,6 +116,71 @@ static void test_config_env(void)
 	unsetenv("MPXKIT_COUNTERS");
 	unsetenv("MPXKIT_SLICE_US");
 	unsetenv("MPXKIT_ESTIMATOR");
+}
+
+/* ref-rate is a setting like any other, but only together with a reference. */
+static void test_config_reference(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_diag diag = {0};
+	char long_name[MPXKIT_SCHED_EVENT_MAX + 1];
+
+	mpxkit_sched_config_default(&cfg);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_check(&cfg, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_ESTIMATOR", "ref-rate", &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_check(&cfg, &diag), -MPXKIT_EINVAL);
+	CU_ASSERT(strstr(diag.msg, "MPXKIT_REFERENCE") != NULL);
+	CU_ASSERT_EQUAL(
+	    mpxkit_sched_config_set(&cfg, "MPXKIT_REFERENCE", "perf::TASK-CLOCK", &diag), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.reference, "perf::TASK-CLOCK");
+	CU_ASSERT_EQUAL(mpxkit_sched_config_check(&cfg, &diag), 0);
+	memset(long_name, 'x', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = '\0';
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_REFERENCE", long_name, &diag),
+			-MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(cfg.reference, "perf::TASK-CLOCK");
+
+	/* Read from the environment: ref-rate alone disables, with the reference it is taken. */
+	setenv("MPXKIT_ESTIMATOR", "ref-rate", 1);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_env(&cfg, &diag), -MPXKIT_EINVAL);
+	CU_ASSERT(strstr(diag.msg, "MPXKIT_ESTIMATOR=ref-rate") != NULL);
+	setenv("MPXKIT_REFERENCE", "ev3", 1);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_env(&cfg, &diag), 0);
+	CU_ASSERT_STRING_EQUAL(cfg.estimator, "ref-rate");
+	CU_ASSERT_STRING_EQUAL(cfg.reference, "ev3");
+	unsetenv("MPXKIT_ESTIMATOR");
+	unsetenv("MPXKIT_REFERENCE");
+}
+
+/*
+ * The default C.  The rule is checked on made-up PMUs; the probe only on this
+ * machine, where (without a PMU) it must find none and give 4.  On a machine
+ * with one, what it finds is printed and checked against the rule.
+ */
+static void test_default_counters(void)
+{
+	static const unsigned six = 6, hybrid[] = {8, 6}, none[] = {0, 0}, huge = 100;
+	unsigned found[8];
+	int n;
+
+	CU_ASSERT_EQUAL(mpxkit_sched_counters_for(NULL, 0), MPXKIT_SCHED_DEFAULT_COUNTERS);
+	CU_ASSERT_EQUAL(MPXKIT_SCHED_DEFAULT_COUNTERS, 4);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters_for(none, 2), 4);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters_for(&six, 1), 6);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters_for(hybrid, 2), 6);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters_for(&huge, 1), MPXKIT_SCHED_MAX_COUNTERS);
+	CU_ASSERT_EQUAL(mpxkit_sched_pmu_counters(NULL, 1), -MPXKIT_EINVAL);
+
+	n = mpxkit_sched_pmu_counters(found, 8);
+	CU_ASSERT(n >= 0);
+	printf("\n  core PMUs found: %d; default C %zu", n, mpxkit_sched_default_counters());
+	if (n <= 0) {
+		CU_ASSERT_EQUAL(mpxkit_sched_default_counters(), 4); /* software events only */
+	} else {
+		CU_ASSERT_EQUAL(mpxkit_sched_default_counters(),
+				mpxkit_sched_counters_for(found, (size_t)n));
+	}
+	printf("\n  ");
 }
 
 /* ---- replay source -------------------------------------------------------------------- */
@@ -223,6 +288,70 @@ static double *engine_totals(const mpxkit_trace *t, size_t C, const char *estima
 	CU_ASSERT(mpxkit_sched_read(s, est, fidelity) >= 0);
 	mpxkit_sched_free(s);
 	return est;
+}
+
+/*
+ * ref-rate by hand (doc/estimators.md) on a replay with the last column as
+ * the reference: per rotation, the event's count over the reference's in its
+ * slice, times the reference's rotation total; G times the count where the
+ * reference saw nothing.  The first n - 1 columns are multiplexed.
+ */
+static void test_replay_ref_rate_by_hand(void)
+{
+	const size_t C = 2, n = 6, m = n - 1, G = 3, steps = 61, K = steps / G;
+	mpxkit_trace *t = make_trace(n, steps, 5);
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_diag diag = {0};
+	double est[6], fid[6];
+	size_t zero_ref = 0;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = C;
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_ESTIMATOR", "ref-rate", &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_REFERENCE", "ev5", &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_replay(&src, t, 1000, &diag), 0);
+	for (size_t e = 0; e < m; e++)
+		CU_ASSERT_EQUAL_FATAL(mpxkit_source_add(src, t->events[e], &diag), (int)e);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_events, m);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, G);
+	CU_ASSERT(mpxkit_sched_layout(s)->has_reference);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_read(s, est, fid), (int)K);
+	for (size_t e = 0; e < m; e++) {
+		size_t g = e / C;
+		double want = 0;
+		for (size_t k = 0; k < K; k++) {
+			double a = (double)t->values[(k * G + g) * n + e], total = 0;
+			double r = (double)t->values[(k * G + g) * n + m];
+			for (size_t j = 0; j < G; j++)
+				total += (double)t->values[(k * G + j) * n + m];
+			want += r > 0 ? a / r * total : (double)G * a;
+			zero_ref += r == 0;
+		}
+		CU_ASSERT_DOUBLE_EQUAL(est[e], want, 1e-6 * want + 1e-9);
+	}
+	CU_ASSERT(zero_ref > 0); /* the fallback was taken too */
+	mpxkit_sched_free(s);
+
+	/* C unset: a replay has no PMU, so 4 whatever the host has. */
+	cfg.counters = 0;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_replay(&src, t, 1000, &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_add(src, "ev0", &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters(s), 4);
+	mpxkit_sched_free(s);
+
+	/* A reference the source lacks fails the scheduler, and the caller keeps the source. */
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_replay(&src, t, 1000, &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_add(src, "ev0", &diag), 0);
+	snprintf(cfg.reference, sizeof cfg.reference, "%s", "nope");
+	CU_ASSERT_EQUAL(mpxkit_sched_new(&s, src, &cfg, &diag), -MPXKIT_ENOENT);
+	mpxkit_source_free(src);
+	mpxkit_trace_free(t);
 }
 
 /* The library's offline path: simulate, run the estimator, sum each event's rotations in order. */
@@ -516,6 +645,66 @@ static void test_perf_six_on_two(void)
 }
 
 /* Start and stop again, reset while running, read in between: totals cover only their window. */
+/*
+ * A reference on real counters: perf::TASK-CLOCK in every slice, ref-rate
+ * estimating the six events on two counters, against the same events counted
+ * all the time.  The reference's slot is the seventh, and it counts while
+ * every group rotates.
+ */
+static void test_perf_reference(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL, *truth = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_source_count tc[SW_EVENTS];
+	double est[SW_EVENTS];
+	int rotations;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 2;
+	cfg.slice_ns = 2000000;
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_ESTIMATOR", "ref-rate", NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_REFERENCE", "perf::TASK-CLOCK", NULL),
+			0);
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, SW_EVENTS), 0);
+	CU_ASSERT_EQUAL_FATAL(open_events(&truth, SW_EVENTS), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_n_slots(src), SW_EVENTS + 1);
+	cfg.counters = 0;
+	{
+		mpxkit_sched *d = NULL;
+		mpxkit_source *one = NULL;
+		CU_ASSERT_EQUAL_FATAL(open_events(&one, 1), 0);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&d, one, &cfg, NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_counters(d), mpxkit_sched_default_counters());
+		mpxkit_sched_free(d);
+	}
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_events, SW_EVENTS);
+	CU_ASSERT_STRING_EQUAL(mpxkit_sched_estimator(s), "ref-rate");
+
+	mpxkit_source_enable(truth, MPXKIT_SOURCE_ALL);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	steady_work(300000000, 100000);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	mpxkit_source_disable(truth, MPXKIT_SOURCE_ALL);
+	CU_ASSERT_EQUAL(mpxkit_source_read(truth, tc, SW_EVENTS), SW_EVENTS);
+	rotations = mpxkit_sched_read(s, est, NULL);
+	CU_ASSERT(rotations >= 0);
+	printf("\n  %d rotations, ref-rate on perf::TASK-CLOCK", rotations);
+	for (size_t e = 0; e < SW_EVENTS; e++) {
+		double want = (double)tc[e].value;
+		printf("\n  %-24s estimate %12.0f  truth %12.0f", sw_events[e], est[e], want);
+		if (want == 0) {
+			CU_ASSERT_EQUAL(est[e], 0);
+		} else if (!under_valgrind()) {
+			CU_ASSERT(fabs(est[e] - want) <= tolerance(sw_events[e]) * want);
+		}
+	}
+	printf("\n  ");
+	mpxkit_sched_free(s);
+	mpxkit_source_free(truth);
+}
+
 static void test_perf_restart_reset(void)
 {
 	mpxkit_sched_config cfg;
@@ -606,6 +795,8 @@ static const cutest_case config_cases[] = {
     {"good values", test_config_values},
     {"bad values", test_config_bad_values},
     {"environment", test_config_env},
+    {"reference", test_config_reference},
+    {"default C: PMU or 4", test_default_counters},
     {NULL, NULL},
 };
 
@@ -613,6 +804,7 @@ static const cutest_case replay_cases[] = {
     {"replay source", test_replay_source},
     {"engine = offline path, every estimator", test_replay_matches_offline},
     {"fixed by hand, fidelity", test_replay_fixed_by_hand},
+    {"ref-rate by hand, reference slot", test_replay_ref_rate_by_hand},
     {"restart and reset", test_replay_restart_and_reset},
     {"per-rotation series", test_replay_series},
     {"bad arguments", test_sched_bad_arguments},
@@ -621,6 +813,7 @@ static const cutest_case replay_cases[] = {
 
 static const cutest_case perf_cases[] = {
     {"6 software events on 2 counters", test_perf_six_on_two},
+    {"reference perf::TASK-CLOCK, ref-rate", test_perf_reference},
     {"restart and reset", test_perf_restart_reset},
     {"8 threads", test_threads},
     {NULL, NULL},

@@ -26,7 +26,8 @@ expect 1 'no command to run' $MPXKIT stat
 expect 1 "^mpxkit stat: --counters 0: not a whole number in \[1, 64\]" $MPXKIT stat -c 0 -- true
 expect 1 "^mpxkit stat: --slice-us 5: " $MPXKIT stat --slice-us 5 -- true
 expect 1 "^mpxkit stat: --estimator magic: no such estimator" $MPXKIT stat --estimator magic -- true
-expect 1 "^mpxkit stat: --estimator ref-rate: it needs a reference" $MPXKIT stat --estimator ref-rate -- true
+expect 1 "^mpxkit stat: --estimator ref-rate needs --reference EV" $MPXKIT stat --estimator ref-rate -- true
+expect 1 "^mpxkit stat: --reference : not an event name" $MPXKIT stat --reference '' -- true
 expect 1 "unknown option '--bogus'" $MPXKIT stat --bogus -- true
 expect 1 "option '-e' needs an argument" $MPXKIT stat -e
 expect 1 "unexpected argument 'x'" $MPXKIT list x
@@ -49,6 +50,7 @@ fi
 grep -q '^perf::TASK-CLOCK  *ns ' "$tmp/list" || fail "list lacks perf::TASK-CLOCK"
 
 expect 2 "perf::NOPE: no such perf event" $MPXKIT stat -e perf::NOPE -- true
+expect 2 "perf::NOPE: no such perf event" $MPXKIT stat -e perf::TASK-CLOCK --reference perf::NOPE -- true
 expect 2 "^mpxkit stat: cannot run '$tmp/none': No such file or directory" $MPXKIT stat -- "$tmp/none"
 # CMD's exit status passes through; its own options are its own.
 expect 3 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- sh -c 'exit 3'
@@ -70,4 +72,12 @@ rotations=$(sed -n 's/^ \([0-9][0-9]*\) rotations$/\1/p' "$tmp/report")
 head -n 1 "$tmp/series.csv" | grep -qx 'step,perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES' ||
 	fail "series header: $(head -n 1 "$tmp/series.csv")"
 [ "$(grep -c '^[0-9]' "$tmp/series.csv")" = "$rotations" ] || fail "series rows != rotations"
+# ref-rate online: perf::TASK-CLOCK in every slice; the CPU clock, multiplexed, is about the same.
+$MPXKIT stat -e perf::CPU-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --estimator ref-rate \
+	--reference perf::TASK-CLOCK -o "$tmp/ref" -- sh -c "$busy" || fail "stat --reference exited $?"
+cat "$tmp/ref"
+grep -q "2 events on 1 counters, 2 groups, 1000 us slices, ref-rate, reference perf::TASK-CLOCK" \
+	"$tmp/ref" || fail "report header with a reference"
+cpu=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::CPU-CLOCK .*/\1/p' "$tmp/ref")
+[ -n "$cpu" ] && [ "$cpu" -gt 10000000 ] || fail "CPU-CLOCK '$cpu' is not > 10 ms under ref-rate"
 echo "PASS: mpxkit stat and mpxkit list"

@@ -36,6 +36,8 @@ static void usage(FILE *out)
 	    "                          trace), so the run does not depend on the caller's\n"
 	    "                          environment\n"
 	    "  -h, --help              show this help\n"
+	    "      --perf              OCOE ground truth on perf_event instead (see\n"
+	    "                          'mpxkit record --perf --help')\n"
 	    "\n"
 	    "CMD's child processes are not traced. Exit status: 0 trace written, 1 usage\n"
 	    "error, 2 failure (CMD failed, valgrind missing, output not writable).\n",
@@ -175,6 +177,159 @@ static int report_status(const char *cmd, const char *program, const mpxkit_reco
 	return st->signal != 0 || st->exit_code != 0;
 }
 
+/* ---- --perf: OCOE ground truth on perf_event (mpxkit_record_perf) --------------------- */
+
+#define MAX_PERF_EVENTS 256
+
+static void perf_usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: mpxkit record --perf -e EV,... [OPTIONS] -- CMD [ARGS...]\n"
+	    "\n"
+	    "Records one-counter-one-event ground truth on perf_event: C events per run,\n"
+	    "CMD run again until every event was counted, each run read every T ms.\n"
+	    "Step i of the trace is interval i of every run; the trace keeps the steps\n"
+	    "every run has.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -e, --events LIST       comma-separated events, e.g. perf::TASK-CLOCK; required\n"
+	    "  -c, --counters C        events per run, 1 to 64 (default: the PMU's generic\n"
+	    "                          counters, 4 without a PMU)\n"
+	    "      --interval-ms T     read the counts every T ms (default %d)\n"
+	    "  -o, --output FILE       trace to write (.gz: gzip-compressed; default\n"
+	    "                          mpxkit-record.csv)\n"
+	    "      --keep-failed       write the trace even when CMD exits nonzero or is killed\n"
+	    "  -h, --help              show this help\n",
+	    MPXKIT_RECORD_PERF_INTERVAL_MS);
+}
+
+/* record_perf's answer when --perf was CMD's argument, not ours ("record -o T ls --perf"). */
+#define NOT_PERF (-1)
+
+/* --perf before "--": the perf recorder, whose options differ. */
+static int wants_perf(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--perf") == 0)
+			return 1;
+	return 0;
+}
+
+static int split_perf_events(const char *cmd, char *list, const char **events, size_t *n)
+{
+	for (char *ev = strtok(list, ","); ev; ev = strtok(NULL, ",")) {
+		if (*n == MAX_PERF_EVENTS)
+			return cli_usage_error(cmd, "-e: at most %d events", MAX_PERF_EVENTS);
+		events[(*n)++] = ev;
+	}
+	return *n ? CLI_OK : cli_usage_error(cmd, "-e: no event named");
+}
+
+static int record_perf(int argc, char **argv)
+{
+	static const struct option perf_options[] = {
+	    {"perf", no_argument, NULL, 'P'},
+	    {"events", required_argument, NULL, 'e'},
+	    {"counters", required_argument, NULL, 'c'},
+	    {"interval-ms", required_argument, NULL, 'T'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"keep-failed", no_argument, NULL, 'K'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *cmd = argv[0], *output = "mpxkit-record.csv", *events[MAX_PERF_EVENTS];
+	mpxkit_record_perf_options o = {0, MPXKIT_RECORD_PERF_INTERVAL_MS * 1000000ull, 0};
+	mpxkit_record_status st = {0, 0};
+	mpxkit_trace *t = NULL;
+	mpxkit_diag diag = {0};
+	char *list = NULL;
+	size_t n = 0;
+	int c, rc = CLI_OK, keep_failed = 0, seen = 0;
+	long v;
+
+	optind = 1;
+	opterr = 0;
+	while (rc == CLI_OK &&
+	       (c = getopt_long(argc, argv, "+:e:c:o:h", perf_options, NULL)) != -1) {
+		switch (c) {
+		case 'P':
+			seen = 1;
+			break;
+		case 'e':
+			free(list);
+			n = 0;
+			list = strdup(optarg);
+			rc = list ? split_perf_events(cmd, list, events, &n)
+				  : cli_error(cmd, "out of memory");
+			break;
+		case 'c':
+			if (cli_parse_long(optarg, 1, 64, &v) < 0)
+				rc = cli_usage_error(
+				    cmd, "--counters: '%s' is not a number in [1, 64]", optarg);
+			o.counters = (size_t)v;
+			break;
+		case 'T':
+			if (cli_parse_long(optarg, 1, 3600000, &v) < 0)
+				rc = cli_usage_error(
+				    cmd,
+				    "--interval-ms: '%s' is not a number of ms in [1, 3600000]",
+				    optarg);
+			o.interval_ns = (uint64_t)v * 1000000u;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'K':
+			keep_failed = 1;
+			break;
+		case 'h':
+			perf_usage(stdout);
+			free(list);
+			return cli_close_stdout(cmd);
+		case ':':
+			rc =
+			    cli_usage_error(cmd, "option '%s' needs an argument", argv[optind - 1]);
+			break;
+		default:
+			rc = cli_usage_error(cmd, "unknown option '%s' with --perf",
+					     argv[optind - 1]);
+		}
+	}
+	if (rc == CLI_OK && !seen) {
+		free(list);
+		return NOT_PERF;
+	}
+	if (rc == CLI_OK && n == 0)
+		rc = cli_usage_error(cmd, "--perf: no events (-e EV,...)");
+	if (rc == CLI_OK && strcmp(output, "-") == 0)
+		rc = cli_usage_error(cmd,
+				     "-o -: the program's own output shares stdout; name a file");
+	if (rc == CLI_OK && optind >= argc)
+		rc = cli_usage_error(cmd,
+				     "no command to record (mpxkit record --perf -e EV -- CMD)");
+	if (rc == CLI_OK)
+		rc = check_output(cmd, output);
+	if (rc != CLI_OK) {
+		free(list);
+		return rc;
+	}
+	rc = mpxkit_record_perf(&o, events, n, argv + optind, &t, &st, &diag);
+	free(list);
+	if (rc < 0)
+		return cli_lib_error(cmd, rc, &diag);
+	if (report_status(cmd, argv[optind], &st, keep_failed) && !keep_failed) {
+		mpxkit_trace_free(t);
+		return CLI_FAIL;
+	}
+	rc = mpxkit_trace_write(t, output, &diag);
+	if (rc == 0)
+		fprintf(stderr, "mpxkit %s: %zu steps of %zu events (%s runs) written to %s\n", cmd,
+			t->n_steps, t->n_events, mpxkit_trace_get_meta(t, "runs"), output);
+	mpxkit_trace_free(t);
+	return rc < 0 ? cli_lib_error(cmd, rc, &diag) : CLI_OK;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *cmd = argv[0], *output = NULL;
@@ -187,6 +342,8 @@ int cmd_record(int argc, char **argv)
 	int c, rc, keep_failed = 0, clean_env = 0;
 	long interval;
 
+	if (wants_perf(argc, argv) && (rc = record_perf(argc, argv)) != NOT_PERF)
+		return rc;
 	mpxkit_record_options_init(&o);
 	optind = 1;
 	opterr = 0;

@@ -44,7 +44,10 @@ static void usage(FILE *out)
 		"  -e, --events LIST      comma-separated events (default: every event\n"
 		"                         'mpxkit list' shows)\n"
 		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
-		"  -c, --counters C       events counted at once, 1 to %d (default %d)\n"
+		"  -r, --reference EV     also count EV in every slice, outside the C counters,\n"
+		"                         for estimators that need it (ref-rate)\n"
+		"  -c, --counters C       events counted at once, 1 to %d (default: the PMU's\n"
+		"                         generic counters, %d without a PMU; here %zu)\n"
 		"      --slice-us US      slice length in microseconds (default %d)\n"
 		"      --series OUT.csv   write each rotation's estimates as a trace\n"
 		"  -o, --output FILE      write the report to FILE instead of stderr\n"
@@ -53,7 +56,8 @@ static void usage(FILE *out)
 		"Exit status: CMD's (128 + N if signal N ended it); 1 usage error; 2 when\n"
 		"mpxkit fails or CMD cannot be run.\n",
 		MPXKIT_SCHED_DEFAULT_ESTIMATOR, MPXKIT_SCHED_MAX_COUNTERS,
-		MPXKIT_SCHED_DEFAULT_COUNTERS, MPXKIT_SCHED_DEFAULT_SLICE_US);
+		MPXKIT_SCHED_DEFAULT_COUNTERS, mpxkit_sched_default_counters(),
+		MPXKIT_SCHED_DEFAULT_SLICE_US);
 }
 
 /* One setting through the engine's own parser; its "KEY=VALUE: reason" is told as the option's. */
@@ -80,12 +84,23 @@ static int split_events(stat_run *st, char *list)
 
 enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES };
 
+/* Settings that only make sense together (ref-rate without a reference) are a usage error. */
+static int check_settings(stat_run *st)
+{
+	mpxkit_diag diag = {0};
+
+	if (mpxkit_sched_config_check(&st->cfg, &diag) == 0)
+		return 0;
+	return cli_usage_error(st->cmd, "--estimator %s needs --reference EV", st->cfg.estimator);
+}
+
 /* 0 to go on; otherwise *done is set and the return value is the exit status. */
 static int parse_options(stat_run *st, int argc, char **argv, int *done)
 {
 	static const struct option options[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"reference", required_argument, NULL, 'r'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
 	    {"series", required_argument, NULL, OPT_SERIES},
@@ -99,7 +114,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:c:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:c:r:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -113,6 +128,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case 'c':
 			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
+			break;
+		case 'r':
+			rc = set(st, "--reference", "MPXKIT_REFERENCE", optarg);
 			break;
 		case OPT_SLICE:
 			rc = set(st, "--slice-us", "MPXKIT_SLICE_US", optarg);
@@ -135,6 +153,8 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	}
 	if (rc == 0 && optind >= argc)
 		rc = cli_usage_error(st->cmd, "no command to run");
+	if (rc == 0)
+		rc = check_settings(st);
 	*done = rc != 0;
 	return rc;
 }
@@ -211,9 +231,11 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	fprintf(out, "\n Performance counter stats for '");
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
-	fprintf(out, "' (mpxkit: %zu events on %zu counters, %zu groups, %llu us slices, %s):\n\n",
+	fprintf(out,
+		"' (mpxkit: %zu events on %zu counters, %zu groups, %llu us slices, %s%s%s):\n\n",
 		l->n_events, mpxkit_sched_counters(s), l->n_groups,
-		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s));
+		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
+		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
 	for (size_t e = 0; e < st->n_events; e++)
 		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
 			100.0 * fid[e]);

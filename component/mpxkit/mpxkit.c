@@ -188,6 +188,14 @@ static int mpxkit_init_component(int cidx)
 		rc = PAPI_ENOSUPP;
 		goto fail;
 	}
+	/* A reference the source cannot count would fail every event set: say so once, here. */
+	if (settings.reference[0] &&
+	    (rc = mpxkit_source_add(probe, settings.reference, &diag)) < 0) {
+		set_disabled_reason("MPXKIT_REFERENCE=%s: %s", settings.reference,
+				    mpxkit_diag_message(&diag, rc));
+		rc = PAPI_EINVAL;
+		goto fail;
+	}
 	mpxkit_source_free(probe);
 	_mpxkit_vector.cmp_info.num_native_events = n_natives;
 	_mpxkit_vector.cmp_info.CmpIdx = cidx;

@@ -92,6 +92,10 @@ typedef struct mpxkit_callgrind_dump {
  */
 int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag);
 
+/* The same from memory; name is what diagnostics call the input. */
+int mpxkit_callgrind_parse(const char *name, const char *buf, size_t len,
+			   mpxkit_callgrind_dump **out, mpxkit_diag *diag);
+
 void mpxkit_callgrind_dump_free(mpxkit_callgrind_dump *d);
 
 /*
@@ -129,6 +133,41 @@ int mpxkit_callgrind_collect(const char *base, mpxkit_trace **out, mpxkit_diag *
  */
 int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit_trace **out,
 		      mpxkit_record_status *status, mpxkit_diag *diag);
+
+/* ---- OCOE ground truth on perf_event (lib/record/perf.c; doc/recording.md, "--perf") ---- */
+
+#define MPXKIT_RECORD_PERF_INTERVAL_MS 10
+
+typedef struct mpxkit_record_perf_options {
+	size_t counters;      /* C: events per run; 0: mpxkit_sched_default_counters() */
+	uint64_t interval_ns; /* how often each run's counts are read, >= 1 ms */
+	int kernel;	      /* nonzero: count kernel mode too (see mpxkit_source_target) */
+} mpxkit_record_perf_options;
+
+/*
+ * One counter one event (OCOE), the paper's ground truth: the events are cut
+ * into runs of C in the order given, and argv runs once per run (ceil(n/C)
+ * runs) with that run's events counted all the time on perf_event, its
+ * threads and children included, read every o->interval_ns.  Step i of the
+ * trace is interval i of every run, side by side, one column per event, in
+ * the order given (canonical names).  Runs are aligned by interval index and
+ * differ in length: the trace keeps the steps every run has (the shortest
+ * run's), and each run's interval in which the program ended is dropped, so
+ * every step is a whole interval.  Metadata: tool=perf_event, command,
+ * interval_ns, counters, runs, run_events (each run's events, runs split by
+ * ';'), run_steps (each run's whole intervals), kernel, exit_status (the
+ * first run that failed, else 0).
+ *
+ * Every event is checked before the first run.  A run that exits nonzero or
+ * dies from a signal does not stop the recording: status says how the first
+ * such run ended and the caller decides.  Fails with -MPXKIT_ENOENT for an
+ * unknown event or program, -MPXKIT_ENOSUPP for a hardware event without a
+ * PMU, -MPXKIT_EINVAL for an event named twice or bad options, and
+ * -MPXKIT_ERANGE when a run ends within its first interval.
+ */
+int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *events,
+		       size_t n_events, char *const argv[], mpxkit_trace **out,
+		       mpxkit_record_status *status, mpxkit_diag *diag);
 
 #ifdef __cplusplus
 }

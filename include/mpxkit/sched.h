@@ -61,14 +61,39 @@ typedef struct mpxkit_sched mpxkit_sched;
 #define MPXKIT_SCHED_MAX_SLICE_US      10000000
 #define MPXKIT_SCHED_DEFAULT_ESTIMATOR "fixed"
 #define MPXKIT_SCHED_PATH_MAX	       1024
+#define MPXKIT_SCHED_EVENT_MAX	       128
+
+/*
+ * The default C where MPXKIT_COUNTERS is unset, for real-time sources: the
+ * number of generic counters of the host's core PMU, the smallest one's on
+ * hybrid parts, as libpfm4's pfm_get_pmu_info reports it (num_cntrs), at most
+ * 64; MPXKIT_SCHED_DEFAULT_COUNTERS (4) where there is no hardware PMU and
+ * only the kernel's software events count, or where libpfm4 is missing.
+ * Probed once per process.  Replayed traces keep 4: they have no PMU.
+ */
+size_t mpxkit_sched_default_counters(void);
+
+/*
+ * The rule above on given PMUs: generic[i] is core PMU i's generic counters.
+ * None (n_pmus 0, or only zeros) gives 4.
+ */
+size_t mpxkit_sched_counters_for(const unsigned *generic, size_t n_pmus);
+
+/*
+ * The probe behind it: writes the generic counters of each present core PMU
+ * to generic[0 .. cap-1] and returns how many there are; 0 when there is no
+ * hardware PMU (or no libpfm4 to ask).
+ */
+int mpxkit_sched_pmu_counters(unsigned *generic, size_t cap);
 
 /* Settings: what MPXKIT_COUNTERS, MPXKIT_SLICE_US, ... say.  Plain data, no ownership. */
 typedef struct mpxkit_sched_config {
-	size_t counters;		    /* C, in [1, 64]; 0: the default for the source */
+	size_t counters;		    /* C, in [1, 64]; 0: mpxkit_sched_default_counters() */
 	uint64_t slice_ns;		    /* slice length of real-time sources */
 	char estimator[64];		    /* canonical estimator name */
 	char model[MPXKIT_SCHED_PATH_MAX];  /* learned estimator's model; "": its default */
 	char replay[MPXKIT_SCHED_PATH_MAX]; /* trace to replay; "": none */
+	char reference[MPXKIT_SCHED_EVENT_MAX]; /* event counted in every slice; "": none */
 } mpxkit_sched_config;
 
 /* The defaults: C from the source, 10 ms slices, fixed, no model, no replay. */
@@ -76,21 +101,36 @@ void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
 
 /*
  * Sets one setting by its environment name: "MPXKIT_COUNTERS",
- * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL" or "MPXKIT_REPLAY".
- * A bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
- * estimator) and one line in diag naming the setting; cfg is then unchanged.
- * An estimator that needs a reference event is refused: the engine has none.
+ * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY" or
+ * "MPXKIT_REFERENCE".  A bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT
+ * for an unknown estimator) and one line in diag naming the setting; cfg is
+ * then unchanged.  Whether the reference event exists is known only to a
+ * source: mpxkit_sched_new adds it.
  */
 int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const char *value,
 			    mpxkit_diag *diag);
 
-/* Defaults, then each MPXKIT_* variable that is set and not empty, in the order above. */
+/*
+ * The settings together: -MPXKIT_EINVAL and one line when the estimator needs
+ * a reference event (ref-rate) and MPXKIT_REFERENCE names none.
+ */
+int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag);
+
+/*
+ * Defaults, then each MPXKIT_* variable that is set and not empty, in the
+ * order above, then mpxkit_sched_config_check.
+ */
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag);
 
 /*
- * A scheduler over src, whose events are all added already.  On success the
- * scheduler owns src and frees it; on failure the caller still does.  Fails
- * with -MPXKIT_EINVAL for a source without events.
+ * A scheduler over src, whose events are all added already.  With
+ * cfg->reference set, the scheduler adds that event to src as one more slot,
+ * counted in every slice outside the C counters (as Intel's fixed counters
+ * count instructions and cycles); it is not among the events estimated, and
+ * the estimator sees its count in each slice (mpxkit_rotation.ref).  On
+ * success the scheduler owns src and frees it; on failure the caller still
+ * does.  Fails with -MPXKIT_EINVAL for a source without events, and as
+ * mpxkit_source_add does for a reference the source cannot count.
  */
 int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_config *cfg,
 		     mpxkit_diag *diag);

@@ -47,12 +47,6 @@ static int set_estimator(mpxkit_sched_config *cfg, const char *value, mpxkit_dia
 		return mpxkit_fail(
 		    diag, MPXKIT_ENOENT,
 		    "MPXKIT_ESTIMATOR=%s: no such estimator (see 'mpxkit eval --list')", value);
-	if (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE)
-		return mpxkit_fail(
-		    diag, MPXKIT_EINVAL,
-		    "MPXKIT_ESTIMATOR=%s: it needs a reference event counted in every "
-		    "slice, which the scheduler does not provide",
-		    value);
 	if (strlen(info->name) >= sizeof cfg->estimator)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "MPXKIT_ESTIMATOR=%s: name too long",
 				   value);
@@ -92,13 +86,38 @@ int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const cha
 		return set_path(cfg->model, key, value, diag);
 	if (strcmp(key, "MPXKIT_REPLAY") == 0)
 		return set_path(cfg->replay, key, value, diag);
+	if (strcmp(key, "MPXKIT_REFERENCE") == 0) {
+		if (value[0] == '\0' || strlen(value) >= sizeof cfg->reference)
+			return mpxkit_fail(
+			    diag, MPXKIT_EINVAL,
+			    "MPXKIT_REFERENCE=%s: not an event name of 1 to %zu bytes", value,
+			    sizeof cfg->reference - 1);
+		strcpy(cfg->reference, value);
+		return 0;
+	}
 	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
+}
+
+int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag)
+{
+	const mpxkit_estimator_info *info;
+
+	if (cfg == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");
+	if (cfg->reference[0] == '\0' && mpxkit_estimator_lookup(cfg->estimator, &info) == 0 &&
+	    (info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE))
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "MPXKIT_ESTIMATOR=%s: it needs a reference event counted in "
+				   "every slice; set MPXKIT_REFERENCE",
+				   cfg->estimator);
+	return 0;
 }
 
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 {
-	static const char *const keys[] = {"MPXKIT_COUNTERS", "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
-					   "MPXKIT_MODEL", "MPXKIT_REPLAY"};
+	static const char *const keys[] = {"MPXKIT_COUNTERS",  "MPXKIT_SLICE_US",
+					   "MPXKIT_ESTIMATOR", "MPXKIT_MODEL",
+					   "MPXKIT_REPLAY",    "MPXKIT_REFERENCE"};
 
 	if (cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");
@@ -112,5 +131,5 @@ int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	return mpxkit_sched_config_check(cfg, diag);
 }

@@ -20,6 +20,8 @@ struct mpxkit_sched {
 	mpxkit_layout layout;
 	size_t *slice; /* layout.slice: event e's group */
 	size_t n, G, C;
+	size_t n_slots; /* n, plus the reference's slot (slot n) when there is one */
+	int has_ref;
 	uint64_t slice_ns;
 	int is_virtual;
 	int has_clock; /* real time measured by mpxkit_source_clock, gaps between slices included */
@@ -43,9 +45,12 @@ struct mpxkit_sched {
 	uint64_t *prev_raw;	     /* n: the previous rotation's raw */
 	uint64_t *prev_time;	     /* G: the previous rotation's slice_time */
 	int have_prev;
-	uint64_t *obs; /* n: what is pushed */
-	double *out;   /* n: what push returned */
-	double *sum;   /* n: running sums of the estimates */
+	uint64_t *obs;	   /* n: what is pushed */
+	uint64_t ref_base; /* the reference's count when the slice in progress began */
+	uint64_t *ref_raw; /* G: the reference's count in each slice of this rotation */
+	uint64_t *ref_obs; /* G: what is pushed of it */
+	double *out;	   /* n: what push returned */
+	double *sum;	   /* n: running sums of the estimates */
 	double *scratch;
 	double *final; /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity;
@@ -67,7 +72,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	size_t n = s->n, G = s->G;
 
 	s->slice = calloc(n, sizeof *s->slice);
-	s->counts = calloc(n, sizeof *s->counts);
+	s->counts = calloc(s->n_slots, sizeof *s->counts);
 	s->base_value = calloc(n, sizeof *s->base_value);
 	s->base_time = calloc(n, sizeof *s->base_time);
 	s->raw = calloc(n, sizeof *s->raw);
@@ -81,9 +86,11 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
+	s->ref_raw = calloc(G, sizeof *s->ref_raw);
+	s->ref_obs = calloc(G, sizeof *s->ref_obs);
 	return s->slice && s->counts && s->base_value && s->base_time && s->raw && s->prev_raw &&
 		       s->obs && s->slice_time && s->prev_time && s->out && s->sum && s->scratch &&
-		       s->final && s->counted_ns && s->final_fidelity
+		       s->final && s->counted_ns && s->final_fidelity && s->ref_raw && s->ref_obs
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }
@@ -105,6 +112,8 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->final);
 	free(s->counted_ns);
 	free(s->final_fidelity);
+	free(s->ref_raw);
+	free(s->ref_obs);
 }
 
 /* Condition variables on the monotonic clock: a change of the wall clock must not stretch a slice.
@@ -153,17 +162,30 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 	s->wake_fd = -1;
 	s->n = mpxkit_source_n_slots(src);
-	s->C = cfg->counters ? cfg->counters : MPXKIT_SCHED_DEFAULT_COUNTERS;
+	s->n_slots = s->n;
+	if (cfg->reference[0]) {
+		/* Slot n: added last, so the events keep their slots 0 .. n-1. */
+		rc = mpxkit_source_add(src, cfg->reference, diag);
+		if (rc < 0)
+			goto fail;
+		s->has_ref = 1;
+		s->n_slots = s->n + 1;
+	}
+	s->is_virtual = mpxkit_source_is_virtual(src);
+	/* A replayed trace has no PMU to follow. */
+	s->C = cfg->counters;
+	if (s->C == 0)
+		s->C =
+		    s->is_virtual ? MPXKIT_SCHED_DEFAULT_COUNTERS : mpxkit_sched_default_counters();
 	s->G = (s->n + s->C - 1) / s->C;
 	s->slice_ns = cfg->slice_ns;
-	s->is_virtual = mpxkit_source_is_virtual(src);
 	if (alloc_arrays(s) < 0) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 		goto fail;
 	}
 	for (size_t e = 0; e < s->n; e++)
 		s->slice[e] = e / s->C;
-	s->layout = (mpxkit_layout){s->n, s->G, s->slice, 0};
+	s->layout = (mpxkit_layout){s->n, s->G, s->slice, s->has_ref};
 	opts.model = cfg->model[0] ? cfg->model : NULL;
 	rc = mpxkit_estimator_new(&s->est, cfg->estimator[0] ? cfg->estimator : "fixed", &s->layout,
 				  &opts, diag);
@@ -249,7 +271,7 @@ static int switch_group(mpxkit_sched *s, size_t g, int on)
 
 static int read_counts(mpxkit_sched *s)
 {
-	int rc = mpxkit_source_read(s->src, s->counts, s->n);
+	int rc = mpxkit_source_read(s->src, s->counts, s->n_slots);
 	return rc < 0 ? rc : 0;
 }
 
@@ -269,21 +291,36 @@ static uint64_t live_time(const mpxkit_sched *s, size_t g)
 	return s->counts[e].time_enabled - s->base_time[e];
 }
 
-/* Observations scaled to the rotation's mean slice; a virtual clock's slices are all equal. */
+static uint64_t scaled(uint64_t count, double f)
+{
+	double v = (double)count * f + 0.5;
+	return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+}
+
+/* The factor that stretches slice g to the rotation's mean slice. */
+static double slice_factor(const mpxkit_sched *s, size_t g)
+{
+	uint64_t t = s->slice_time[g];
+	return t ? (double)s->rot_time / (double)s->G / (double)t : 1.0;
+}
+
+/*
+ * Observations scaled to the rotation's mean slice; a virtual clock's slices
+ * are all equal.  The reference's slice is scaled by its group's factor, so
+ * the count per reference unit that ref-rate takes from a slice is the
+ * slice's own.
+ */
 static void scale_observations(mpxkit_sched *s)
 {
-	uint64_t rotation = s->rot_time;
-
 	if (s->is_virtual || s->G == 1) {
 		memcpy(s->obs, s->raw, s->n * sizeof *s->obs);
+		memcpy(s->ref_obs, s->ref_raw, s->G * sizeof *s->ref_obs);
 		return;
 	}
-	for (size_t e = 0; e < s->n; e++) {
-		uint64_t t = s->slice_time[s->slice[e]];
-		double f = t ? (double)rotation / (double)s->G / (double)t : 1.0;
-		double v = (double)s->raw[e] * f + 0.5;
-		s->obs[e] = v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
-	}
+	for (size_t e = 0; e < s->n; e++)
+		s->obs[e] = scaled(s->raw[e], slice_factor(s, s->slice[e]));
+	for (size_t g = 0; g < s->G; g++)
+		s->ref_obs[g] = scaled(s->ref_raw[g], slice_factor(s, g));
 }
 
 static void add_to(double *sum, const double *v, size_t n)
@@ -303,7 +340,7 @@ static void take_estimates(mpxkit_sched *s)
 
 static int end_rotation(mpxkit_sched *s)
 {
-	mpxkit_rotation rot = {s->obs, NULL};
+	mpxkit_rotation rot = {s->obs, s->has_ref ? s->ref_obs : NULL};
 	int rc;
 
 	scale_observations(s);
@@ -346,6 +383,11 @@ static int rotate(mpxkit_sched *s)
 	s->slice_time[g] = t;
 	s->total_ns += (double)t;
 	rebase(s, first, end);
+	if (s->has_ref) {
+		/* From the last boundary's read to this one's: the span the group was counted. */
+		s->ref_raw[g] = s->counts[s->n].value - s->ref_base;
+		s->ref_base = s->counts[s->n].value;
+	}
 	s->cur = next;
 	s->slice_clock = now;
 	if (g < s->G - 1)
@@ -532,6 +574,7 @@ static int begin_run(mpxkit_sched *s)
 	if (rc < 0)
 		return rc;
 	rebase(s, 0, s->n);
+	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
 	mpxkit_estimator_reset(s->est);
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
@@ -543,7 +586,10 @@ static int begin_run(mpxkit_sched *s)
 	s->done = 0;
 	s->error = 0;
 	s->cur = 0;
-	return s->G == 1 ? mpxkit_source_enable(s->src, MPXKIT_SOURCE_ALL) : switch_group(s, 0, 1);
+	if (s->G == 1)
+		return mpxkit_source_enable(s->src, MPXKIT_SOURCE_ALL);
+	rc = s->has_ref ? mpxkit_source_enable(s->src, (int)s->n) : 0;
+	return rc < 0 ? rc : switch_group(s, 0, 1);
 }
 
 int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *arg)

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* OCOE ground truth on perf_event: C events per run, runs repeated until every event was counted.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpxkit/record.h"
+#include "mpxkit/sched.h"
+#include "mpxkit/source.h"
+
+/* One run's per-interval counts: steps rows of its k events, step-major. */
+typedef struct perf_run {
+	size_t first, k; /* its events: first .. first+k-1 of the recording */
+	size_t steps, cap;
+	uint64_t *rows;
+} perf_run;
+
+static int append_row(perf_run *r, const uint64_t *row)
+{
+	if (r->steps == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		uint64_t *rows = realloc(r->rows, cap * r->k * sizeof *rows);
+		if (rows == NULL)
+			return -MPXKIT_ENOMEM;
+		r->rows = rows;
+		r->cap = cap;
+	}
+	memcpy(r->rows + r->steps * r->k, row, r->k * sizeof *row);
+	r->steps++;
+	return 0;
+}
+
+/*
+ * Forks argv[0] held before its exec: it execs when a byte is written to
+ * *go_fd.  *err_fd gets errno if exec fails; close-on-exec, so a successful
+ * exec closes it empty.  The child starts with default signal handling.
+ */
+static pid_t spawn(char *const argv[], int *go_fd, int *err_fd)
+{
+	int go[2], err[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return -1;
+	if (pipe2(err, O_CLOEXEC) != 0) {
+		close(go[0]);
+		close(go[1]);
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char byte;
+		int e;
+		close(go[1]);
+		close(err[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		if (read(go[0], &byte, 1) != 1)
+			_exit(127);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof e) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	if (pid < 0) {
+		close(go[1]);
+		close(err[0]);
+		return -1;
+	}
+	*go_fd = go[1];
+	*err_fd = err[0];
+	return pid;
+}
+
+static void add_ns(struct timespec *ts, uint64_t ns)
+{
+	uint64_t total = (uint64_t)ts->tv_nsec + ns;
+	ts->tv_sec += (time_t)(total / 1000000000u);
+	ts->tv_nsec = (long)(total % 1000000000u);
+}
+
+static void note_status(mpxkit_record_status *st, int wstatus)
+{
+	mpxkit_record_status now = {WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
+				    WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0};
+
+	/* The first run that failed is the one to report. */
+	if (st->exit_code == 0 && st->signal == 0)
+		*st = now;
+}
+
+/*
+ * Reads the counts every interval until the program ends.  A read is kept
+ * as a step only when the program was still there right after it, so every
+ * step is a whole interval of a live program; the one in which it ended is
+ * dropped.
+ */
+static int sample(mpxkit_source *src, perf_run *r, pid_t pid, struct timespec deadline,
+		  uint64_t interval_ns, int *wstatus, mpxkit_diag *diag)
+{
+	mpxkit_source_count counts[MPXKIT_SCHED_MAX_COUNTERS];
+	uint64_t prev[MPXKIT_SCHED_MAX_COUNTERS] = {0}, row[MPXKIT_SCHED_MAX_COUNTERS];
+	int rc;
+
+	for (;;) {
+		pid_t done;
+		add_ns(&deadline, interval_ns);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
+			;
+		rc = mpxkit_source_read(src, counts, r->k);
+		if (rc < 0)
+			return rc;
+		while ((done = waitpid(pid, wstatus, WNOHANG)) < 0 && errno == EINTR)
+			;
+		if (done == pid)
+			return 0;
+		if (done < 0)
+			return mpxkit_fail_sys(diag, "waitpid");
+		for (size_t e = 0; e < r->k; e++) {
+			/* Counts only grow; a smaller one would be a kernel bug, not a negative
+			 * step. */
+			row[e] = counts[e].value >= prev[e] ? counts[e].value - prev[e] : 0;
+			prev[e] = counts[e].value;
+		}
+		if ((rc = append_row(r, row)) < 0)
+			return rc;
+	}
+}
+
+/* One run: the program counted on r's events, from its exec to its end. */
+static int one_run(const mpxkit_record_perf_options *o, const char *const *events, perf_run *r,
+		   char *const argv[], mpxkit_record_status *st, mpxkit_diag *diag)
+{
+	mpxkit_source_target target = {0, -1, 1, o->kernel};
+	mpxkit_source *src = NULL;
+	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct timespec start;
+	int go = -1, err = -1, wstatus = 0, exec_errno = 0, rc = 0;
+	pid_t pid = spawn(argv, &go, &err);
+
+	if (pid < 0)
+		return mpxkit_fail_sys(diag, "cannot start '%s'", argv[0]);
+	target.pid = pid;
+	rc = mpxkit_source_open_perf(&src, &target, diag);
+	for (size_t e = 0; rc >= 0 && e < r->k; e++)
+		rc = mpxkit_source_add(src, events[r->first + e], diag);
+	if (rc >= 0)
+		rc = mpxkit_source_enable(src, MPXKIT_SOURCE_ALL);
+	if (rc < 0) {
+		close(go); /* the child exits 127 on the closed pipe */
+		close(err);
+		waitpid(pid, NULL, 0);
+		mpxkit_source_free(src);
+		return rc;
+	}
+	/* Like system(3): ^C goes to the program, and the recording sees it end. */
+	sigaction(SIGINT, &ignore, &old_int);
+	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* Interval 0 starts when the program is let go, so its exec is in the first step. */
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (write(go, "g", 1) != 1)
+		exec_errno = errno;
+	close(go);
+	if (exec_errno == 0 && read(err, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+		exec_errno = 0; /* closed empty by a successful exec */
+	close(err);
+	if (exec_errno == 0)
+		rc = sample(src, r, pid, start, o->interval_ns, &wstatus, diag);
+	if (exec_errno != 0 || rc < 0)
+		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	mpxkit_source_free(src);
+	if (exec_errno != 0) {
+		errno = exec_errno;
+		if (exec_errno == ENOENT)
+			return mpxkit_fail(diag, MPXKIT_ENOENT, "program '%s' not found", argv[0]);
+		if (exec_errno == EACCES)
+			return mpxkit_fail(diag, MPXKIT_EPERM, "program '%s' is not executable",
+					   argv[0]);
+		return mpxkit_fail_sys(diag, "cannot run '%s'", argv[0]);
+	}
+	if (rc < 0)
+		return rc;
+	note_status(st, wstatus);
+	return 0;
+}
+
+/* Appends arg to a command line, single-quoted when a shell would split or expand it. */
+static int append_word(char **line, size_t *len, const char *arg, char sep)
+{
+	int quote = sep == ' ' && (*arg == '\0' || arg[strcspn(arg, " \t'\"\\$`*?[]{}()<>|&;#~!")]);
+	char *s = realloc(*line, *len + 4 * strlen(arg) + 4), *p;
+
+	if (s == NULL)
+		return -MPXKIT_ENOMEM;
+	*line = s;
+	p = s + *len;
+	if (*len > 0)
+		*p++ = sep;
+	if (quote)
+		*p++ = '\'';
+	for (const char *a = arg; *a; a++) {
+		if (*a == '\'' && quote) {
+			memcpy(p, "'\\''", 4);
+			p += 4;
+		} else {
+			*p++ = (*a == '\n' || *a == '\r') ? ' ' : *a; /* metadata is one line */
+		}
+	}
+	if (quote)
+		*p++ = '\'';
+	*p = '\0';
+	*len = (size_t)(p - s);
+	return 0;
+}
+
+static int set_num(mpxkit_trace *t, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof buf, "%" PRIu64, v);
+	return mpxkit_trace_set_meta(t, key, buf);
+}
+
+/* The metadata of doc/recording.md ("--perf"). */
+static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t C,
+		    const perf_run *runs, size_t n_runs, char *const argv[],
+		    const mpxkit_record_status *st)
+{
+	char *cmd = NULL, *groups = NULL, *steps = NULL, buf[32];
+	size_t lc = 0, lg = 0, ls = 0;
+	int rc = 0;
+
+	for (size_t i = 0; argv[i] && rc == 0; i++)
+		rc = append_word(&cmd, &lc, argv[i], ' ');
+	for (size_t r = 0; r < n_runs && rc == 0; r++) {
+		char *one = NULL;
+		size_t lo = 0;
+		for (size_t e = 0; e < runs[r].k && rc == 0; e++)
+			rc = append_word(&one, &lo, t->events[runs[r].first + e], ',');
+		if (rc == 0)
+			rc = append_word(&groups, &lg, one, ';');
+		free(one);
+		snprintf(buf, sizeof buf, "%zu", runs[r].steps);
+		if (rc == 0)
+			rc = append_word(&steps, &ls, buf, ';');
+	}
+	if (rc == 0 && (rc = mpxkit_trace_set_meta(t, "tool", "perf_event")) == 0 &&
+	    (rc = mpxkit_trace_set_meta(t, "command", cmd)) == 0 &&
+	    (rc = set_num(t, "interval_ns", o->interval_ns)) == 0 &&
+	    (rc = set_num(t, "counters", C)) == 0 && (rc = set_num(t, "runs", n_runs)) == 0 &&
+	    (rc = mpxkit_trace_set_meta(t, "run_events", groups)) == 0 &&
+	    (rc = mpxkit_trace_set_meta(t, "run_steps", steps)) == 0 &&
+	    (rc = set_num(t, "kernel", o->kernel != 0)) == 0) {
+		if (st->signal)
+			snprintf(buf, sizeof buf, "signal %d", st->signal);
+		else
+			snprintf(buf, sizeof buf, "%d", st->exit_code);
+		rc = mpxkit_trace_set_meta(t, "exit_status", buf);
+	}
+	free(cmd);
+	free(groups);
+	free(steps);
+	return rc;
+}
+
+/* The runs side by side, step by step, cut to the shortest. */
+static int build_trace(const char *const *names, size_t n, const perf_run *runs, size_t n_runs,
+		       mpxkit_trace **out, mpxkit_diag *diag)
+{
+	size_t steps = runs[0].steps;
+	uint64_t *row = calloc(n, sizeof *row);
+	mpxkit_trace *t = NULL;
+	int rc;
+
+	for (size_t r = 1; r < n_runs; r++)
+		steps = runs[r].steps < steps ? runs[r].steps : steps;
+	if (row == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	rc = mpxkit_trace_new(&t, "step", n, names, diag);
+	for (size_t s = 0; rc == 0 && s < steps; s++) {
+		for (size_t r = 0; r < n_runs; r++)
+			memcpy(row + runs[r].first, runs[r].rows + s * runs[r].k,
+			       runs[r].k * sizeof *row);
+		rc = mpxkit_trace_append(t, s, row);
+	}
+	free(row);
+	if (rc < 0) {
+		mpxkit_trace_free(t);
+		return rc == -MPXKIT_ENOMEM ? mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory")
+					    : rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/*
+ * Checks every event before anything runs, on a probe of the calling thread,
+ * and takes their canonical names; two spellings of one event are refused, as
+ * a trace's columns are unique.
+ */
+static int check_events(const char *const *events, size_t n, mpxkit_source **probe,
+			mpxkit_diag *diag)
+{
+	int rc = mpxkit_source_open_perf(probe, NULL, diag);
+
+	for (size_t e = 0; rc >= 0 && e < n; e++) {
+		rc = mpxkit_source_add(*probe, events[e], diag);
+		for (size_t d = 0; rc >= 0 && d < e; d++)
+			if (strcmp(mpxkit_source_slot_name(*probe, (int)d),
+				   mpxkit_source_slot_name(*probe, (int)e)) == 0)
+				rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s: named twice", events[e]);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *events,
+		       size_t n_events, char *const argv[], mpxkit_trace **out,
+		       mpxkit_record_status *status, mpxkit_diag *diag)
+{
+	mpxkit_record_status st = {0, 0};
+	mpxkit_source *probe = NULL;
+	const char **names = NULL;
+	perf_run *runs = NULL;
+	size_t C, n_runs = 0;
+	int rc;
+
+	if (o == NULL || events == NULL || argv == NULL || argv[0] == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "record --perf: missing argument");
+	C = o->counters ? o->counters : mpxkit_sched_default_counters();
+	if (n_events == 0 || n_events > MPXKIT_SCHED_MAX_COUNTERS * 64u || C == 0 ||
+	    C > MPXKIT_SCHED_MAX_COUNTERS || o->interval_ns < 1000000u)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "record --perf: %zu events on %zu counters every %" PRIu64
+				   " ns: need 1 or more events, C in [1, %d], an interval >= 1 ms",
+				   n_events, C, o->interval_ns, MPXKIT_SCHED_MAX_COUNTERS);
+	if ((rc = check_events(events, n_events, &probe, diag)) < 0)
+		goto out;
+	n_runs = (n_events + C - 1) / C;
+	runs = calloc(n_runs, sizeof *runs);
+	names = calloc(n_events, sizeof *names);
+	if (runs == NULL || names == NULL) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t e = 0; e < n_events; e++)
+		names[e] = mpxkit_source_slot_name(probe, (int)e);
+	for (size_t r = 0; r < n_runs && rc == 0; r++) {
+		runs[r].first = r * C;
+		runs[r].k = n_events - r * C < C ? n_events - r * C : C;
+		rc = one_run(o, names, &runs[r], argv, &st, diag);
+		if (rc == 0 && runs[r].steps == 0)
+			rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+					 "run %zu of '%s' ended within one interval of %" PRIu64
+					 " ns: nothing to record; use a shorter interval",
+					 r + 1, argv[0], o->interval_ns);
+	}
+	if (rc == 0)
+		rc = build_trace(names, n_events, runs, n_runs, out, diag);
+	if (rc == 0 && (rc = set_meta(*out, o, C, runs, n_runs, argv, &st)) < 0) {
+		mpxkit_trace_free(*out);
+		*out = NULL;
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	}
+	if (rc == 0 && status)
+		*status = st;
+out:
+	for (size_t r = 0; runs && r < n_runs; r++)
+		free(runs[r].rows);
+	free(runs);
+	free(names);
+	mpxkit_source_free(probe);
+	return rc;
+}
