@@ -223,6 +223,11 @@ static pid_t spawn(char **argv, int *go_fd, int *err_fd)
 	return pid;
 }
 
+static const char *plural(size_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
 		   const double *est, const double *fid, int rotations)
 {
@@ -232,14 +237,15 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
 	fprintf(out,
-		"' (mpxkit: %zu events on %zu counters, %zu groups, %llu us slices, %s%s%s):\n\n",
-		l->n_events, mpxkit_sched_counters(s), l->n_groups,
+		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
+		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
 		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
 		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
 	for (size_t e = 0; e < st->n_events; e++)
 		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
 			100.0 * fid[e]);
-	fprintf(out, "\n %d rotations\n\n", rotations);
+	fprintf(out, "\n %d rotation%s\n\n", rotations, plural((size_t)rotations));
 }
 
 static int exit_status(int status)
