@@ -76,7 +76,7 @@ head -n 1 "$tmp/series.csv" | grep -qx 'step,perf::TASK-CLOCK,perf::CPU-CLOCK,pe
 $MPXKIT stat -e perf::CPU-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --estimator ref-rate \
 	--reference perf::TASK-CLOCK -o "$tmp/ref" -- sh -c "$busy" || fail "stat --reference exited $?"
 cat "$tmp/ref"
-grep -q "2 events on 1 counters, 2 groups, 1000 us slices, ref-rate, reference perf::TASK-CLOCK" \
+grep -q "2 events on 1 counter, 2 groups, 1000 us slices, ref-rate, reference perf::TASK-CLOCK" \
 	"$tmp/ref" || fail "report header with a reference"
 cpu=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::CPU-CLOCK .*/\1/p' "$tmp/ref")
 [ -n "$cpu" ] && [ "$cpu" -gt 10000000 ] || fail "CPU-CLOCK '$cpu' is not > 10 ms under ref-rate"
