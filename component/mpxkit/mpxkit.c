@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* PAPI component "mpxkit": events mpxkit:::<event> multiplexed in software, estimated online. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* getcpu */
+#endif
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 /* PAPI's internal headers predate -Wstrict-prototypes; the component itself is held to it. */
 #pragma GCC diagnostic push
@@ -16,6 +26,7 @@
 #include "papi_vector.h"
 #pragma GCC diagnostic pop
 
+#include "mpxkit/pcz.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
 #include "mpxkit/trace.h"
@@ -47,6 +58,20 @@ static mpxkit_sched_config settings;
 static mpxkit_trace *replay_trace;
 
 /*
+ * MPXKIT_DUMP (doc/component.md): the path, read at init ("" = off), and the
+ * writer, opened at the first PAPI_stop with that event set's events.  The
+ * lock guards the writer's opening and closing and the error state; the
+ * writer's own stage_unit is thread-safe, so stops stage without it.
+ */
+static char dump_path[PATH_MAX];
+static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
+static mpxkit_pcz_writer *dump_writer;
+static unsigned int dump_codes[MPXKIT_MAX_EVENTS];
+static int dump_n_events;
+static char dump_error[512];	   /* the first failure, printed at shutdown */
+static unsigned long dump_skipped; /* stops of event sets with other events */
+
+/*
  * Per event set: one scheduler over one source.  The slots are opened for the
  * thread that adds the events, because perf_event counts the task it was
  * opened in; options that change what is counted (domain, inherit) reopen
@@ -60,6 +85,16 @@ typedef struct mpxkit_control {
 	unsigned int codes[MPXKIT_MAX_EVENTS];
 	long long values[MPXKIT_MAX_EVENTS];
 	double estimates[MPXKIT_MAX_EVENTS];
+	/*
+	 * MPXKIT_DUMP only: the run's per-rotation estimates (step-major) and
+	 * the time each arrived, appended by the rotation thread and read at
+	 * the stop, after it joined; run_start_ns is touched by the owner only.
+	 */
+	uint64_t *series;
+	uint64_t *series_ns;
+	size_t n_series, cap_series;
+	int series_lost; /* out of memory: this run's series is incomplete */
+	uint64_t run_start_ns;
 } mpxkit_control;
 
 /* Per thread.  Nothing: every count and the rotation state live in the event set. */
@@ -149,6 +184,279 @@ static int open_source(mpxkit_source **out, const mpxkit_source_target *target, 
 	return mpxkit_source_open_perf(out, target, diag);
 }
 
+/* ---- MPXKIT_DUMP ---------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An estimate as a count in the dump: rounded as PAPI_read rounds it, negatives and NaN as 0. */
+static uint64_t dump_count(double est)
+{
+	if (!(est > 0))
+		return 0;
+	return est >= 9.2e18 ? (uint64_t)LLONG_MAX : (uint64_t)llround(est);
+}
+
+/*
+ * Reads MPXKIT_DUMP.  A path whose directory the process cannot write to
+ * disables the component, as a bad value of any other setting does: the
+ * dump would be lost at shutdown, long after the run.
+ */
+static int dump_init(void)
+{
+	const char *path = getenv("MPXKIT_DUMP");
+	char dir[PATH_MAX];
+	const char *slash;
+
+	dump_path[0] = '\0';
+	if (path == NULL || path[0] == '\0')
+		return PAPI_OK;
+	if (strlen(path) >= sizeof dump_path - 16) {
+		set_disabled_reason("MPXKIT_DUMP: path longer than %zu bytes",
+				    sizeof dump_path - 16);
+		return PAPI_EINVAL;
+	}
+	slash = strrchr(path, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof dir, ".");
+	else
+		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (slash != NULL && slash[1] == '\0') {
+		set_disabled_reason("MPXKIT_DUMP=%s: names a directory, not a file", path);
+		return PAPI_EINVAL;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		set_disabled_reason("MPXKIT_DUMP=%s: cannot write in %s: %s", path, dir,
+				    strerror(errno));
+		return PAPI_EINVAL;
+	}
+	snprintf(dump_path, sizeof dump_path, "%s", path);
+	return PAPI_OK;
+}
+
+/* Keeps the first failure, for the one line printed at shutdown.  Caller holds dump_lock. */
+static void dump_note(const char *what, const mpxkit_diag *diag, int rc)
+{
+	if (dump_error[0] == '\0')
+		snprintf(dump_error, sizeof dump_error, "%s: %s", what,
+			 mpxkit_diag_message(diag, rc));
+}
+
+static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_diag *diag)
+{
+	char buf[64];
+	int rc;
+
+	rc = mpxkit_pcz_writer_set_meta(w, "source", "mpxkit PAPI component " MPXKIT_VERSION, diag);
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_meta(w, "estimator", settings.estimator, diag);
+	snprintf(buf, sizeof buf, "%zu", mpxkit_sched_counters(c->sched));
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_meta(w, "counters", buf, diag);
+	snprintf(buf, sizeof buf, "%llu", (unsigned long long)settings.slice_ns);
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_meta(w, "slice_ns", buf, diag);
+	if (rc >= 0 && settings.reference[0])
+		rc = mpxkit_pcz_writer_set_meta(w, "reference", settings.reference, diag);
+	if (rc >= 0 && settings.replay[0])
+		rc = mpxkit_pcz_writer_set_meta(w, "replay", settings.replay, diag);
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_meta(w, "clock", "CLOCK_REALTIME ns", diag);
+	return rc;
+}
+
+/* Opens the writer with c's events.  Caller holds dump_lock. */
+static int dump_open(const mpxkit_control *c)
+{
+	const char *names[MPXKIT_MAX_EVENTS] = {0};
+	mpxkit_pcz_options opt;
+	mpxkit_diag diag = {0};
+	int rc = -MPXKIT_ENOMEM;
+
+	mpxkit_pcz_options_init(&opt);
+	opt.placement = 1;
+	for (int i = 0; i < c->n_events; i++) {
+		char *n = malloc(strlen(natives[c->codes[i]].name) + 10);
+		if (n == NULL)
+			goto fail;
+		sprintf(n, "mpxkit:::%s", natives[c->codes[i]].name);
+		names[i] = n;
+	}
+	rc = mpxkit_pcz_writer_open(dump_path, &opt, (size_t)c->n_events, names, &dump_writer,
+				    &diag);
+	if (rc >= 0)
+		rc = dump_set_meta(dump_writer, c, &diag);
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_topology(dump_writer, NULL, 0, &diag);
+	if (rc >= 0) {
+		memcpy(dump_codes, c->codes, sizeof dump_codes);
+		dump_n_events = c->n_events;
+	}
+fail:
+	if (rc < 0) {
+		dump_note("cannot start the dump", &diag, rc);
+		mpxkit_pcz_writer_abort(dump_writer);
+		dump_writer = NULL;
+	}
+	for (int i = 0; i < c->n_events; i++)
+		free((char *)names[i]);
+	return rc;
+}
+
+/*
+ * The writer for c's events, opened at the first stop; NULL when the dump
+ * failed or c counts other events than the first event set that stopped
+ * (one dump holds one event list; such stops are counted and reported).
+ */
+static mpxkit_pcz_writer *dump_writer_for(const mpxkit_control *c)
+{
+	mpxkit_pcz_writer *w = NULL;
+
+	pthread_mutex_lock(&dump_lock);
+	if (dump_writer == NULL && dump_error[0] == '\0')
+		dump_open(c);
+	if (dump_writer != NULL) {
+		if (c->n_events == dump_n_events &&
+		    memcmp(c->codes, dump_codes, (size_t)c->n_events * sizeof *c->codes) == 0)
+			w = dump_writer;
+		else
+			dump_skipped++;
+	}
+	pthread_mutex_unlock(&dump_lock);
+	return w;
+}
+
+/* Series callback: rotation k's estimates, in the rotation thread (mpxkit_sched_on_rotation). */
+static void dump_on_rotation(void *arg, size_t k, const double *est)
+{
+	mpxkit_control *c = arg;
+	size_t E = (size_t)c->n_events;
+
+	if (k == 0) { /* a start or a reset: a new run */
+		c->n_series = 0;
+		c->series_lost = 0;
+	}
+	if (c->series_lost || k != c->n_series)
+		return;
+	if (c->n_series == c->cap_series) {
+		size_t cap = c->cap_series ? 2 * c->cap_series : 64;
+		uint64_t *v = realloc(c->series, cap * E * sizeof *v);
+		uint64_t *t = v ? realloc(c->series_ns, cap * sizeof *t) : NULL;
+		if (v)
+			c->series = v;
+		if (t)
+			c->series_ns = t, c->cap_series = cap;
+		if (t == NULL) {
+			c->series_lost = 1;
+			return;
+		}
+	}
+	for (size_t e = 0; e < E; e++)
+		c->series[c->n_series * E + e] = dump_count(est[e]);
+	c->series_ns[c->n_series++] = now_ns();
+}
+
+static void dump_free_series(mpxkit_control *c)
+{
+	free(c->series);
+	free(c->series_ns);
+	c->series = c->series_ns = NULL;
+	c->n_series = c->cap_series = 0;
+	c->series_lost = 0;
+}
+
+static void dump_stage(mpxkit_pcz_writer *w, const char *region, const mpxkit_pcz_unit *u)
+{
+	mpxkit_diag diag = {0};
+	int rc = mpxkit_pcz_writer_stage_unit(w, region, u, &diag);
+
+	if (rc < 0) {
+		pthread_mutex_lock(&dump_lock);
+		dump_note("cannot keep a thread's results", &diag, rc);
+		pthread_mutex_unlock(&dump_lock);
+	}
+}
+
+/*
+ * At PAPI_stop, after the rotation thread joined: stages this thread's
+ * totals (region "stop.total", the values PAPI_stop returns, which PAPI read
+ * just before the stop) and its per-rotation series (region "stop").
+ */
+static void dump_stop(mpxkit_control *c)
+{
+	uint64_t totals[MPXKIT_MAX_EVENTS], span[2], *times = NULL;
+	unsigned int cpu = 0, node = 0;
+	mpxkit_pcz_unit u = {0};
+	mpxkit_pcz_writer *w;
+	char name[32];
+
+	span[1] = now_ns();
+	span[0] = c->run_start_ns;
+	w = dump_writer_for(c);
+	if (w == NULL)
+		return;
+	snprintf(name, sizeof name, "thread%ld", (long)syscall(SYS_gettid));
+	u.name = name;
+	u.cpu = u.numa = -1;
+	if (getcpu(&cpu, &node) == 0)
+		u.cpu = (int)cpu, u.numa = (int)node;
+	for (int i = 0; i < c->n_events; i++)
+		totals[i] = c->values[i] < 0 ? 0 : (uint64_t)c->values[i];
+	u.n_steps = 1;
+	u.times = span;
+	u.values = totals;
+	dump_stage(w, "stop.total", &u);
+	if (c->n_series == 0 || c->series_lost)
+		return;
+	times = malloc(2 * c->n_series * sizeof *times);
+	if (times == NULL) {
+		pthread_mutex_lock(&dump_lock);
+		if (dump_error[0] == '\0')
+			snprintf(dump_error, sizeof dump_error, "out of memory for a series");
+		pthread_mutex_unlock(&dump_lock);
+		return;
+	}
+	for (size_t k = 0; k < c->n_series; k++) {
+		times[2 * k] = k == 0 ? c->run_start_ns : c->series_ns[k - 1];
+		times[2 * k + 1] = c->series_ns[k];
+	}
+	u.n_steps = c->n_series;
+	u.times = times;
+	u.values = c->series;
+	dump_stage(w, "stop", &u);
+	free(times);
+}
+
+/* At shutdown: writes the dump, or says in one stderr line why it was not written whole. */
+static void dump_close(void)
+{
+	mpxkit_diag diag = {0};
+	int rc = 0;
+
+	pthread_mutex_lock(&dump_lock);
+	if (dump_writer != NULL)
+		rc = mpxkit_pcz_writer_close(dump_writer, &diag);
+	if (rc < 0)
+		dump_note("cannot write the dump", &diag, rc);
+	if (dump_path[0] && dump_error[0])
+		fprintf(stderr, "mpxkit: MPXKIT_DUMP=%s: %s\n", dump_path, dump_error);
+	if (dump_path[0] && dump_skipped)
+		fprintf(stderr,
+			"mpxkit: MPXKIT_DUMP=%s: %lu stops of event sets with other events than "
+			"the first left out\n",
+			dump_path, dump_skipped);
+	dump_writer = NULL;
+	dump_error[0] = '\0';
+	dump_skipped = 0;
+	dump_path[0] = '\0';
+	pthread_mutex_unlock(&dump_lock);
+}
+
 static int mpxkit_init_component(int cidx)
 {
 	mpxkit_source *probe = NULL;
@@ -168,6 +476,9 @@ static int mpxkit_init_component(int cidx)
 			goto fail;
 		}
 	}
+	rc = dump_init();
+	if (rc != PAPI_OK)
+		goto fail;
 	rc = open_source(&probe, NULL, &diag);
 	if (rc < 0) {
 		set_disabled_reason("%s", mpxkit_diag_message(&diag, rc));
@@ -208,12 +519,14 @@ fail:
 	free_natives();
 	mpxkit_trace_free(replay_trace);
 	replay_trace = NULL;
+	dump_path[0] = '\0';
 	_mpxkit_vector.cmp_info.disabled = rc;
 	return rc;
 }
 
 static int mpxkit_shutdown_component(void)
 {
+	dump_close();
 	free_natives();
 	mpxkit_trace_free(replay_trace);
 	replay_trace = NULL;
@@ -257,6 +570,12 @@ static int open_slots(mpxkit_control *c)
 		rc = mpxkit_source_add(source, natives[c->codes[i]].name, &diag);
 	if (rc >= 0)
 		rc = mpxkit_sched_new(&c->sched, source, &settings, &diag);
+	if (rc >= 0 && dump_path[0] &&
+	    (rc = mpxkit_sched_on_rotation(c->sched, dump_on_rotation, c)) < 0) {
+		mpxkit_sched_free(c->sched);
+		c->sched = NULL;
+		source = NULL; /* the scheduler owned it */
+	}
 	if (rc < 0) {
 		PAPIERROR("mpxkit: %s", mpxkit_diag_message(&diag, rc));
 		mpxkit_source_free(source);
@@ -291,6 +610,7 @@ static int mpxkit_cleanup_eventset(hwd_control_state_t *ctl)
 	mpxkit_sched_free(c->sched);
 	c->sched = NULL;
 	c->n_events = 0;
+	dump_free_series(c);
 	return PAPI_OK;
 }
 
@@ -301,17 +621,23 @@ static int mpxkit_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	(void)ctx;
 	if (c->sched == NULL)
 		return c->n_events == 0 ? PAPI_OK : PAPI_EBUG;
+	if (dump_path[0])
+		c->run_start_ns = now_ns();
 	return papi_error(mpxkit_sched_start(c->sched));
 }
 
 static int mpxkit_stop(hwd_context_t *ctx, hwd_control_state_t *ctl)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
+	int rc;
 
 	(void)ctx;
 	if (c->sched == NULL)
 		return PAPI_OK;
-	return papi_error(mpxkit_sched_stop(c->sched));
+	rc = papi_error(mpxkit_sched_stop(c->sched));
+	if (rc == PAPI_OK && dump_path[0])
+		dump_stop(c);
+	return rc;
 }
 
 static int mpxkit_reset(hwd_context_t *ctx, hwd_control_state_t *ctl)
@@ -321,6 +647,8 @@ static int mpxkit_reset(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	(void)ctx;
 	if (c->sched == NULL)
 		return PAPI_OK;
+	if (dump_path[0])
+		c->run_start_ns = now_ns();
 	return papi_error(mpxkit_sched_reset(c->sched));
 }
 
