@@ -9,6 +9,7 @@
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
 #include "mpxkit/metric.h"
+#include "mpxkit/model.h"
 #include "mpxkit/record.h"
 #include "mpxkit/pcz.h"
 #include "mpxkit/source.h"

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 
+__attribute__((format(printf, 2, 0)))
 static void vreport(const char *cmd, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "mpxkit%s%s: ", cmd ? " " : "", cmd ? cmd : "");

@@ -4,6 +4,7 @@
 #define MPXKIT_COMMANDS_H
 
 int cmd_eval(int argc, char **argv);
+int cmd_train(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_unpack(int argc, char **argv);

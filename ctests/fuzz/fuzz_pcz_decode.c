@@ -3,10 +3,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fuzz_pcz.h"
+#include "fuzz_target.h"
 #include "mpxkit/pcz.h"
 
-int pcz_fuzz_decode(const uint8_t *data, size_t size, FILE *csv)
+int fuzz_decode(const uint8_t *data, size_t size, FILE *csv)
 {
 	mpxkit_pcz_reader *r;
 	mpxkit_pcz_stats st;
@@ -35,6 +35,6 @@ int pcz_fuzz_decode(const uint8_t *data, size_t size, FILE *csv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	pcz_fuzz_decode(data, size, NULL);
+	fuzz_decode(data, size, NULL);
 	return 0;
 }

@@ -1,15 +1,22 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The fuzz target as a plain program (after zstd's tests/fuzz/regression_driver.c): runs it over
+ * A fuzz target as a plain program (after zstd's tests/fuzz/regression_driver.c): runs it over
  * every file of the corpus directories given, and holds the golden files to their promise:
- * NAME.pcz next to NAME.csv decodes to exactly that CSV, bad-*.pcz fails with an error.
+ * NAME.IN next to NAME.OUT decodes to exactly that text, bad-*.IN fails with an error.  It is
+ * compiled once per target with FUZZ_IN (".pcz"), FUZZ_OUT (".csv") and FUZZ_GOLDEN (the
+ * corpus under ctests/golden used when no directory is given) defined, and FUZZ_CHECKSUMS
+ * when the format carries checksums that fuzzing builds skip.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_pcz.h"
+#include "fuzz_target.h"
+
+#if !defined(FUZZ_IN) || !defined(FUZZ_OUT) || !defined(FUZZ_GOLDEN)
+#error "compile with -DFUZZ_IN=... -DFUZZ_OUT=... -DFUZZ_GOLDEN=..."
+#endif
 
 static int read_file(const char *path, uint8_t **buf, size_t *len)
 {
@@ -42,7 +49,7 @@ static int ends_with(const char *s, const char *tail)
 /* 0 when the file keeps its promise, 1 otherwise (with a line on stderr). */
 static int check_file(const char *dir, const char *name)
 {
-	char path[4096], csv_path[4096];
+	char path[4096], want_path[4096];
 	uint8_t *data = NULL, *want = NULL;
 	size_t len, want_len, got_len = 0;
 	char *got = NULL;
@@ -55,7 +62,7 @@ static int check_file(const char *dir, const char *name)
 		return 1;
 	}
 	LLVMFuzzerTestOneInput(data, len);
-	if (!ends_with(name, ".pcz")) {
+	if (!ends_with(name, FUZZ_IN)) {
 		free(data);
 		return 0;
 	}
@@ -64,10 +71,10 @@ static int check_file(const char *dir, const char *name)
 		free(data);
 		return 1;
 	}
-	rc = pcz_fuzz_decode(data, len, mem);
+	rc = fuzz_decode(data, len, mem);
 	fclose(mem);
 	if (strncmp(name, "bad-", 4) == 0) {
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#if defined(FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) && defined(FUZZ_CHECKSUMS)
 		/* Checksums are off in fuzzing builds: some damaged files decode there. */
 		rc = -1;
 #endif
@@ -76,15 +83,16 @@ static int check_file(const char *dir, const char *name)
 			fail = 1;
 		}
 	} else {
-		snprintf(csv_path, sizeof csv_path, "%.*s.csv", (int)strlen(path) - 4, path);
+		snprintf(want_path, sizeof want_path, "%.*s%s",
+			 (int)(strlen(path) - strlen(FUZZ_IN)), path, FUZZ_OUT);
 		if (rc < 0) {
 			fprintf(stderr, "%s: golden file fails to decode (%d)\n", path, rc);
 			fail = 1;
-		} else if (read_file(csv_path, &want, &want_len) != 0) {
-			fprintf(stderr, "%s: no %s to compare with\n", path, csv_path);
+		} else if (read_file(want_path, &want, &want_len) != 0) {
+			fprintf(stderr, "%s: no %s to compare with\n", path, want_path);
 			fail = 1;
 		} else if (want_len != got_len || memcmp(want, got, got_len) != 0) {
-			fprintf(stderr, "%s: decodes to other CSV than %s\n", path, csv_path);
+			fprintf(stderr, "%s: decodes to other text than %s\n", path, want_path);
 			fail = 1;
 		}
 	}
@@ -113,7 +121,7 @@ static int run_dir(const char *dir, int *n_files)
 	}
 	while ((e = readdir(d)) != NULL) {
 		char **grown;
-		if (e->d_name[0] == '.' || ends_with(e->d_name, ".csv"))
+		if (e->d_name[0] == '.' || ends_with(e->d_name, FUZZ_OUT))
 			continue;
 		grown = realloc(names, (n + 1) * sizeof *names);
 		if (grown == NULL)
@@ -141,7 +149,8 @@ int main(int argc, char **argv)
 	int fail = 0, n_files = 0;
 
 	if (argc < 2) {
-		snprintf(dflt, sizeof dflt, "%s/ctests/golden/pcz", top && *top ? top : ".");
+		snprintf(dflt, sizeof dflt, "%s/ctests/golden/" FUZZ_GOLDEN,
+			 top && *top ? top : ".");
 		fail = run_dir(dflt, &n_files);
 	}
 	for (int i = 1; i < argc; i++)

@@ -2,6 +2,7 @@
 /* Simulated multiplexing: groups, slices and rotations over a ground-truth trace
  * (doc/evaluation.md). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,67 @@ void mpxkit_groups_free(mpxkit_groups *g)
 	free(g->line);
 	free(g->source);
 	free(g);
+}
+
+/*
+ * The names read so far, hashed (open addressing, FNV-1a): a file of many thousand events must
+ * not cost a quadratic number of comparisons to check for repeats.  slot[] holds index + 1.
+ */
+typedef struct name_set {
+	size_t *slot;
+	size_t cap; /* a power of two, or 0 */
+} name_set;
+
+static size_t name_hash(const char *s, size_t len)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* Index of the name equal to s[0..len) among g's names, or g->n_names. */
+static size_t name_set_find(const name_set *set, const mpxkit_groups *g, const char *s, size_t len)
+{
+	if (set->cap == 0)
+		return g->n_names;
+	for (size_t i = name_hash(s, len) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+		size_t k = set->slot[i];
+		if (k == 0)
+			return g->n_names;
+		if (strncmp(g->names[k - 1], s, len) == 0 && g->names[k - 1][len] == '\0')
+			return k - 1;
+	}
+}
+
+/* Adds g's last name; keeps the table at most half full. */
+static int name_set_add(name_set *set, const mpxkit_groups *g)
+{
+	size_t k = g->n_names - 1;
+
+	if (2 * g->n_names > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		size_t *slot = calloc(cap, sizeof *slot);
+		if (slot == NULL)
+			return -1;
+		free(set->slot);
+		set->slot = slot;
+		set->cap = cap;
+		for (size_t j = 0; j < k; j++)
+			for (size_t i = name_hash(g->names[j], strlen(g->names[j])) & (cap - 1);;
+			     i = (i + 1) & (cap - 1))
+				if (slot[i] == 0) {
+					slot[i] = j + 1;
+					break;
+				}
+	}
+	for (size_t i = name_hash(g->names[k], strlen(g->names[k])) & (set->cap - 1);;
+	     i = (i + 1) & (set->cap - 1))
+		if (set->slot[i] == 0) {
+			set->slot[i] = k + 1;
+			return 0;
+		}
 }
 
 static int groups_add(mpxkit_groups *g, const char *name, size_t len, size_t group, size_t line)
@@ -59,7 +121,8 @@ int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_gr
 			mpxkit_diag *diag)
 {
 	mpxkit_groups *g = NULL;
-	size_t pos = 0, number = 0;
+	name_set seen = {NULL, 0};
+	size_t pos = 0, number = 0, k;
 	int rc;
 
 	if (out == NULL || (buf == NULL && len > 0))
@@ -91,18 +154,17 @@ int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_gr
 						 number);
 				goto fail;
 			}
-			for (size_t k = 0; k < g->n_names; k++) {
-				if (strlen(g->names[k]) == j - i &&
-				    memcmp(g->names[k], line + i, j - i) == 0) {
-					rc = mpxkit_fail(
-					    diag, MPXKIT_EFORMAT,
-					    "%s:%zu: event '%s' is already in group %zu "
-					    "(line %zu)",
-					    name, number, g->names[k], g->group[k] + 1, g->line[k]);
-					goto fail;
-				}
+			k = name_set_find(&seen, g, line + i, j - i);
+			if (k < g->n_names) {
+				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
+						 "%s:%zu: event '%s' is already in group %zu "
+						 "(line %zu)",
+						 name, number, g->names[k], g->group[k] + 1,
+						 g->line[k]);
+				goto fail;
 			}
-			if (groups_add(g, line + i, j - i, g->n_groups, number) < 0)
+			if (groups_add(g, line + i, j - i, g->n_groups, number) < 0 ||
+			    name_set_add(&seen, g) < 0)
 				goto nomem;
 			i = j;
 		}
@@ -114,11 +176,13 @@ int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_gr
 				 name, number ? number : 1);
 		goto fail;
 	}
+	free(seen.slot);
 	*out = g;
 	return 0;
 nomem:
 	rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", name);
 fail:
+	free(seen.slot);
 	mpxkit_groups_free(g);
 	return rc;
 }

@@ -206,73 +206,116 @@ static int parse_line(const char *path, size_t lineno, const char *line, mpxkit_
 	return 0;
 }
 
-int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag)
+int mpxkit_callgrind_parse(const char *name, const char *buf, size_t len,
+			   mpxkit_callgrind_dump **out, mpxkit_diag *diag)
 {
 	mpxkit_callgrind_dump *d = NULL;
-	FILE *f = NULL;
 	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t len = 0, last_len = 0;
+	size_t cap = 0, lineno = 0, pos = 0;
 	int rc;
 
-	if (path == NULL || out == NULL)
+	if (out == NULL || (buf == NULL && len > 0))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "callgrind: missing argument");
+	if (name == NULL)
+		name = "<callgrind>";
 	d = calloc(1, sizeof *d);
 	if (d == NULL)
-		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-	f = fopen(path, "r");
-	if (f == NULL) {
-		rc = errno == ENOENT ? mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such file", path)
-				     : mpxkit_fail_sys(diag, "%s", path);
-		goto fail;
-	}
-	errno = 0;
-	while ((len = getline(&line, &cap, f)) >= 0) {
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", name);
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (buf + pos)) + 1 : len - pos;
+
 		lineno++;
-		last_len = len;
-		if (memchr(line, '\0', (size_t)len) != NULL) {
+		/* The line parsers work on C strings, so each line gets its own terminated copy. */
+		if (n + 1 > cap) {
+			char *grown = realloc(line, n + 1);
+			if (grown == NULL) {
+				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", name);
+				goto fail;
+			}
+			line = grown;
+			cap = n + 1;
+		}
+		memcpy(line, buf + pos, n);
+		line[n] = '\0';
+		pos += n;
+		if (memchr(line, '\0', n) != NULL) {
 			rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: NUL byte in a text file",
-					 path, lineno);
+					 name, lineno);
 			goto fail;
 		}
-		rc = parse_line(path, lineno, line, d, diag);
+		rc = parse_line(name, lineno, line, d, diag);
 		if (rc < 0)
 			goto fail;
 	}
-	if (ferror(f)) {
-		rc = mpxkit_fail_sys(diag, "%s", path);
-		goto fail;
-	}
 	if (lineno == 0) {
-		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:1: empty file", path);
+		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:1: empty file", name);
 		goto fail;
 	}
-	if (line[last_len - 1] != '\n') {
+	if (buf[len - 1] != '\n') {
 		rc =
 		    mpxkit_fail(diag, MPXKIT_EFORMAT,
-				"%s:%zu: last line has no newline (file truncated?)", path, lineno);
+				"%s:%zu: last line has no newline (file truncated?)", name, lineno);
 		goto fail;
 	}
 	if (d->events == NULL) {
-		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: no events: line", path, lineno);
+		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: no events: line", name, lineno);
 		goto fail;
 	}
 	if (d->totals == NULL) {
 		/* callgrind writes totals: last, so its absence means the file was cut short. */
 		rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-				 "%s:%zu: no totals: line at the end (file truncated?)", path,
+				 "%s:%zu: no totals: line at the end (file truncated?)", name,
 				 lineno);
 		goto fail;
 	}
 	free(line);
-	fclose(f);
 	*out = d;
 	return 0;
 fail:
 	free(line);
-	if (f)
-		fclose(f);
 	mpxkit_callgrind_dump_free(d);
+	return rc;
+}
+
+int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int rc;
+
+	if (path == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "callgrind: missing argument");
+	f = fopen(path, "r");
+	if (f == NULL)
+		return errno == ENOENT ? mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such file", path)
+				       : mpxkit_fail_sys(diag, "%s", path);
+	for (;;) {
+		size_t got;
+		if (cap - len < 4096) {
+			char *grown;
+			cap = cap ? cap * 2 : 65536;
+			grown = realloc(buf, cap);
+			if (grown == NULL) {
+				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+				goto out;
+			}
+			buf = grown;
+		}
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		rc = mpxkit_fail_sys(diag, "%s", path);
+		goto out;
+	}
+	rc = mpxkit_callgrind_parse(path, buf, len, out, diag);
+out:
+	fclose(f);
+	free(buf);
 	return rc;
 }
 

@@ -298,11 +298,40 @@ out:
 	return rc;
 }
 
+static int cmp_name_then_position(const void *a, const void *b)
+{
+	const char *const *x = *(const char *const *const *)a;
+	const char *const *y = *(const char *const *const *)b;
+	int c = strcmp(*x, *y);
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * Position of the first name that repeats an earlier one, or n when all differ.  Sorting keeps
+ * a header of many thousand columns from costing a quadratic number of comparisons.
+ */
+static int first_duplicate(char *const *names, size_t n, size_t *dup)
+{
+	char *const **sorted = malloc((n ? n : 1) * sizeof *sorted);
+
+	if (sorted == NULL)
+		return -MPXKIT_ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &names[i];
+	qsort(sorted, n, sizeof *sorted, cmp_name_then_position);
+	*dup = n;
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(*sorted[i - 1], *sorted[i]) == 0 && (size_t)(sorted[i] - names) < *dup)
+			*dup = (size_t)(sorted[i] - names);
+	free(sorted);
+	return 0;
+}
+
 /* Splits a header line into the first column and the event names. */
 static int parse_header(const cursor *c, const line *l, mpxkit_trace *t, mpxkit_diag *diag)
 {
 	const char *p = l->text, *end = l->text + l->len;
-	size_t n = 1, k = 0;
+	size_t n = 1, k = 0, dup;
 	char **names = NULL;
 	int rc;
 
@@ -330,6 +359,11 @@ static int parse_header(const cursor *c, const line *l, mpxkit_trace *t, mpxkit_
 		rc = bad(c, l->number, diag, MPXKIT_EFORMAT, "header names no event column");
 		goto out;
 	}
+	rc = first_duplicate(names + 1, n - 1, &dup);
+	if (rc < 0) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", c->name);
+		goto out;
+	}
 	for (k = 1; k < n; k++) {
 		char why[MPXKIT_DIAG_MAX];
 		if (!valid_event_name(names[k])) {
@@ -339,13 +373,10 @@ static int parse_header(const cursor *c, const line *l, mpxkit_trace *t, mpxkit_
 			rc = bad(c, l->number, diag, MPXKIT_EFORMAT, why);
 			goto out;
 		}
-		for (size_t j = 1; j < k; j++) {
-			if (strcmp(names[j], names[k]) == 0) {
-				snprintf(why, sizeof why, "duplicate event name '%.100s'",
-					 names[k]);
-				rc = bad(c, l->number, diag, MPXKIT_EFORMAT, why);
-				goto out;
-			}
+		if (k - 1 == dup) {
+			snprintf(why, sizeof why, "duplicate event name '%.100s'", names[k]);
+			rc = bad(c, l->number, diag, MPXKIT_EFORMAT, why);
+			goto out;
 		}
 	}
 	/* The array's first slot is the index column's name; the rest become t's events. */

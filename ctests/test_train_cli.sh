@@ -1,0 +1,102 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# mpxkit train end to end: usage, one-line errors, a model the loader accepts, the same bits twice.
+set -u
+: "${MPXKIT:?run through make check}"
+
+# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
+mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-train-cli.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failed=0
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; failed=1; }
+
+# run ARGS...: stdout in $tmp/out, stderr in $tmp/err, status in $status.
+run() {
+	# shellcheck disable=SC2086
+	$mpxkit train "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+}
+
+# expect DESCRIPTION STATUS PATTERN ARGS...: that status, one stderr line matching PATTERN.
+expect() {
+	desc=$1 want=$2 pattern=$3
+	shift 3
+	run "$@"
+	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -q -- "$pattern" "$tmp/err"; then
+		ok "$desc"
+	else
+		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
+	fi
+}
+
+# Four small programs, 5 events, 80 steps each, with different rhythms (deterministic awk).
+for p in 1 2 3 4; do
+	awk -v p="$p" 'BEGIN {
+		print "step,a,b,c,d,e"
+		for (s = 0; s < 80; s++)
+			printf "%d,%d,%d,%d,%d,%d\n", s, 1000 + 100 * p * (s % (3 + p)),
+				(s * 37 * p) % 500, 50 * p + s, (s % 7 == 0) ? 3000 : 10,
+				int(200 + 150 * sin(s / (p + 1)))
+	}' >"$tmp/prog$p.csv"
+done
+printf 'step,a\n0,1\n' >"$tmp/short.csv"
+printf 'not,a,trace\n1,2\n' >"$tmp/bad.csv"
+
+run --help
+if [ "$status" -eq 0 ] && grep -q '^usage: mpxkit train' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+	ok "--help to stdout, exit 0"
+else
+	not_ok "--help (status $status)"
+fi
+expect "no output named" 1 "no model file named" "$tmp/prog1.csv"
+expect "no corpus" 1 "no corpus given" -o "$tmp/m.mpxm"
+expect "bad --epochs" 1 "--epochs takes" -o "$tmp/m.mpxm" --epochs 0 "$tmp/prog1.csv"
+expect "bad --seed" 1 "--seed takes" -o "$tmp/m.mpxm" --seed x "$tmp/prog1.csv"
+expect "too few programs" 1 "at least 3" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv"
+expect "unreadable trace" 2 "missing.csv" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv" \
+	"$tmp/missing.csv"
+expect "malformed trace" 2 "bad.csv" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv" \
+	"$tmp/bad.csv"
+if [ ! -e "$tmp/m.mpxm" ]; then ok "no model left after a failure"; else not_ok "model left"; fi
+
+run -o "$tmp/m1.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+	"$tmp/prog4.csv" "$tmp/short.csv"
+if [ "$status" -eq 0 ] && [ -s "$tmp/m1.mpxm" ] && grep -q '^test ' "$tmp/out" &&
+	grep -q '^split .*fixed .*linear .*nonlinear .*mlp$' "$tmp/out"; then
+	ok "trains and reports RA per split and estimator"
+else
+	not_ok "training (status $status, stderr: $(cat "$tmp/err"))"
+fi
+# 5 programs (one too short for a rotation, which adds no samples) split 3:1:1.
+for s in train validation test; do
+	if [ "$(grep -c "^$s programs:" "$tmp/out")" -eq 1 ]; then
+		ok "$s programs listed"
+	else
+		not_ok "$s programs listed"
+	fi
+done
+# The header of the model file (doc/model-format.md): magic, version 1, 28 inputs, 1 output.
+if [ "$(od -An -tx1 -N16 "$tmp/m1.mpxm" | tr -d ' \n')" = "4d50584d010000001c00000001000000" ]; then
+	ok "model header"
+else
+	not_ok "model header: $(od -An -tx1 -N16 "$tmp/m1.mpxm")"
+fi
+run -o "$tmp/m2.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+	"$tmp/prog4.csv" "$tmp/short.csv"
+if [ "$status" -eq 0 ] && cmp -s "$tmp/m1.mpxm" "$tmp/m2.mpxm"; then
+	ok "same seed, same model bit for bit"
+else
+	not_ok "same seed gave a different model"
+fi
+run -o "$tmp/m3.mpxm" --epochs 2 --seed 8 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+	"$tmp/prog4.csv" "$tmp/short.csv"
+if [ "$status" -eq 0 ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m3.mpxm"; then
+	ok "another seed, another model"
+else
+	not_ok "seed ignored"
+fi
+exit $failed
