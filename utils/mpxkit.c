@@ -13,7 +13,7 @@ static int cmd_version(int argc, char **argv);
 const cli_command cli_commands[] = {
 	{ "eval", "simulate multiplexing on ground-truth traces and score estimators", cmd_eval },
 	{ "train", "train the mlp estimator's model on ground-truth traces", cmd_train },
-	{ "record", "record a ground-truth trace of a program under callgrind", cmd_record },
+	{ "record", "record a ground-truth trace (callgrind, or perf_event with --perf)", cmd_record },
 	{ "pack", "compress per-unit counter CSV into a .pcz dump", cmd_pack },
 	{ "unpack", "decode a .pcz dump back into CSV", cmd_unpack },
 	{ "info", "show the regions, units, groups and sections of a .pcz dump", cmd_info },
