@@ -5,6 +5,7 @@
 
 #include "mpxkit/error.h"
 #include "mpxkit/outfile.h"
+#include "mpxkit/workload.h"
 #include "mpxkit/trace.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"

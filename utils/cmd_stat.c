@@ -11,9 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mpxkit/outfile.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
 #include "mpxkit/trace.h"
+#include "mpxkit/workload.h"
 
 #include "cli.h"
 #include "commands.h"
@@ -180,49 +182,6 @@ static void on_rotation(void *arg, size_t k, const double *est)
 		st->series_failed = 1;
 }
 
-/*
- * Forks CMD stopped before exec: it execs when go is written to.  err gets
- * errno if exec fails; it is close-on-exec, so a successful exec closes it
- * empty.
- */
-static pid_t spawn(char **argv, int *go_fd, int *err_fd)
-{
-	int go[2], err[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) != 0)
-		return -1;
-	if (pipe2(err, O_CLOEXEC) != 0) {
-		close(go[0]);
-		close(go[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		char byte;
-		int e;
-		close(go[1]);
-		close(err[0]);
-		if (read(go[0], &byte, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	if (pid < 0) {
-		close(go[1]);
-		close(err[0]);
-		return -1;
-	}
-	*go_fd = go[1];
-	*err_fd = err[0];
-	return pid;
-}
-
 static const char *plural(size_t n)
 {
 	return n == 1 ? "" : "s";
@@ -263,15 +222,15 @@ static int run(stat_run *st, char **argv)
 	mpxkit_sched *s = NULL;
 	mpxkit_diag diag = {0};
 	double est[MAX_EVENTS], fid[MAX_EVENTS];
-	int go = -1, err = -1, status = 0, exec_errno = 0, rc, rotations;
+	int status = 0, rc, exec_rc, rotations;
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	mpxkit_diag exec_diag = {0};
+	mpxkit_workload w;
 	FILE *out = stderr;
-	pid_t pid;
 
-	pid = spawn(argv, &go, &err);
-	if (pid < 0)
-		return cli_error(st->cmd, "cannot start '%s': %s", argv[0], strerror(errno));
-	target.pid = pid;
+	if ((rc = mpxkit_workload_prepare(&w, argv, &diag)) < 0)
+		return cli_lib_error(st->cmd, rc, &diag);
+	target.pid = w.pid;
 	if ((rc = mpxkit_source_open_perf(&src, &target, &diag)) < 0)
 		goto lib_fail;
 	for (size_t e = 0; e < st->n_events; e++)
@@ -287,35 +246,37 @@ static int run(stat_run *st, char **argv)
 	/* Like time(1): a ^C goes to CMD, and the counts of its run are still reported. */
 	sigaction(SIGINT, &ignore, &old_int);
 	sigaction(SIGQUIT, &ignore, &old_quit);
-	if (write(go, "g", 1) != 1)
-		exec_errno = errno;
-	close(go);
-	go = -1;
-	if (exec_errno == 0 && read(err, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
-		exec_errno = 0; /* closed empty by a successful exec */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	pid = -1;
+	exec_rc = mpxkit_workload_start(&w, &exec_diag);
+	mpxkit_workload_wait(&w, &status);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	rc = mpxkit_sched_stop(s);
 	rotations = mpxkit_sched_read(s, est, fid);
 	if (rc == 0 && rotations < 0)
 		rc = rotations;
-	if (exec_errno) {
-		rc = cli_error(st->cmd, "cannot run '%s': %s", argv[0], strerror(exec_errno));
+	if (exec_rc < 0) {
+		rc = cli_lib_error(st->cmd, exec_rc, &exec_diag);
 		goto out;
 	}
 	if (rc < 0)
 		goto lib_fail;
-	if (st->output_path && (out = fopen(st->output_path, "w")) == NULL) {
-		rc = cli_error(st->cmd, "%s: %s", st->output_path, strerror(errno));
-		goto out;
-	}
-	report(st, out, argv, s, est, fid, rotations);
-	if (out != stderr && fclose(out) != 0) {
-		rc = cli_error(st->cmd, "%s: write failed", st->output_path);
-		goto out;
+	if (st->output_path) {
+		/* Built in memory and written whole: FILE never holds half a report. */
+		char *text = NULL;
+		size_t len = 0;
+		if ((out = open_memstream(&text, &len)) == NULL) {
+			rc = cli_error(st->cmd, "out of memory");
+			goto out;
+		}
+		report(st, out, argv, s, est, fid, rotations);
+		rc = ferror(out) | (fclose(out) != 0) ? -MPXKIT_ENOMEM
+						   : mpxkit_outfile_write_all(st->output_path, text,
+									      len, &diag);
+		free(text);
+		if (rc < 0)
+			goto lib_fail;
+	} else {
+		report(st, out, argv, s, est, fid, rotations);
 	}
 	if (st->series && st->series_failed) {
 		rc = cli_error(st->cmd, "--series: out of memory");
@@ -328,15 +289,7 @@ static int run(stat_run *st, char **argv)
 lib_fail:
 	rc = cli_lib_error(st->cmd, rc, &diag);
 out:
-	if (pid > 0) { /* never started: let it go, it exits 127 on the closed pipe */
-		close(go);
-		go = -1;
-		waitpid(pid, NULL, 0);
-	}
-	if (go >= 0)
-		close(go);
-	if (err >= 0)
-		close(err);
+	mpxkit_workload_cancel(&w); /* a child never started exits 127 on the closed pipe */
 	mpxkit_sched_free(s);
 	mpxkit_source_free(src);
 	return rc;

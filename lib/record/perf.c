@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "mpxkit/record.h"
+#include "mpxkit/workload.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
 
@@ -37,51 +38,6 @@ static int append_row(perf_run *r, const uint64_t *row)
 	memcpy(r->rows + r->steps * r->k, row, r->k * sizeof *row);
 	r->steps++;
 	return 0;
-}
-
-/*
- * Forks argv[0] held before its exec: it execs when a byte is written to
- * *go_fd.  *err_fd gets errno if exec fails; close-on-exec, so a successful
- * exec closes it empty.  The child starts with default signal handling.
- */
-static pid_t spawn(char *const argv[], int *go_fd, int *err_fd)
-{
-	int go[2], err[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) != 0)
-		return -1;
-	if (pipe2(err, O_CLOEXEC) != 0) {
-		close(go[0]);
-		close(go[1]);
-		return -1;
-	}
-	pid = fork();
-	if (pid == 0) {
-		char byte;
-		int e;
-		close(go[1]);
-		close(err[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		if (read(go[0], &byte, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof e) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	if (pid < 0) {
-		close(go[1]);
-		close(err[0]);
-		return -1;
-	}
-	*go_fd = go[1];
-	*err_fd = err[0];
-	return pid;
 }
 
 static void add_ns(struct timespec *ts, uint64_t ns)
@@ -147,21 +103,19 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 	mpxkit_source *src = NULL;
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	struct timespec start;
-	int go = -1, err = -1, wstatus = 0, exec_errno = 0, rc = 0;
-	pid_t pid = spawn(argv, &go, &err);
+	mpxkit_workload w;
+	int wstatus = 0, rc;
 
-	if (pid < 0)
-		return mpxkit_fail_sys(diag, "cannot start '%s'", argv[0]);
-	target.pid = pid;
+	if ((rc = mpxkit_workload_prepare(&w, argv, diag)) < 0)
+		return rc;
+	target.pid = w.pid;
 	rc = mpxkit_source_open_perf(&src, &target, diag);
 	for (size_t e = 0; rc >= 0 && e < r->k; e++)
 		rc = mpxkit_source_add(src, events[r->first + e], diag);
 	if (rc >= 0)
 		rc = mpxkit_source_enable(src, MPXKIT_SOURCE_ALL);
 	if (rc < 0) {
-		close(go); /* the child exits 127 on the closed pipe */
-		close(err);
-		waitpid(pid, NULL, 0);
+		mpxkit_workload_cancel(&w);
 		mpxkit_source_free(src);
 		return rc;
 	}
@@ -170,29 +124,17 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 	sigaction(SIGQUIT, &ignore, &old_quit);
 	/* Interval 0 starts when the program is let go, so its exec is in the first step. */
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	if (write(go, "g", 1) != 1)
-		exec_errno = errno;
-	close(go);
-	if (exec_errno == 0 && read(err, &exec_errno, sizeof exec_errno) != sizeof exec_errno)
-		exec_errno = 0; /* closed empty by a successful exec */
-	close(err);
-	if (exec_errno == 0)
-		rc = sample(src, r, pid, start, o->interval_ns, &wstatus, diag);
-	if (exec_errno != 0 || rc < 0)
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
+	rc = mpxkit_workload_start(&w, diag);
+	if (rc == 0) {
+		rc = sample(src, r, w.pid, start, o->interval_ns, &wstatus, diag);
+		if (rc == 0)
+			w.pid = -1; /* sample reaped it when it saw the end */
+	}
+	if (w.pid > 0)
+		mpxkit_workload_wait(&w, &wstatus);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	mpxkit_source_free(src);
-	if (exec_errno != 0) {
-		errno = exec_errno;
-		if (exec_errno == ENOENT)
-			return mpxkit_fail(diag, MPXKIT_ENOENT, "program '%s' not found", argv[0]);
-		if (exec_errno == EACCES)
-			return mpxkit_fail(diag, MPXKIT_EPERM, "program '%s' is not executable",
-					   argv[0]);
-		return mpxkit_fail_sys(diag, "cannot run '%s'", argv[0]);
-	}
 	if (rc < 0)
 		return rc;
 	note_status(st, wstatus);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A measured program, started held before its exec so counters can be attached first. */
+#ifndef MPXKIT_WORKLOAD_H
+#define MPXKIT_WORKLOAD_H
+
+#include <sys/types.h>
+
+#include "mpxkit/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * As perf's "workload": mpxkit_workload_prepare forks a child that waits on a
+ * pipe; the caller opens its counters on w->pid; mpxkit_workload_start lets the
+ * child exec argv and reports whether the exec worked.  So the counts cover
+ * the program from its exec on, and none of the fork.  The child starts with
+ * default SIGINT and SIGQUIT handling whatever the caller's.
+ */
+typedef struct mpxkit_workload {
+	pid_t pid;  /* the child, or -1 */
+	int go_fd;  /* written to let the child exec; internal */
+	int err_fd; /* the child's exec errno, or closed empty by a successful exec; internal */
+	const char *name; /* argv[0], for diagnostics; not owned */
+} mpxkit_workload;
+
+int mpxkit_workload_prepare(mpxkit_workload *w, char *const argv[], mpxkit_diag *diag);
+
+/*
+ * Lets the child exec.  0 once the exec succeeded; -MPXKIT_ENOENT (no such
+ * program), -MPXKIT_EPERM (not executable) or -MPXKIT_ESYS when it failed,
+ * with the diag "cannot run 'NAME': reason".  Either way the child must still
+ * be reaped with mpxkit_workload_wait.
+ */
+int mpxkit_workload_start(mpxkit_workload *w, mpxkit_diag *diag);
+
+/* Abandons a prepared child that was never started: it exits 127 and is reaped. */
+void mpxkit_workload_cancel(mpxkit_workload *w);
+
+/* Waits for the child (retrying on EINTR) and stores its wait status; 0 or -MPXKIT_ESYS. */
+int mpxkit_workload_wait(mpxkit_workload *w, int *wstatus);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
