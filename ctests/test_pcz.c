@@ -66,6 +66,52 @@ static uint64_t rnd(void)
 
 static const char *const events8[MAXE] = { "A", "B", "C", "D", "E", "F", "G", "H" };
 
+/* The regions' units as the writer takes them, added to w. */
+static void add_all(mpxkit_pcz_writer *w, const struct tregion *regs, size_t n_regs)
+{
+	mpxkit_diag d = { 0 };
+
+	for (size_t g = 0; g < n_regs; g++) {
+		mpxkit_pcz_unit u[MAXU];
+		for (size_t k = 0; k < regs[g].n_units; k++) {
+			const struct tunit *t = &regs[g].units[k];
+			u[k] = (mpxkit_pcz_unit){ t->name, t->n_steps, t->times, t->values, t->cpu,
+						  t->numa };
+		}
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, regs[g].name, regs[g].n_units,
+								   u, &d),
+				      0);
+	}
+}
+
+/* The memory writer's bytes must be the file writer's, byte for byte. */
+static void memory_matches_file(const char *path, const struct tregion *regs, size_t n_regs,
+				size_t n_events, const mpxkit_pcz_options *opt)
+{
+	mpxkit_pcz_writer *w;
+	mpxkit_diag d = { 0 };
+	void *mem = NULL;
+	size_t len = 0, flen;
+	uint8_t *file;
+	FILE *f = fopen(path, "rb");
+
+	CU_ASSERT_FATAL(f != NULL);
+	fseek(f, 0, SEEK_END);
+	flen = (size_t)ftell(f);
+	rewind(f);
+	file = malloc(flen + 1);
+	CU_ASSERT_FATAL(file != NULL);
+	CU_ASSERT_EQUAL_FATAL(fread(file, 1, flen, f), flen);
+	fclose(f);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(opt, n_events, events8, &w, &d), 0);
+	add_all(w, regs, n_regs);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &len, &d), 0);
+	CU_ASSERT_EQUAL(len, flen);
+	CU_ASSERT(len == flen && memcmp(mem, file, len) == 0);
+	free(mem);
+	free(file);
+}
+
 /* Writes regions with the library, then checks every value that comes back. */
 static void round_trip(const struct tregion *regs, size_t n_regs, size_t n_events,
 		       const mpxkit_pcz_options *opt)
@@ -79,17 +125,9 @@ static void round_trip(const struct tregion *regs, size_t n_regs, size_t n_event
 	int rc;
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, opt, n_events, events8, &w, &d), 0);
-	for (size_t g = 0; g < n_regs; g++) {
-		mpxkit_pcz_unit u[MAXU];
-		for (size_t k = 0; k < regs[g].n_units; k++) {
-			const struct tunit *t = &regs[g].units[k];
-			u[k] = (mpxkit_pcz_unit){ t->name, t->n_steps, t->times, t->values, t->cpu,
-						  t->numa };
-		}
-		rc = mpxkit_pcz_writer_add_region(w, regs[g].name, regs[g].n_units, u, &d);
-		CU_ASSERT_EQUAL_FATAL(rc, 0);
-	}
+	add_all(w, regs, n_regs);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, &d), 0);
+	memory_matches_file(path, regs, n_regs, n_events, opt);
 	rc = mpxkit_pcz_reader_open(path, &r, &d);
 	if (rc < 0)
 		fprintf(stderr, "open: %s\n", d.msg);
@@ -467,6 +505,23 @@ static void test_reserved_bits_checked(void)
 	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EFORMAT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "reserved"));
 	free(b);
+}
+
+/* Each writer kind refuses the other's close, and frees itself anyway (valgrind checks). */
+static void test_close_kind_checked(void)
+{
+	mpxkit_pcz_writer *w;
+	mpxkit_diag d = { 0 };
+	void *mem = (void *)&d;
+	size_t len = 1;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 1, events8, &w, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_close(w, &d), -MPXKIT_ESTATE);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(tpath("kind.pcz"), NULL, 1, events8, &w, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_close_memory(w, &mem, &len, &d), -MPXKIT_ESTATE);
+	CU_ASSERT(mem == NULL);
+	CU_ASSERT_EQUAL(len, 0);
+	CU_ASSERT(access(tpath("kind.pcz"), F_OK) != 0);
 }
 
 static void test_not_a_pcz(void)
@@ -860,6 +915,7 @@ static const cutest_case damage_cases[] = {
 	{ "every truncation detected", test_every_truncation_detected },
 	{ "reserved bits and version checked", test_reserved_bits_checked },
 	{ "not a .pcz file", test_not_a_pcz },
+	{ "close matches the writer kind", test_close_kind_checked },
 	{ NULL, NULL },
 };
 

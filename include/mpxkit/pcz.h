@@ -76,6 +76,14 @@ typedef struct mpxkit_pcz_writer mpxkit_pcz_writer;
 int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
 			   const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag);
 
+/*
+ * The same writer, coded by the same code, into a growing memory buffer
+ * instead of a file; end it with mpxkit_pcz_writer_close_memory (or abort).
+ */
+int mpxkit_pcz_writer_open_memory(const mpxkit_pcz_options *opt, size_t n_events,
+				  const char *const *events, mpxkit_pcz_writer **out,
+				  mpxkit_diag *diag);
+
 /* Appends a "# key=value" pair; only before the first region (else -MPXKIT_ESTATE). */
 int mpxkit_pcz_writer_set_meta(mpxkit_pcz_writer *w, const char *key, const char *value,
 			       mpxkit_diag *diag);
@@ -110,9 +118,18 @@ int mpxkit_pcz_writer_flush(mpxkit_pcz_writer *w, mpxkit_diag *diag);
 
 /*
  * Flushes, writes the END section, syncs and renames to the final name; frees
- * w in every case.  Call it from one thread, after every adder returned.
+ * w in every case.  Call it from one thread, after every adder returned.  A
+ * memory writer fails here with ESTATE (use close_memory).
  */
 int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag);
+
+/*
+ * Ends a memory writer: *data (malloc'ed, the caller frees it) and *len get
+ * the whole .pcz, byte for byte what the file writer writes.  Frees w in
+ * every case; on failure *data is NULL.  A file writer fails with ESTATE.
+ */
+int mpxkit_pcz_writer_close_memory(mpxkit_pcz_writer *w, void **data, size_t *len,
+				   mpxkit_diag *diag);
 
 /* Drops the dump: removes the temporary file and frees w.  free(NULL) semantics. */
 void mpxkit_pcz_writer_abort(mpxkit_pcz_writer *w);

@@ -30,7 +30,7 @@ enum pcz_diff_kind { PCZ_SAME = 0, PCZ_DENSE = 1, PCZ_MASK = 2, PCZ_TEMPORAL = 3
 
 /* A growable vector of zigzagged values. */
 struct pcz_vec {
-	uint64_t *v, *alt, *dur; /* per predictor: HISTORY, NONE, DURATION */
+	uint64_t *v, *alt, *dur; /* per predictor: HISTORY, NONE, DURATION; one block at v */
 	size_t n, cap;
 };
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The streaming .pcz writer: regions from any thread, coded into chunks, temp file + rename. */
+/* The streaming .pcz writer: regions from any thread, coded into chunks, to a file or memory. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -24,6 +24,8 @@ struct mpxkit_pcz_writer {
 	pthread_mutex_t lock;
 	char *path, *tmp_path;
 	FILE *f;
+	int to_mem; /* the bytes go to mem, not a file (mpxkit_pcz_writer_open_memory) */
+	pcz_buf mem;
 	mpxkit_pcz_options opt;
 	size_t n_events;
 	char **events;
@@ -101,6 +103,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 		unlink(w->tmp_path);
 	free(w->path);
 	free(w->tmp_path);
+	pcz_buf_free(&w->mem);
 	for (size_t i = 0; i < w->n_events; i++)
 		free(w->events[i]);
 	free(w->events);
@@ -108,11 +111,8 @@ static void writer_free(mpxkit_pcz_writer *w)
 	free(w->topology);
 	pcz_buf_free(&w->structure);
 	free(w->prev_region);
-	for (size_t i = 0; i < w->cap_slots * (1 + w->n_events); i++) {
-		free(w->vals[i].v);
-		free(w->vals[i].alt);
-		free(w->vals[i].dur);
-	}
+	for (size_t i = 0; i < w->cap_slots * (1 + w->n_events); i++)
+		free(w->vals[i].v); /* alt and dur live in the same block */
 	free(w->vals);
 	free(w->slot_of);
 	free(w->slot_gen);
@@ -190,13 +190,14 @@ static int open_temp(mpxkit_pcz_writer *w, const char *path, mpxkit_diag *diag)
 	return 0;
 }
 
-int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
-			   const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
+/* Both sinks share everything but where file_write puts the bytes; path NULL means memory. */
+static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
+		      const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
 {
 	mpxkit_pcz_writer *w;
 	int rc;
 
-	if (path == NULL || out == NULL || (events == NULL && n_events > 0))
+	if (out == NULL || (events == NULL && n_events > 0))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
 	w = calloc(1, sizeof *w);
 	if (w == NULL)
@@ -218,7 +219,8 @@ int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size
 	rc = -MPXKIT_ENOMEM;
 	if (w->prev_ref == NULL)
 		goto fail;
-	rc = open_temp(w, path, diag);
+	w->to_mem = path == NULL;
+	rc = w->to_mem ? 0 : open_temp(w, path, diag);
 	if (rc < 0)
 		goto fail;
 	*out = w;
@@ -226,6 +228,21 @@ int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size
 fail:
 	writer_free(w);
 	return rc;
+}
+
+int mpxkit_pcz_writer_open(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
+			   const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
+{
+	if (path == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	return writer_new(path, opt, n_events, events, out, diag);
+}
+
+int mpxkit_pcz_writer_open_memory(const mpxkit_pcz_options *opt, size_t n_events,
+				  const char *const *events, mpxkit_pcz_writer **out,
+				  mpxkit_diag *diag)
+{
+	return writer_new(NULL, opt, n_events, events, out, diag);
 }
 
 int mpxkit_pcz_writer_set_meta(mpxkit_pcz_writer *w, const char *key, const char *value,
@@ -324,8 +341,13 @@ int mpxkit_pcz_writer_set_topology(mpxkit_pcz_writer *w, const char *xml, size_t
 
 static int file_write(mpxkit_pcz_writer *w, const void *p, size_t n, mpxkit_diag *diag)
 {
-	if (n && fwrite(p, 1, n, w->f) != n)
+	if (w->to_mem) {
+		pcz_buf_put(&w->mem, p, n);
+		if (w->mem.oom)
+			return -MPXKIT_ENOMEM;
+	} else if (n && fwrite(p, 1, n, w->f) != n) {
 		return mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
+	}
 	w->content_crc = (uint32_t)crc32(w->content_crc, p, n);
 	return 0;
 }
@@ -678,19 +700,20 @@ static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 static __attribute__((noinline)) int vec_grow(struct pcz_vec *x)
 {
 	size_t cap = x->cap ? 2 * x->cap : 64;
-	uint64_t *v = realloc(x->v, cap * sizeof *v);
+	/* One block holds the three predictors' arrays: a third of the allocations. */
+	uint64_t *v = malloc(3 * cap * sizeof *v);
 
 	if (v == NULL)
 		return -1;
+	if (x->n) {
+		memcpy(v, x->v, x->n * sizeof *v);
+		memcpy(v + cap, x->alt, x->n * sizeof *v);
+		memcpy(v + 2 * cap, x->dur, x->n * sizeof *v);
+	}
+	free(x->v);
 	x->v = v;
-	v = realloc(x->alt, cap * sizeof *v);
-	if (v == NULL)
-		return -1;
-	x->alt = v;
-	v = realloc(x->dur, cap * sizeof *v);
-	if (v == NULL)
-		return -1;
-	x->dur = v;
+	x->alt = v + cap;
+	x->dur = v + 2 * cap;
 	x->cap = cap;
 	return 0;
 }
@@ -1222,13 +1245,11 @@ static int write_end(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	return rc;
 }
 
-int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+/* Everything up to the end mark, into whichever sink w has. */
+static int finish(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 {
-	int rc;
+	int rc = mpxkit_pcz_writer_flush(w, diag);
 
-	if (w == NULL)
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
-	rc = mpxkit_pcz_writer_flush(w, diag);
 	if (rc == 0 && w->failed)
 		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
 				 mpxkit_diag_message(&w->fail_diag, w->failed));
@@ -1238,6 +1259,40 @@ int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 		rc = flush_chunk(w, diag);
 	if (rc == 0)
 		rc = write_end(w, diag);
+	return rc;
+}
+
+int mpxkit_pcz_writer_close_memory(mpxkit_pcz_writer *w, void **data, size_t *len,
+				   mpxkit_diag *diag)
+{
+	int rc;
+
+	if (w == NULL || data == NULL || len == NULL) {
+		mpxkit_pcz_writer_abort(w);
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	}
+	*data = NULL;
+	*len = 0;
+	rc = w->to_mem ? finish(w, diag)
+		       : mpxkit_fail(diag, MPXKIT_ESTATE, "pcz writer: not a memory writer");
+	if (rc == 0) {
+		*data = w->mem.data;
+		*len = w->mem.len;
+		w->mem = (pcz_buf){ 0 };
+	}
+	writer_free(w);
+	return rc;
+}
+
+int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (w == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	rc = w->to_mem ? mpxkit_fail(diag, MPXKIT_ESTATE,
+				     "pcz writer: a memory writer ends with close_memory")
+		       : finish(w, diag);
 	if (rc == 0 && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
 		rc = mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
 	if (rc == 0) {
