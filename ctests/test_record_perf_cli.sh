@@ -4,7 +4,7 @@
 set -u
 : "${MPXKIT:=utils/mpxkit}"
 MPXKIT="${MPXKIT_VALGRIND:-} $MPXKIT"
-work=ctests/test_record_perf # its "work PAGES MS STATUS" mode: MS of CPU, PAGES pages touched
+work=ctests/workload_pages # "PAGES MS STATUS": MS of CPU, PAGES pages touched
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() {
@@ -33,12 +33,12 @@ fi
 expect 2 "perf::NOPE: no such perf event" $MPXKIT record --perf -e perf::NOPE -o "$tmp/x.csv" -- true
 [ ! -e "$tmp/x.csv" ] || fail "a trace was written after a failure"
 expect 2 "exited with status 3; no trace written" \
-	$MPXKIT record --perf -e perf::TASK-CLOCK -o "$tmp/x.csv" -- $work work 10 100 3
+	$MPXKIT record --perf -e perf::TASK-CLOCK -o "$tmp/x.csv" -- $work 10 100 3
 [ ! -e "$tmp/x.csv" ] || fail "a trace was written for a failed run"
 
 # Three software events on one counter: three runs of a program that touches 2000 pages.
 $MPXKIT record --perf -e perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::MINOR-FAULTS -c 1 \
-	--interval-ms 10 -o "$tmp/t.csv" -- $work work 2000 200 0 2>"$tmp/err" ||
+	--interval-ms 10 -o "$tmp/t.csv" -- $work 2000 200 0 2>"$tmp/err" ||
 	fail "record --perf exited $?: $(cat "$tmp/err")"
 head -n 14 "$tmp/t.csv"
 grep -qx '# runs=3' "$tmp/t.csv" || fail "runs"

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* "workload_pages PAGES MS STATUS": the known workload of the record --perf tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static double cpu_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/*
+ * MS/10 of CPU, then PAGES fresh pages touched once each, then CPU
+ * to MS; exits STATUS.  The faults come early, so they fall in a step every
+ * run has even when a loaded machine stretches one run's wall time (runs are
+ * aligned by interval and the trace is cut to the shortest), and never in
+ * the interval the recorder drops at the end.
+ */
+static int work(long pages, long ms, int status)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile unsigned long sink = 0;
+	double t0 = cpu_ms();
+	volatile char *p;
+
+	(void)sink; /* clang counts stores alone as "set but not used" */
+	while (cpu_ms() - t0 < (double)ms / 10)
+		for (int j = 0; j < 10000; j++)
+			sink += (unsigned long)j;
+	p = mmap(NULL, (size_t)(pages * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return 99;
+	madvise((void *)p, (size_t)(pages * page), MADV_NOHUGEPAGE);
+	for (long i = 0; i < pages; i++)
+		p[i * page] = 1;
+	while (cpu_ms() - t0 < (double)ms)
+		for (int j = 0; j < 10000; j++)
+			sink += (unsigned long)j;
+	return status;
+}
+
+/* Built without sanitizers (lib/record/local.am): its page faults are its own. */
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		fprintf(stderr, "usage: workload_pages PAGES MS STATUS\n");
+		return 2;
+	}
+	return work(atol(argv[1]), atol(argv[2]), atoi(argv[3]));
+}
