@@ -7,6 +7,12 @@
 
 #include "cutest.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+
 static int add_suite(const cutest_suite *s)
 {
 	CU_pSuite suite = CU_add_suite(s->name, s->setup, s->teardown);
@@ -56,4 +62,13 @@ const char *cutest_srcdir(void)
 const char *cutest_builddir(void)
 {
 	return env_or_dot("top_builddir");
+}
+
+int cutest_under_valgrind(void)
+{
+#ifdef RUNNING_ON_VALGRIND
+	return RUNNING_ON_VALGRIND != 0;
+#else
+	return 0;
+#endif
 }

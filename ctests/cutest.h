@@ -28,6 +28,14 @@ typedef struct cutest_suite {
  */
 int cutest_run(const char *program, const cutest_suite *suites);
 
+/*
+ * Nonzero when the test runs under valgrind (make check-valgrind).  Tests of
+ * time-sliced accuracy use it to skip what valgrind's serialised, unfair thread
+ * scheduling makes meaningless there, saying so in their output; memory errors
+ * are what that run checks.
+ */
+int cutest_under_valgrind(void);
+
 /* Directory of the source tree's top, from $top_srcdir, or "." */
 const char *cutest_srcdir(void);
 

@@ -30,12 +30,6 @@ int main(void)
 
 #include "mpxkit/pcz.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-
 #define N_THREADS 8
 #define N_EVENTS  3
 #define WORK_NS	  40000000ll /* each thread's own CPU time between start and stop */
@@ -67,15 +61,6 @@ static pthread_barrier_t started, worked;
  * the series' presence and its sum are checked natively only.  The totals and
  * every timestamp are checked everywhere.
  */
-static int under_valgrind(void)
-{
-#ifdef RUNNING_ON_VALGRIND
-	return RUNNING_ON_VALGRIND != 0;
-#else
-	return 0;
-#endif
-}
-
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -191,7 +176,7 @@ static void check_series(const mpxkit_pcz_region *reg, const worker *w, int *see
 		}
 		printf("\n  %s: %zu rotations, series task-clock %llu ns, total %lld ns", x->name,
 		       x->n_steps, (unsigned long long)sum, t->values[0]);
-		if (!under_valgrind()) {
+		if (!cutest_under_valgrind()) {
 			CU_ASSERT(fabs((double)sum - (double)t->values[0]) <=
 				  2.0 * (double)max + (double)x->n_steps);
 		}
@@ -248,7 +233,7 @@ static void test_dump(void)
 	for (int i = 0; i < N_THREADS; i++) {
 		CU_ASSERT_EQUAL(seen_total[i], 1);
 		/* 40 ms of CPU is about 10 rotations of 2 x 2 ms: natively, a series each. */
-		if (under_valgrind()) {
+		if (cutest_under_valgrind()) {
 			CU_ASSERT(seen_series[i] <= 1);
 		} else {
 			CU_ASSERT_EQUAL(seen_series[i], 1);

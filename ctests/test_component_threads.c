@@ -115,6 +115,10 @@ static void test_eight_threads(void)
 		       w[i].values[0], w[i].cpu_ns, w[i].values[1]);
 		CU_ASSERT_EQUAL(w[i].rc, PAPI_OK);
 		CU_ASSERT(w[i].monotonic);
+		if (cutest_under_valgrind()) {
+			printf(" (under valgrind: accuracy not checked)");
+			continue;
+		}
 		CU_ASSERT(w[i].values[0] > 0.75 * (double)w[i].cpu_ns);
 		CU_ASSERT(w[i].values[0] < 1.25 * (double)w[i].cpu_ns);
 	}

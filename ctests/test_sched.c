@@ -12,12 +12,6 @@
 #include "cutest.h"
 #include "mpxkit/estimator.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-
 /*
  * Under valgrind the multiplexed accuracy cannot be checked: valgrind runs one
  * thread at a time and, without --fair-sched=yes, lets a spinning thread
@@ -25,14 +19,6 @@
  * in the thread in bursts, so a fault workload is not steady.  Memory errors
  * are what it checks there.
  */
-static int under_valgrind(void)
-{
-#ifdef RUNNING_ON_VALGRIND
-	return RUNNING_ON_VALGRIND != 0;
-#else
-	return 0;
-#endif
-}
 #include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
@@ -619,7 +605,7 @@ static void test_perf_six_on_two(void)
 	CU_ASSERT_EQUAL(mpxkit_source_read(truth, tc, SW_EVENTS), SW_EVENTS);
 	rotations = mpxkit_sched_read(s, est, fid);
 	CU_ASSERT(rotations >= 0);
-	if (under_valgrind())
+	if (cutest_under_valgrind())
 		printf("\n  under valgrind: accuracy not checked");
 	else
 		CU_ASSERT(rotations > 0);
@@ -631,10 +617,10 @@ static void test_perf_six_on_two(void)
 		       est[e], want, fid[e]);
 		/* Each group was counted about a third of the time (valgrind runs threads in turn).
 		 */
-		CU_ASSERT(under_valgrind() || (fid[e] > 0.25 && fid[e] < 0.42));
+		CU_ASSERT(cutest_under_valgrind() || (fid[e] > 0.25 && fid[e] < 0.42));
 		if (want == 0) {
 			CU_ASSERT_EQUAL(est[e], 0); /* user mode: no switches, no major faults */
-		} else if (under_valgrind()) {
+		} else if (cutest_under_valgrind()) {
 			continue;
 		} else {
 			CU_ASSERT(fabs(est[e] - want) <= tolerance(sw_events[e]) * want);
@@ -697,7 +683,7 @@ static void test_perf_reference(void)
 		printf("\n  %-24s estimate %12.0f  truth %12.0f", sw_events[e], est[e], want);
 		if (want == 0) {
 			CU_ASSERT_EQUAL(est[e], 0);
-		} else if (!under_valgrind()) {
+		} else if (!cutest_under_valgrind()) {
 			CU_ASSERT(fabs(est[e] - want) <= tolerance(sw_events[e]) * want);
 		}
 	}

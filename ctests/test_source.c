@@ -10,26 +10,11 @@
 #include "cutest.h"
 #include "mpxkit/source.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#endif
-#endif
-
 /*
  * Under valgrind, some of the faults a new thread takes on its pages are
  * charged to the thread that created it (valgrind's own bookkeeping), so
  * per-thread attribution cannot be checked there.
  */
-static int under_valgrind(void)
-{
-#ifdef RUNNING_ON_VALGRIND
-	return RUNNING_ON_VALGRIND != 0;
-#else
-	return 0;
-#endif
-}
-
 #define FRESH_PAGES 1024
 #define BUSY_NS	    50000000ull /* 50 ms of CPU time */
 /*
@@ -309,7 +294,7 @@ static void test_inherit(void)
 		CU_ASSERT_EQUAL(mpxkit_source_read(s, c, 1), 1);
 		if (inherit) {
 			CU_ASSERT(c[0].value >= FRESH_PAGES);
-		} else if (under_valgrind()) {
+		} else if (cutest_under_valgrind()) {
 			printf("\n  valgrind: not checking that faults of another thread are left "
 			       "out ");
 		} else {
