@@ -29,12 +29,13 @@ int main(void)
 #include <papi.h>
 
 /*
- * Under valgrind the multiplexed accuracy cannot be checked: valgrind runs one
- * thread at a time and, without --fair-sched=yes, lets a spinning thread
- * starve the rotation thread for most of a run; and its own page faults land
- * in the thread in bursts, so a fault workload is not steady.  Memory errors
- * are what it checks there.
+ * What cutest_under_valgrind() skips: the multiplexed accuracy cannot be
+ * checked under valgrind.  valgrind runs one thread at a time and, without
+ * --fair-sched=yes, lets a spinning thread starve the rotation thread for most
+ * of a run; and its own page faults land in the thread in bursts, so a fault
+ * workload is not steady.  Memory errors are what it checks there.
  */
+
 #define FRESH_PAGES    1024
 #define BUSY_NS	       50000000ll /* 50 ms of CPU time */
 /*

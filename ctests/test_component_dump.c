@@ -55,12 +55,14 @@ static char dump_dir[256], dump_file[300];
 static pthread_barrier_t started, worked;
 
 /*
- * Under valgrind (make check-helgrind) a spinning thread can starve the
- * rotation thread for most of its run (see test_component.c), so a thread may
- * complete no rotation and the rotation in progress may be most of the run:
- * the series' presence and its sum are checked natively only.  The totals and
- * every timestamp are checked everywhere.
+ * What cutest_under_valgrind() skips: under valgrind (make check-helgrind) a
+ * spinning thread can starve the rotation thread for most of its run (see
+ * test_component.c), so a thread may complete no rotation and the rotation in
+ * progress may be most of the run: the series' presence and its sum are
+ * checked natively only.  The totals and every timestamp are checked
+ * everywhere.
  */
+
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;

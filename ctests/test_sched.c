@@ -11,18 +11,18 @@
 
 #include "cutest.h"
 #include "mpxkit/estimator.h"
-
-/*
- * Under valgrind the multiplexed accuracy cannot be checked: valgrind runs one
- * thread at a time and, without --fair-sched=yes, lets a spinning thread
- * starve the rotation thread for most of a run; and its own page faults land
- * in the thread in bursts, so a fault workload is not steady.  Memory errors
- * are what it checks there.
- */
 #include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
 #include "mpxkit/trace.h"
+
+/*
+ * What cutest_under_valgrind() skips: the multiplexed accuracy cannot be
+ * checked under valgrind.  valgrind runs one thread at a time and, without
+ * --fair-sched=yes, lets a spinning thread starve the rotation thread for most
+ * of a run; and its own page faults land in the thread in bursts, so a fault
+ * workload is not steady.  Memory errors are what it checks there.
+ */
 
 /* ---- settings ------------------------------------------------------------------------- */
 

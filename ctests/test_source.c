@@ -11,10 +11,12 @@
 #include "mpxkit/source.h"
 
 /*
- * Under valgrind, some of the faults a new thread takes on its pages are
- * charged to the thread that created it (valgrind's own bookkeeping), so
- * per-thread attribution cannot be checked there.
+ * What cutest_under_valgrind() skips: under valgrind, some of the faults a new
+ * thread takes on its pages are charged to the thread that created it
+ * (valgrind's own bookkeeping), so per-thread attribution cannot be checked
+ * there.
  */
+
 #define FRESH_PAGES 1024
 #define BUSY_NS	    50000000ull /* 50 ms of CPU time */
 /*
