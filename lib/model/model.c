@@ -11,6 +11,7 @@
 #include "mpxkit/outfile.h"
 
 #include "model_impl.h"
+#include "slurp.h"
 
 #define MAGIC	    0x4D58504Du /* "MPXM" */
 #define HEADER_LEN  40
@@ -389,8 +390,8 @@ int mpxkit_model_load_buffer(mpxkit_model **out, const void *buf, size_t len, co
 
 int mpxkit_model_load_file(mpxkit_model **out, const char *path, mpxkit_diag *diag)
 {
-	unsigned char *buf = NULL;
-	size_t len = 0, cap = 0;
+	char *buf;
+	size_t len;
 	FILE *fp;
 	int rc;
 
@@ -399,36 +400,18 @@ int mpxkit_model_load_file(mpxkit_model **out, const char *path, mpxkit_diag *di
 	fp = fopen(path, "rb");
 	if (!fp)
 		return mpxkit_fail_sys(diag, "%s: cannot open model", path);
-	for (;;) {
-		if (len == cap) {
-			size_t ncap = cap ? 2 * cap : 65536;
-			/* No valid model exceeds a 32-bit body plus framing: stop on /dev/zero. */
-			if ((uint64_t)cap > ((uint64_t)1 << 32) + HEADER_LEN + TRAILER_LEN) {
-				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-						 "%s: larger than any model file", path);
-				goto fail;
-			}
-			unsigned char *nb = realloc(buf, ncap);
-
-			if (!nb) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		size_t got = fread(buf + len, 1, cap - len, fp);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(fp)) {
+	/* No valid model exceeds a 32-bit body plus framing: stop on /dev/zero. */
+	rc = mpxkit__slurp(fp, ((size_t)1 << 32) + HEADER_LEN + TRAILER_LEN, &buf, &len);
+	if (rc == -MPXKIT_ENOMEM) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	} else if (rc == -MPXKIT_ERANGE) {
+		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: larger than any model file", path);
+	} else if (rc < 0) {
 		errno = EIO;
 		rc = mpxkit_fail_sys(diag, "%s: cannot read model", path);
-		goto fail;
+	} else {
+		rc = mpxkit_model_load_buffer(out, buf, len, path, diag);
 	}
-	rc = mpxkit_model_load_buffer(out, buf, len, path, diag);
-fail:
 	fclose(fp);
 	free(buf);
 	return rc;

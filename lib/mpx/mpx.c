@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mpxkit/mpx.h"
+#include "slurp.h"
 
 /* ---- group files ----------------------------------------------------------------------- */
 
@@ -190,8 +191,8 @@ fail:
 int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
 {
 	FILE *f;
-	char *buf = NULL, *grown;
-	size_t len = 0, cap = 0;
+	char *buf;
+	size_t len;
 	int rc;
 
 	if (path == NULL || out == NULL)
@@ -199,28 +200,13 @@ int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
 	f = fopen(path, "rb");
 	if (f == NULL)
 		return mpxkit_fail_sys(diag, "%s", path);
-	for (;;) {
-		size_t got;
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			grown = realloc(buf, cap);
-			if (grown == NULL) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-				goto out;
-			}
-			buf = grown;
-		}
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
+	rc = mpxkit__slurp(f, SIZE_MAX, &buf, &len);
+	if (rc == -MPXKIT_ENOMEM)
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	else if (rc < 0)
 		rc = mpxkit_fail_sys(diag, "%s", path);
-		goto out;
-	}
-	rc = mpxkit_groups_parse(path, buf, len, out, diag);
-out:
+	else
+		rc = mpxkit_groups_parse(path, buf, len, out, diag);
 	fclose(f);
 	free(buf);
 	return rc;

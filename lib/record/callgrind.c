@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mpxkit/record.h"
+#include "slurp.h"
 
 /* Bounds a corrupt events: line; callgrind itself defines a few dozen events at most. */
 #define MAX_EVENTS 1024
@@ -281,8 +282,8 @@ fail:
 int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag)
 {
 	FILE *f;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	char *buf;
+	size_t len;
 	int rc;
 
 	if (path == NULL || out == NULL)
@@ -291,29 +292,13 @@ int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_
 	if (f == NULL)
 		return errno == ENOENT ? mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such file", path)
 				       : mpxkit_fail_sys(diag, "%s", path);
-	for (;;) {
-		size_t got;
-		if (cap - len < 4096) {
-			char *grown;
-			cap = cap ? cap * 2 : 65536;
-			grown = realloc(buf, cap);
-			if (grown == NULL) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-				goto out;
-			}
-			buf = grown;
-		}
-		got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
+	rc = mpxkit__slurp(f, SIZE_MAX, &buf, &len);
+	if (rc == -MPXKIT_ENOMEM)
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	else if (rc < 0)
 		rc = mpxkit_fail_sys(diag, "%s", path);
-		goto out;
-	}
-	rc = mpxkit_callgrind_parse(path, buf, len, out, diag);
-out:
+	else
+		rc = mpxkit_callgrind_parse(path, buf, len, out, diag);
 	fclose(f);
 	free(buf);
 	return rc;
