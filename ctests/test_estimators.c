@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Every estimator against hand-computed values, its edge cases, and online = offline. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cutest.h"
 #include "mpxkit/estimator.h"
+#include "mpxkit/model.h"
+
+#include "mlp_features.h" /* MLP_FEATURE_SET: the id of the features mlp feeds its model */
 
 #define N_ROT 5
 #define EPS   1e-9
@@ -18,6 +24,44 @@
 static const size_t two_slices[2] = {0, 2};
 static const mpxkit_layout g4 = {2, 4, two_slices, 0};
 static const uint64_t g4_obs[N_ROT * 2] = {10, 7, 20, 7, 0, 7, 0, 7, 5, 7};
+
+/*
+ * The learned estimators run on models this test writes, so they never
+ * depend on the shipped ones: random_model (mlp) and random_gru (bigru) have
+ * random weights (every input matters), const_model and const_gru all-zero
+ * weights and an output bias of CONST_Y, so their output is CONST_Y whatever
+ * the inputs (a GRU with zero weights keeps a zero state).  All have the
+ * half-window MLP_H.  The const ones lie under model_dir/models/ with the
+ * default models' names.
+ */
+#define MLP_H	   2
+#define CONST_Y	   0.25f
+#define GRU_HIDDEN 3
+static char model_dir[64], random_model[128], const_model[128], random_gru[128], const_gru[128];
+
+/* bigru's window (estimators/bigru.c): what doc/estimators.md states. */
+#define BIGRU_LOOKBACK	11
+#define BIGRU_LOOKAHEAD 4
+#define BIGRU_FULL	512
+
+static int is_bigru(const char *name)
+{
+	return strcmp(name, "bigru") == 0 || strcmp(name, "bigru-full") == 0;
+}
+
+/* The learned estimators: they keep only the properties that do not depend on their model. */
+static int is_learned(const char *name)
+{
+	return strcmp(name, "mlp") == 0 || is_bigru(name);
+}
+
+/* What each estimator is built with: its random model; the interpolating ones ignore it. */
+static const mpxkit_estimator_options *test_options(const char *name)
+{
+	static const mpxkit_estimator_options mlp = {random_model}, gru = {random_gru};
+
+	return is_bigru(name) ? &gru : &mlp;
+}
 
 /* Runs name offline over g4_obs and compares event 0's estimates with want. */
 static void expect_series(const char *name, const double want[N_ROT])
@@ -123,9 +167,13 @@ static void test_ref_rate(void)
 	mpxkit_estimator_free(est);
 }
 
-/* Runs every estimator offline on obs and checks each estimate against want(k, e). */
+/*
+ * Runs every estimator offline on obs and checks each estimate against
+ * want(k, e); the learned one too when learned_too says the case holds for
+ * any model.
+ */
 static void expect_all(const mpxkit_layout *l, size_t n, const uint64_t *obs, const uint64_t *ref,
-		       double (*want)(size_t k, size_t e))
+		       double (*want)(size_t k, size_t e), int learned_too)
 {
 	double *out = malloc(n * l->n_events * sizeof *out);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -134,7 +182,10 @@ static void expect_all(const mpxkit_layout *l, size_t n, const uint64_t *obs, co
 		mpxkit_estimator *est = NULL;
 		if ((info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE) && !l->has_reference)
 			continue;
-		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, info->name, l, NULL, NULL), 0);
+		if (is_learned(info->name) && !learned_too)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, info->name, l, test_options(info->name), NULL), 0);
 		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, n, obs, ref, out), 0);
 		for (size_t k = 0; k < n; k++)
 			for (size_t e = 0; e < l->n_events; e++)
@@ -175,25 +226,29 @@ static void test_edge_cases_all_estimators(void)
 	const uint64_t ref_flat[4] = {1, 1, 1, 1};
 	const uint64_t ref_g1[4] = {5, 5, 5, 5};
 
-	/* Events that never fire: every estimator says 0, the reference too. */
-	expect_all(&g4r, 3, zeros, ref_zero, zero);
-	/* A single rotation: no neighbour, so every estimator is fixed's G x obs. */
-	expect_all(&g4r, 1, single_obs, ref_flat, single_want);
+	/*
+	 * Events that never fire: every interpolating estimator says 0, the
+	 * reference too.  A learned model may not (test_mlp_const_model).
+	 */
+	expect_all(&g4r, 3, zeros, ref_zero, zero, 0);
+	/* A single rotation: no neighbour, so every interpolation is fixed's G x obs. */
+	expect_all(&g4r, 1, single_obs, ref_flat, single_want, 0);
 	/* G = 1, nothing multiplexed: every estimator returns the observation itself. */
-	expect_all(&g1, 4, g1_obs, ref_g1, g1_want);
+	expect_all(&g1, 4, g1_obs, ref_g1, g1_want, 1);
 }
 
 static void test_registry(void)
 {
 	const mpxkit_estimator_info *info = NULL;
-	const char *names[] = {"fixed", "linear-dira", "linear-tam", "cam", "dcam", "ref-rate"};
+	const char *names[] = {"fixed",	   "linear-dira", "linear-tam", "cam",	     "dcam",
+			       "ref-rate", "mlp",	  "bigru",	"bigru-full"};
 	mpxkit_estimator *est = NULL;
 	mpxkit_diag d = {0};
 
-	CU_ASSERT_EQUAL(mpxkit_estimator_count(), 6);
-	for (size_t i = 0; i < 6; i++)
+	CU_ASSERT_EQUAL(mpxkit_estimator_count(), 9);
+	for (size_t i = 0; i < 9; i++)
 		CU_ASSERT_STRING_EQUAL(mpxkit_estimator_info_at(i)->name, names[i]);
-	CU_ASSERT_PTR_NULL(mpxkit_estimator_info_at(6));
+	CU_ASSERT_PTR_NULL(mpxkit_estimator_info_at(9));
 	CU_ASSERT_EQUAL(mpxkit_estimator_lookup("linear", &info), 0);
 	CU_ASSERT_STRING_EQUAL(info->name, "linear-dira");
 	CU_ASSERT_EQUAL(mpxkit_estimator_lookup("nonlinear", &info), 0);
@@ -286,7 +341,8 @@ static void test_online_equals_offline(void)
 		for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
 			mpxkit_estimator *est = NULL;
 			CU_ASSERT_EQUAL_FATAL(
-			    mpxkit_estimator_new(&est, mpxkit_estimator_info_at(i)->name, &l, NULL,
+			    mpxkit_estimator_new(&est, mpxkit_estimator_info_at(i)->name, &l,
+						 test_options(mpxkit_estimator_info_at(i)->name),
 						 NULL),
 			    0);
 			CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, n, obs, ref, off), 0);
@@ -318,14 +374,429 @@ static void test_estimates_bound_below(void)
 		mpxkit_estimator *est = NULL;
 		if (mpxkit_estimator_info_at(i)->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE)
 			continue;
+		const char *name = mpxkit_estimator_info_at(i)->name;
 		CU_ASSERT_EQUAL_FATAL(
-		    mpxkit_estimator_new(&est, mpxkit_estimator_info_at(i)->name, &l, NULL, NULL),
-		    0);
+		    mpxkit_estimator_new(&est, name, &l, test_options(name), NULL), 0);
 		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, 30, obs, NULL, out), 0);
 		for (size_t j = 0; j < 90; j++)
 			CU_ASSERT(out[j] >= (double)obs[j] * (1 - 1e-12));
 		mpxkit_estimator_free(est);
 	}
+}
+
+/* ---- mlp --------------------------------------------------------------------------------- */
+
+/* xorshift64*: the same random model on every run. */
+static uint64_t next_random(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ULL;
+}
+
+/*
+ * Writes an n_in-5-1 ReLU network for feature set fs with half-window MLP_H:
+ * weights uniform in [-0.6, 0.6) from seed, or all zero for seed 0, and the
+ * output's bias set to bias (the parameter block's last float).
+ */
+static int write_model(const char *path, uint32_t fs, size_t n_in, uint64_t seed, float bias)
+{
+	mpxkit_model_shape shape = {
+	    .n_layers = 2,
+	    .width = {n_in, 5, 1},
+	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY},
+	    .feature_set = fs,
+	    .feature_param = MLP_H,
+	};
+	mpxkit_model *m = NULL;
+	size_t n;
+	float *p;
+	int rc = mpxkit_model_new(&m, &shape, NULL);
+
+	if (rc < 0)
+		return rc;
+	p = mpxkit_model_params(m, &n);
+	for (size_t i = 2 * n_in + 2; seed && i < n; i++)
+		p[i] =
+		    (float)((double)(next_random(&seed) >> 11) / 9007199254740992.0 - 0.5) * 1.2f;
+	p[n - 1] = bias;
+	rc = mpxkit_model_save(m, path, NULL);
+	mpxkit_model_free(m);
+	return rc;
+}
+
+/*
+ * The mlp's documented output map, written out again: est = max(a, G (10^(O + y) - 1)),
+ * O = log10(1 + dira / G), dira = G a + (b - a)(G - 1) / 2 with b the next rotation's count
+ * (a in the last rotation).  The model gets O - L as a float input, so the estimate carries
+ * a float's rounding (2^-24 of O, relative, in the exponent).
+ */
+static double mlp_closed_form(const uint64_t *obs, size_t n, size_t ne, size_t k, size_t e,
+			      double g, double y)
+{
+	double a = (double)obs[k * ne + e], b = k + 1 < n ? (double)obs[(k + 1) * ne + e] : a;
+	double dira = g * a + (b - a) * (g - 1.0) / 2.0;
+	double est = g * (pow(10.0, log10(1.0 + dira / g) + y) - 1.0);
+
+	return est > a ? est : a;
+}
+
+#define FLOAT_REL 1e-6 /* a few float roundings, through 10^x */
+
+/*
+ * A model whose output is CONST_Y whatever the inputs: each estimate of
+ * estimator name is linear-dira's raised by 10^CONST_Y per slice.  Zeros give
+ * G (10^y - 1) > 0.  The estimator reads lookback and lookahead rotations.
+ */
+static void check_const_model(const char *name, const mpxkit_estimator_options *opts,
+			      unsigned lookback, unsigned lookahead)
+{
+	enum { N = 11 };
+	const size_t s[2] = {0, 2};
+	const mpxkit_layout l = {2, 3, s, 0};
+	/* Rotation by rotation: event 0, event 1. */
+	/* clang-format off */
+	const uint64_t obs[N * 2] = {
+	    0, 1000,   0, 1000,   0, 1000,   5, 1000,   1000, 1000,   1000000, 1000,
+	    3, 1000,   0, 1000,   0, 1000,   70000, 1000,   1, 1000,
+	};
+	/* clang-format on */
+	mpxkit_estimator *est = NULL;
+	double out[N * 2];
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, name, &l, opts, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookback, lookback);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookahead, lookahead);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, N, obs, NULL, out), 0);
+	for (size_t k = 0; k < N; k++) {
+		for (size_t e = 0; e < 2; e++) {
+			double want = mlp_closed_form(obs, N, 2, k, e, 3.0, CONST_Y);
+			CU_ASSERT_DOUBLE_EQUAL(out[k * 2 + e], want, FLOAT_REL * want + 1e-9);
+		}
+	}
+	CU_ASSERT_DOUBLE_EQUAL(out[0], 3.0 * (pow(10.0, 0.25) - 1.0), 1e-9);
+	/* The burst: dira = 3 x 10^6 + (3 - 10^6) = 2000003, 666668.67 per slice. */
+	CU_ASSERT_DOUBLE_EQUAL(out[5 * 2], 3.0 * ((1.0 + 2000003.0 / 3.0) * pow(10.0, 0.25) - 1.0),
+			       FLOAT_REL * out[5 * 2]);
+	/* A constant series: dira is G a, so G (1001 x 10^y - 1), not fixed's G a. */
+	CU_ASSERT_DOUBLE_EQUAL(out[1], 3.0 * (1001.0 * pow(10.0, 0.25) - 1.0), FLOAT_REL * out[1]);
+	mpxkit_estimator_free(est);
+}
+
+static void test_mlp_const_model(void)
+{
+	const mpxkit_estimator_options opts = {const_model};
+	check_const_model("mlp", &opts, MLP_H, MLP_H);
+}
+
+/* The registered estimator and mpxkit_mlp_run (the trainer's scorer) agree bit for bit. */
+static void test_mlp_equals_mlp_run(void)
+{
+	unsigned seed = 4242;
+	mpxkit_model *m = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_model_load_file(&m, random_model, NULL), 0);
+	for (int trial = 0; trial < 40; trial++) {
+		size_t ng = 2 + rand_r(&seed) % 4, ne = 1 + rand_r(&seed) % 6;
+		size_t n = 1 + rand_r(&seed) % 40;
+		int has_ref = rand_r(&seed) % 2;
+		size_t *slice = malloc(ne * sizeof *slice);
+		uint64_t *obs = malloc(n * ne * sizeof *obs), *ref = malloc(n * ng * sizeof *ref);
+		double *a = malloc(n * ne * sizeof *a), *b = malloc(n * ne * sizeof *b);
+		mpxkit_layout l = {ne, ng, slice, has_ref};
+		mpxkit_estimator *est = NULL;
+
+		for (size_t e = 0; e < ne; e++)
+			slice[e] = (size_t)rand_r(&seed) % ng;
+		for (size_t i = 0; i < n * ne; i++)
+			obs[i] = rand_r(&seed) % 4 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 100000);
+		for (size_t i = 0; i < n * ng; i++)
+			ref[i] = (uint64_t)(rand_r(&seed) % 1000);
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, "mlp", &l, test_options("mlp"), NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run(est, n, obs, has_ref ? ref : NULL, a), 0);
+		CU_ASSERT_EQUAL(mpxkit_mlp_run(m, &l, n, obs, has_ref ? ref : NULL, b, NULL), 0);
+		CU_ASSERT(memcmp(a, b, n * ne * sizeof *a) == 0);
+		mpxkit_estimator_free(est);
+		free(slice), free(obs), free(ref), free(a), free(b);
+	}
+	mpxkit_model_free(m);
+}
+
+/* Builds estimator name from path (NULL: the default model) and checks the one-line failure. */
+static void expect_refused_by(const char *name, const char *path, int code, const char *want_msg)
+{
+	const mpxkit_estimator_options opts = {path};
+	mpxkit_estimator *est = NULL;
+	mpxkit_diag d = {0};
+
+	CU_ASSERT_EQUAL(mpxkit_estimator_new(&est, name, &g4, &opts, &d), code);
+	CU_ASSERT_PTR_NULL(est);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, want_msg));
+	if (strstr(d.msg, want_msg) == NULL)
+		printf("\n  diag: %s (wanted '%s')", d.msg, want_msg);
+	CU_ASSERT_PTR_NULL(strchr(d.msg, '\n'));
+}
+
+static void expect_refused(const char *path, int code, const char *want_msg)
+{
+	expect_refused_by("mlp", path, code, want_msg);
+}
+
+static void test_mlp_bad_models(void)
+{
+	char path[160], want[220];
+	FILE *f;
+	char head[30];
+
+	snprintf(path, sizeof path, "%s/missing.mpxm", model_dir);
+	snprintf(want, sizeof want, "estimator mlp: %s: cannot open model: ", path);
+	expect_refused(path, -MPXKIT_ESYS, want);
+
+	snprintf(path, sizeof path, "%s/text.mpxm", model_dir);
+	f = fopen(path, "w");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("this is no model, but long enough to hold a header of forty bytes\n", f);
+	fclose(f);
+	snprintf(want, sizeof want, "estimator mlp: %s", path);
+	expect_refused(path, -MPXKIT_EFORMAT, want);
+
+	/* The first 30 bytes of a good model. */
+	f = fopen(random_model, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fread(head, 1, sizeof head, f), sizeof head);
+	fclose(f);
+	snprintf(path, sizeof path, "%s/short.mpxm", model_dir);
+	f = fopen(path, "wb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fwrite(head, 1, sizeof head, f);
+	fclose(f);
+	expect_refused(path, -MPXKIT_ETRUNC, path);
+
+	/* Sound files, but not models of these features. */
+	snprintf(path, sizeof path, "%s/generic.mpxm", model_dir);
+	CU_ASSERT_EQUAL_FATAL(write_model(path, 0, mpxkit_mlp_feature_count(MLP_H), 1, 0.0f), 0);
+	expect_refused(path, -MPXKIT_EFORMAT, "not an mlp estimator model: feature set 0");
+	snprintf(path, sizeof path, "%s/narrow.mpxm", model_dir);
+	CU_ASSERT_EQUAL_FATAL(write_model(path, MLP_FEATURE_SET, 7, 1, 0.0f), 0);
+	snprintf(want, sizeof want,
+		 "not an mlp estimator model: feature set %d, half-window %d, 7 "
+		 "inputs",
+		 MLP_FEATURE_SET, MLP_H);
+	expect_refused(path, -MPXKIT_EFORMAT, want);
+}
+
+/*
+ * No model named: the default one under MPXKIT_DATADIR.  Pointed at a
+ * directory without one, a clean failure that says so; pointed at the test's
+ * own directory, whose models/default.mpxm is const_model, that model.
+ */
+static void test_mlp_default_model(void)
+{
+	const char *old = getenv("MPXKIT_DATADIR");
+	char *saved = old ? strdup(old) : NULL;
+	char want[200];
+
+	setenv("MPXKIT_DATADIR", "/nonexistent-mpxkit-datadir", 1);
+	snprintf(want, sizeof want,
+		 "estimator mlp: /nonexistent-mpxkit-datadir/models/default.mpxm: cannot open "
+		 "model: No such file or directory (the default model; set MPXKIT_DATADIR or "
+		 "name a model file)");
+	expect_refused(NULL, -MPXKIT_ESYS, want);
+	setenv("MPXKIT_DATADIR", model_dir, 1);
+	check_const_model("mlp", NULL, MLP_H, MLP_H);
+	if (saved)
+		setenv("MPXKIT_DATADIR", saved, 1);
+	else
+		unsetenv("MPXKIT_DATADIR");
+	free(saved);
+}
+
+/* make check points MPXKIT_DATADIR at the source tree's data/: the shipped model loads. */
+static void test_mlp_shipped_model(void)
+{
+	const char *dir = getenv("MPXKIT_DATADIR");
+	char path[512];
+	mpxkit_model *m = NULL;
+	mpxkit_estimator *est = NULL;
+	double out[N_ROT * 2];
+
+	if (dir == NULL || dir[0] == '\0') {
+		printf(
+		    "\n  MPXKIT_DATADIR unset (not run by make check): shipped model not checked");
+		return;
+	}
+	snprintf(path, sizeof path, "%s/models/default.mpxm", dir);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_model_load_file(&m, path, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, "mlp", &g4, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookback,
+			mpxkit_model_shape_of(m)->feature_param);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookahead,
+			mpxkit_model_shape_of(m)->feature_param);
+	CU_ASSERT_EQUAL(mpxkit_estimator_run(est, N_ROT, g4_obs, NULL, out), 0);
+	for (size_t i = 0; i < N_ROT * 2; i++)
+		CU_ASSERT(isfinite(out[i]) && out[i] >= (double)g4_obs[i]);
+	mpxkit_estimator_free(est);
+	mpxkit_model_free(m);
+}
+
+/* ---- bigru ------------------------------------------------------------------------------- */
+
+/*
+ * Writes a bidirectional GRU (GRU_HIDDEN units per direction) and a linear
+ * output over the mlp's features with half-window MLP_H, for feature set fs:
+ * weights as write_model draws them, the output's bias set to bias.
+ */
+static int write_gru_model(const char *path, uint32_t fs, uint64_t seed, float bias)
+{
+	size_t n_in = mpxkit_mlp_feature_count(MLP_H);
+	mpxkit_model_shape shape = {
+	    .n_layers = 2,
+	    .width = {n_in, 2 * GRU_HIDDEN, 1},
+	    .activation = {MPXKIT_ACT_IDENTITY, MPXKIT_ACT_IDENTITY},
+	    .type = {MPXKIT_LAYER_BIGRU, MPXKIT_LAYER_DENSE},
+	    .feature_set = fs,
+	    .feature_param = MLP_H,
+	};
+	mpxkit_model *m = NULL;
+	size_t n;
+	float *p;
+	int rc = mpxkit_model_new(&m, &shape, NULL);
+
+	if (rc < 0)
+		return rc;
+	p = mpxkit_model_params(m, &n);
+	for (size_t i = 2 * n_in + 2; seed && i < n; i++)
+		p[i] =
+		    (float)((double)(next_random(&seed) >> 11) / 9007199254740992.0 - 0.5) * 1.2f;
+	p[n - 1] = bias;
+	rc = mpxkit_model_save(m, path, NULL);
+	mpxkit_model_free(m);
+	return rc;
+}
+
+static void test_bigru_const_model(void)
+{
+	const mpxkit_estimator_options opts = {const_gru};
+
+	check_const_model("bigru", &opts, BIGRU_LOOKBACK, BIGRU_LOOKAHEAD);
+	check_const_model("bigru-full", &opts, BIGRU_FULL, BIGRU_FULL);
+}
+
+/*
+ * The registered estimators against mpxkit_bigru_run (the trainer's scorer),
+ * bit for bit: bigru's rotation k is row k of the stretch of its window,
+ * run as a run of its own; bigru-full's are the rows of the whole run.
+ */
+static void test_bigru_equals_bigru_run(void)
+{
+	unsigned seed = 4343;
+	mpxkit_model *m = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_model_load_file(&m, random_gru, NULL), 0);
+	for (int trial = 0; trial < 30; trial++) {
+		size_t ng = 2 + rand_r(&seed) % 4, ne = 1 + rand_r(&seed) % 5;
+		size_t n = 1 + rand_r(&seed) % 40;
+		int has_ref = rand_r(&seed) % 2;
+		size_t *slice = malloc(ne * sizeof *slice);
+		uint64_t *obs = malloc(n * ne * sizeof *obs), *ref = malloc(n * ng * sizeof *ref);
+		double *a = malloc(n * ne * sizeof *a), *b = malloc(n * ne * sizeof *b);
+		const uint64_t *r = has_ref ? ref : NULL;
+		mpxkit_layout l = {ne, ng, slice, has_ref};
+		mpxkit_estimator *est = NULL;
+
+		for (size_t e = 0; e < ne; e++)
+			slice[e] = (size_t)rand_r(&seed) % ng;
+		for (size_t i = 0; i < n * ne; i++)
+			obs[i] = rand_r(&seed) % 4 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 100000);
+		for (size_t i = 0; i < n * ng; i++)
+			ref[i] = (uint64_t)(rand_r(&seed) % 1000);
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, "bigru", &l, test_options("bigru"), NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run(est, n, obs, r, a), 0);
+		mpxkit_estimator_free(est);
+		for (size_t k = 0; k < n; k++) {
+			size_t lo = k < BIGRU_LOOKBACK ? 0 : k - BIGRU_LOOKBACK;
+			size_t hi = n - 1 - k < BIGRU_LOOKAHEAD ? n - 1 : k + BIGRU_LOOKAHEAD;
+			CU_ASSERT_EQUAL(mpxkit_bigru_run(m, &l, hi - lo + 1, obs + lo * ne,
+							 r ? r + lo * ng : NULL, b, NULL),
+					0);
+			CU_ASSERT(memcmp(a + k * ne, b + (k - lo) * ne, ne * sizeof *a) == 0);
+		}
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, "bigru-full", &l, test_options("bigru"), NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run(est, n, obs, r, a), 0);
+		CU_ASSERT_EQUAL(mpxkit_bigru_run(m, &l, n, obs, r, b, NULL), 0);
+		CU_ASSERT(memcmp(a, b, n * ne * sizeof *a) == 0);
+		mpxkit_estimator_free(est);
+		free(slice), free(obs), free(ref), free(a), free(b);
+	}
+	mpxkit_model_free(m);
+}
+
+/* Each learned estimator refuses the other's model, and bigru a GRU of other features. */
+static void test_bigru_bad_models(void)
+{
+	char path[160], want[220];
+
+	snprintf(want, sizeof want,
+		 "estimator bigru: %s: not a recurrent model (no GRU layer), so not a bigru "
+		 "estimator model",
+		 random_model);
+	expect_refused_by("bigru", random_model, -MPXKIT_EFORMAT, want);
+	snprintf(want, sizeof want,
+		 "%s: a recurrent model (the bigru estimator's), not an mlp estimator model",
+		 random_gru);
+	expect_refused_by("mlp", random_gru, -MPXKIT_EFORMAT, want);
+	snprintf(path, sizeof path, "%s/generic-gru.mpxm", model_dir);
+	CU_ASSERT_EQUAL_FATAL(write_gru_model(path, 0, 1, 0.0f), 0);
+	expect_refused_by("bigru", path, -MPXKIT_EFORMAT,
+			  "not a bigru estimator model: feature set 0");
+	snprintf(path, sizeof path, "%s/missing.mpxm", model_dir);
+	snprintf(want, sizeof want, "estimator bigru-full: %s: cannot open model: ", path);
+	expect_refused_by("bigru-full", path, -MPXKIT_ESYS, want);
+}
+
+/* No model named: models/bigru.mpxm under MPXKIT_DATADIR, as for mlp. */
+static void test_bigru_default_model(void)
+{
+	const char *old = getenv("MPXKIT_DATADIR");
+	char *saved = old ? strdup(old) : NULL;
+
+	setenv("MPXKIT_DATADIR", "/nonexistent-mpxkit-datadir", 1);
+	expect_refused_by("bigru", NULL, -MPXKIT_ESYS,
+			  "estimator bigru: /nonexistent-mpxkit-datadir/models/bigru.mpxm: "
+			  "cannot open model: No such file or directory (the default model; set "
+			  "MPXKIT_DATADIR or name a model file)");
+	setenv("MPXKIT_DATADIR", model_dir, 1);
+	check_const_model("bigru", NULL, BIGRU_LOOKBACK, BIGRU_LOOKAHEAD);
+	if (saved)
+		setenv("MPXKIT_DATADIR", saved, 1);
+	else
+		unsetenv("MPXKIT_DATADIR");
+	free(saved);
+}
+
+/* make check points MPXKIT_DATADIR at the source tree's data/: the shipped bigru model loads. */
+static void test_bigru_shipped_model(void)
+{
+	const char *dir = getenv("MPXKIT_DATADIR");
+	mpxkit_estimator *est = NULL;
+	double out[N_ROT * 2];
+
+	if (dir == NULL || dir[0] == '\0') {
+		printf("\n  MPXKIT_DATADIR unset (not run by make check): shipped bigru model not "
+		       "checked");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, "bigru", &g4, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookback, BIGRU_LOOKBACK);
+	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookahead, BIGRU_LOOKAHEAD);
+	CU_ASSERT_EQUAL(mpxkit_estimator_run(est, N_ROT, g4_obs, NULL, out), 0);
+	for (size_t i = 0; i < N_ROT * 2; i++)
+		CU_ASSERT(isfinite(out[i]) && out[i] >= (double)g4_obs[i]);
+	mpxkit_estimator_free(est);
 }
 
 static const cutest_case estimator_cases[] = {
@@ -340,12 +811,76 @@ static const cutest_case estimator_cases[] = {
     {"registry", test_registry},
     {"online equals offline", test_online_equals_offline},
     {"lower bound", test_estimates_bound_below},
+    {"mlp: constant model, closed form", test_mlp_const_model},
+    {"mlp = mpxkit_mlp_run", test_mlp_equals_mlp_run},
+    {"mlp: bad model files", test_mlp_bad_models},
+    {"mlp: default model, MPXKIT_DATADIR", test_mlp_default_model},
+    {"mlp: the shipped model", test_mlp_shipped_model},
+    {"bigru: constant model, closed form", test_bigru_const_model},
+    {"bigru = mpxkit_bigru_run on its window", test_bigru_equals_bigru_run},
+    {"bigru: bad model files", test_bigru_bad_models},
+    {"bigru: default model, MPXKIT_DATADIR", test_bigru_default_model},
+    {"bigru: the shipped model", test_bigru_shipped_model},
     {NULL, NULL},
 };
+
+/*
+ * The test's models in a directory of its own: random.mpxm, random-gru.mpxm,
+ * and the const ones as models/default.mpxm and models/bigru.mpxm.
+ */
+static int write_models(void)
+{
+	char sub[96];
+
+	snprintf(model_dir, sizeof model_dir, "/tmp/test_estimators.XXXXXX");
+	if (mkdtemp(model_dir) == NULL)
+		return -1;
+	snprintf(sub, sizeof sub, "%s/models", model_dir);
+	snprintf(random_model, sizeof random_model, "%s/random.mpxm", model_dir);
+	snprintf(const_model, sizeof const_model, "%s/default.mpxm", sub);
+	snprintf(random_gru, sizeof random_gru, "%s/random-gru.mpxm", model_dir);
+	snprintf(const_gru, sizeof const_gru, "%s/bigru.mpxm", sub);
+	if (mkdir(sub, 0700) != 0)
+		return -1;
+	if (write_model(random_model, MLP_FEATURE_SET, mpxkit_mlp_feature_count(MLP_H), 99, 0.1f) <
+		0 ||
+	    write_model(const_model, MLP_FEATURE_SET, mpxkit_mlp_feature_count(MLP_H), 0, CONST_Y) <
+		0 ||
+	    write_gru_model(random_gru, MLP_FEATURE_SET, 98, 0.1f) < 0 ||
+	    write_gru_model(const_gru, MLP_FEATURE_SET, 0, CONST_Y) < 0)
+		return -1;
+	return 0;
+}
+
+static void remove_models(void)
+{
+	static const char *const files[] = {
+	    "random.mpxm",     "models/default.mpxm", "text.mpxm",
+	    "short.mpxm",      "generic.mpxm",	      "narrow.mpxm",
+	    "random-gru.mpxm", "models/bigru.mpxm",   "generic-gru.mpxm"};
+	char path[160];
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", model_dir, files[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/models", model_dir);
+	rmdir(path);
+	rmdir(model_dir);
+}
 
 int main(void)
 {
 	const cutest_suite suites[] = {{"estimators", estimator_cases, NULL, NULL},
 				       {NULL, NULL, NULL, NULL}};
-	return cutest_run("test_estimators", suites);
+	int rc;
+
+	if (write_models() < 0) {
+		fprintf(stderr, "test_estimators: cannot write its models under /tmp\n");
+		remove_models();
+		return 1;
+	}
+	rc = cutest_run("test_estimators", suites);
+	remove_models();
+	return rc;
 }

@@ -197,6 +197,110 @@ else
 	sed 's/^/#   /' "$tmp/out" "$tmp/err"
 fi
 
+# --- mlp -----------------------------------------------------------------------------------------
+# u32 N / u16 N: little-endian bytes.  crc32 FILE: CRC-32 as zlib computes it, from gzip's trailer.
+u32() {
+	# shellcheck disable=SC2059
+	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)) \
+		$(($1 >> 16 & 255)) $(($1 >> 24 & 255)))"
+}
+u16() {
+	# shellcheck disable=SC2059
+	printf "$(printf '\\%03o\\%03o' $(($1 & 255)) $(($1 >> 8 & 255)))"
+}
+crc32() {
+	gzip -c <"$1" | tail -c 8 | head -c 4
+}
+floats() { # floats N BITS: N copies of one float's bit pattern
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		u32 "$2"
+		i=$((i + 1))
+	done
+}
+# mlp's feature set and its number of inputs for half-window 1 (doc/estimators.md, "mlp",
+# estimators/mlp_features.h): change both when the features change.
+mlp_set=2 mlp_inputs=64
+# A model written byte by byte from doc/model-format.md: those features, half-window 1, one
+# dense identity layer with W = 0 and b = 0, input and output unscaled: its output is y = 0
+# whatever the features.  The mlp estimate (doc/estimators.md) is then linear-dira's,
+# max(a, G a + (b - a)(G - 1)/2), b the next rotation's count (b = a in the last rotation).
+body_size=$((16 + 4 * (2 * mlp_inputs + 2) + 4 * (mlp_inputs + 1)))
+{ printf 'MPXM'; u16 1; u16 0; u32 $mlp_inputs; u32 1; u32 1; u32 $mlp_set; u32 1; u32 0
+  u32 $body_size; } >"$tmp/head"
+{ printf '\001\000\000\000'; u32 $mlp_inputs; u32 1; u32 0; floats $mlp_inputs 0
+  floats $mlp_inputs 1065353216; u32 0; u32 1065353216; floats $((mlp_inputs + 1)) 0; } >"$tmp/body"
+{ cat "$tmp/head"; crc32 "$tmp/head"; cat "$tmp/body"; crc32 "$tmp/body"; } >"$tmp/zero.mpxm"
+# a: seen 10, 20 (truth 40, 40): est 2 x 10 + 10/2 = 25, then 2 x 20 = 40.
+# b: seen 3, 2 (truth 4, 4): est 2 x 3 - 1/2 = 5.5, then 2 x 2 = 4.
+want_a=$(awk 'BEGIN { ra = 1 - (15 + 0) / 80; ta = 1 - (80 - 65) / 80; printf "%.6f,%.6f", ra, ta }')
+want_b=$(awk 'BEGIN { ra = 1 - (1.5 + 0) / 8; ta = 1 - (9.5 - 8) / 8; printf "%.6f,%.6f", ra, ta }')
+run -c 1 -f csv -e mlp --model "$tmp/zero.mpxm" "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -q "^$tmp/small.csv,a,mlp,$want_a," "$tmp/out" &&
+	grep -q "^$tmp/small.csv,b,mlp,$want_b," "$tmp/out"; then
+	ok "mlp --model: a model written by hand gives the closed form ($want_a, $want_b)"
+else
+	not_ok "mlp --model: status $status, want a $want_a, b $want_b"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+run --list --model "$tmp/zero.mpxm"
+if [ "$status" -eq 0 ] && grep -q '^mlp  *look-back 1, look-ahead 1 ' "$tmp/out"; then
+	ok "--list --model: mlp's look-back and look-ahead are the model's half-window"
+else
+	not_ok "--list --model: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+# The default model: make check points MPXKIT_DATADIR at the source tree's data/.
+shipped="${MPXKIT_DATADIR:-}/models/default.mpxm"
+if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$shipped" ]; then
+	half=$(od -An -tu4 -j24 -N4 "$shipped" | tr -d ' ')
+	run --list
+	if [ "$status" -eq 0 ] && grep -q "^mlp  *look-back $half, look-ahead $half " "$tmp/out"; then
+		ok "--list: the default model's half-window, $half"
+	else
+		not_ok "--list: want look-back $half from $shipped"
+		sed 's/^/#   /' "$tmp/out" "$tmp/err"
+	fi
+	run -c 1 -f csv -e fixed,linear,nonlinear,mlp "$tmp/small.csv"
+	if [ "$status" -eq 0 ] && [ "$(cut -d, -f3 "$tmp/out" | sed 1d | sort -u | tr '\n' ' ')" = \
+		"cam fixed linear-dira mlp " ]; then
+		ok "-e fixed,linear,nonlinear,mlp with the default model"
+	else
+		not_ok "-e fixed,linear,nonlinear,mlp: status $status"
+		sed 's/^/#   /' "$tmp/out" "$tmp/err"
+	fi
+	run -c 1 -f csv -e mlp --model "$shipped" "$tmp/small.csv"
+	cp "$tmp/out" "$tmp/named.csv"
+	run -c 1 -f csv -e mlp "$tmp/small.csv"
+	if [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$tmp/named.csv"; then
+		ok "the default model is the one under MPXKIT_DATADIR"
+	else
+		not_ok "the default model differs from --model $shipped"
+	fi
+else
+	not_ok "MPXKIT_DATADIR does not hold models/default.mpxm: '$shipped'"
+fi
+expect "missing model file" 2 "estimator mlp: $tmp/none.mpxm: cannot open model: No such file" \
+	-e mlp --model "$tmp/none.mpxm" "$tmp/small.csv"
+expect "not a model file" 2 "estimator mlp: $tmp/small.csv:0: wrong magic" \
+	-e fixed,mlp --model "$tmp/small.csv" "$tmp/small.csv"
+head -c 100 "$tmp/zero.mpxm" >"$tmp/short.mpxm"
+expect "truncated model file" 2 "estimator mlp: $tmp/short.mpxm:100: truncated" -e mlp --model "$tmp/short.mpxm" \
+	"$tmp/small.csv"
+# Flip a byte of the last weight: the body checksum, at 40 + body_size, no longer matches.
+end=$((40 + body_size))
+{ head -c $((end - 4)) "$tmp/zero.mpxm"; printf '\001'; tail -c +$((end - 2)) "$tmp/zero.mpxm"; } \
+	>"$tmp/flip.mpxm"
+expect "model with a bad checksum" 2 "estimator mlp: $tmp/flip.mpxm:$end: body checksum" \
+	-e mlp --model "$tmp/flip.mpxm" "$tmp/small.csv"
+saved_datadir=${MPXKIT_DATADIR:-}
+MPXKIT_DATADIR="$tmp/nowhere"
+export MPXKIT_DATADIR
+expect "no default model" 2 \
+	"estimator mlp: $tmp/nowhere/models/default.mpxm: cannot open model: .* (the default model; " \
+	-e mlp "$tmp/small.csv"
+MPXKIT_DATADIR=$saved_datadir # empty is unset for mpxkit
+
 # --- plot ---------------------------------------------------------------------------------------
 run -c 1 --plot "$tmp/p.svg" --trace "$tmp/small.csv" --event a -f csv
 if [ "$status" -eq 0 ] && xmllint --noout "$tmp/p.svg" 2>/dev/null &&

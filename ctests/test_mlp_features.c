@@ -9,7 +9,9 @@
 #include "mpxkit/model.h"
 #include "mlp_features.h"
 
-#define EPS 1e-5 /* features are floats */
+#define EPS	   1e-5		/* features are floats */
+#define NX	   (20 + 6 * 8) /* the inputs at H = 2: own window, summaries, 8 slice slots */
+#define SLOT(j, i) (20 + 6 * (j) + (i))
 
 static const size_t slice[3] = {0, 1, 0};
 /* Rotations k-1, k, k+1 of three events; log10(1 + obs) of event 0 is 1, 2, 3. */
@@ -31,10 +33,10 @@ static void test_levels_and_own_window(void)
 	mpxkit_rotation rot[3];
 	mpxkit_window w;
 	double level[3], lgw[5 * 3];
-	float x[20];
+	float x[NX];
 
 	window(&w, &l, rot, 0);
-	CU_ASSERT_EQUAL(mlp_feature_count(2), 20);
+	CU_ASSERT_EQUAL(mlp_feature_count(2), NX);
 	mlp_levels(&w, 2, level, lgw);
 	CU_ASSERT_DOUBLE_EQUAL(level[0], 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(level[1], 1.0 / 3.0, 1e-12);
@@ -61,11 +63,32 @@ static void test_levels_and_own_window(void)
 	for (int i = 17; i < 20; i++)
 		CU_ASSERT_DOUBLE_EQUAL(x[i], 0.0, EPS);
 
+	/*
+	 * Slots: slice 0 (event 0's own) holds event 2, lg 2 at its level 2 and at
+	 * event 0's level 2; slice 1 holds event 1, lg 1 against its level 1/3
+	 * and against event 0's level 2.  Slots 2..7 are past G.
+	 */
+	const float s0[6] = {1, 1, 0, 0, 0, 0}, s1[6] = {1, 0, 2.0f / 3, 2.0f / 3, -1, -1};
+	for (int i = 0; i < 6; i++) {
+		CU_ASSERT_DOUBLE_EQUAL(x[SLOT(0, i)], s0[i], EPS);
+		CU_ASSERT_DOUBLE_EQUAL(x[SLOT(1, i)], s1[i], EPS);
+	}
+	for (int i = SLOT(2, 0); i < NX; i++)
+		CU_ASSERT_DOUBLE_EQUAL(x[i], 0.0, EPS);
+	/* The output starts from linear-dira: level 2 plus its input. */
+	CU_ASSERT_DOUBLE_EQUAL(mlp_origin(2, level[0], x), log10(325.0), EPS);
+
 	/* Event 1 is alone in slice 1: no same-group mean. */
 	mlp_features(&w, 1, 2, level, lgw, x);
 	CU_ASSERT_DOUBLE_EQUAL(x[10], 0.5, EPS);
 	CU_ASSERT_DOUBLE_EQUAL(x[15], 0.0, EPS);
 	CU_ASSERT_DOUBLE_EQUAL(x[16], 0.0, EPS); /* events 0 and 2 both at their level */
+	/* Slice 0 holds events 0 and 2, both lg 2: at their levels, 5/3 above event 1's. */
+	const float t0[6] = {1, 0, 0, 0, 5.0f / 3, 5.0f / 3}, t1[6] = {1, 1, 0, 0, 0, 0};
+	for (int i = 0; i < 6; i++) {
+		CU_ASSERT_DOUBLE_EQUAL(x[SLOT(0, i)], t0[i], EPS);
+		CU_ASSERT_DOUBLE_EQUAL(x[SLOT(1, i)], t1[i], EPS);
+	}
 }
 
 static void test_reference(void)
@@ -74,7 +97,7 @@ static void test_reference(void)
 	mpxkit_rotation rot[3];
 	mpxkit_window w;
 	double level[3], lgw[5 * 3];
-	float x[20];
+	float x[NX];
 
 	window(&w, &l, rot, 1);
 	mlp_levels(&w, 2, level, lgw);
@@ -95,10 +118,23 @@ static void test_target_and_estimate(void)
 	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(1.0, 2.0, 2.0, 99.0), 1998.0, 1e-9);
 	/* Never below what the slice saw. */
 	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(-5.0, 2.0, 2.0, 99.0), 99.0, 1e-12);
+	/* One slice per rotation: the slice's count is the total, whatever the model says. */
+	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(3.0, 1.0, 2.0, 99.0), 99.0, 1e-12);
+	/* Loss weights: (total + G) over the run's mean of it. */
+	CU_ASSERT_DOUBLE_EQUAL(mlp_weight(98.0, 2.0, 48.0), 2.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(mlp_weight(0.0, 2.0, 0.0), 1.0, 1e-12);
 }
 
-/* A model that returns the event's own normalised observation is fixed interpolation. */
-static void test_run_as_fixed(void)
+/* linear-dira by its formula (doc/estimators.md), b = a in the last rotation. */
+static double dira(double g, const uint64_t *o, size_t nr, size_t ne, size_t k, size_t e)
+{
+	double a = (double)o[k * ne + e], b = k + 1 < nr ? (double)o[(k + 1) * ne + e] : a;
+
+	return g * a + (b - a) * (g - 1.0) / 2.0;
+}
+
+/* A model that always outputs 0 is linear-dira, whose totals are then every target. */
+static void test_run_as_dira(void)
 {
 	enum { NR = 9, NE = 3, G = 2, H = 3 };
 	const size_t sl[NE] = {0, 1, 1};
@@ -112,25 +148,30 @@ static void test_run_as_fixed(void)
 	mpxkit_model *m = NULL;
 	mpxkit_diag d = {0};
 
-	for (size_t i = 0; i < NR * NE; i++) {
+	for (size_t i = 0; i < NR * NE; i++)
 		o[i] = (i * 7919) % 1000 + (i % 5 == 0 ? 0 : 3);
-		oc[i] = G * o[i];
-	}
+	/* Even counts, so that dira's totals (halves at G = 2) are whole numbers. */
+	for (size_t i = 0; i < NR * NE; i++)
+		o[i] &= ~(uint64_t)1;
+	for (size_t k = 0; k < NR; k++)
+		for (size_t e = 0; e < NE; e++)
+			oc[k * NE + e] = (uint64_t)dira(G, o, NR, NE, k, e);
 	CU_ASSERT_FATAL(mpxkit_model_new(&m, &s, NULL) == 0);
-	size_t np;
-	float *p = mpxkit_model_params(m, &np);
-	/* Normalisation (2 x inputs + 2) then W: pick input H, the observation at d = 0. */
-	p[2 * s.width[0] + 2 + H] = 1.0f;
 	CU_ASSERT_EQUAL(mpxkit_mlp_run(m, &l, NR, o, NULL, out, &d), 0);
 	for (size_t i = 0; i < NR * NE; i++)
-		CU_ASSERT_DOUBLE_EQUAL(out[i], (double)G * (double)o[i], 1e-3 * (1 + (double)o[i]));
+		CU_ASSERT_DOUBLE_EQUAL(out[i], (double)oc[i], 1e-3 * (1 + (double)oc[i]));
 
-	/* With totals G x obs, every target is that same input. */
 	mpxkit_mlp_samples smp = {.half = H};
-	CU_ASSERT_EQUAL(mpxkit_mlp_samples_add(&smp, &l, NR, o, NULL, oc, 2, &d), 0);
-	CU_ASSERT_EQUAL(smp.n, NE * ((NR + 1) / 2));
-	for (size_t i = 0; i < smp.n; i++)
-		CU_ASSERT_DOUBLE_EQUAL(smp.y[i], smp.x[i * mlp_feature_count(H) + H], 1e-5);
+	CU_ASSERT_EQUAL(mpxkit_mlp_samples_add(&smp, &l, NR, o, NULL, oc, 1, &d), 0);
+	CU_ASSERT_EQUAL(smp.n, NE * NR);
+	double wsum[NE] = {0};
+	for (size_t i = 0; i < smp.n; i++) {
+		CU_ASSERT_DOUBLE_EQUAL(smp.y[i], 0.0, 1e-5);
+		wsum[i % NE] += smp.w[i];
+	}
+	/* The weights of each event average 1 over the run. */
+	for (size_t e = 0; e < NE; e++)
+		CU_ASSERT_DOUBLE_EQUAL(wsum[e], (double)NR, 1e-4);
 	mpxkit_mlp_samples_free(&smp);
 
 	/* A model for other features is refused. */
@@ -146,7 +187,7 @@ static const cutest_case cases[] = {
     {"levels and the event's own window", test_levels_and_own_window},
     {"reference features", test_reference},
     {"target and estimate", test_target_and_estimate},
-    {"a whole run, and training samples", test_run_as_fixed},
+    {"a whole run, and training samples", test_run_as_dira},
     {NULL, NULL},
 };
 

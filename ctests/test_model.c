@@ -203,7 +203,11 @@ static void test_header_errors(void)
 	hand_file(&b);
 	c = b, c.d[0] = 'X';
 	expect_fail(c.d, c.n, MPXKIT_EFORMAT); /* wrong magic */
-	c = b, c.d[4] = 2, fix_crcs(c.d, c.n);
+	c = b, c.d[4] = 3, fix_crcs(c.d, c.n); /* 1 and 2 are known */
+	expect_fail(c.d, c.n, MPXKIT_EVERSION);
+	c = b, c.d[4] = 0, fix_crcs(c.d, c.n);
+	expect_fail(c.d, c.n, MPXKIT_EVERSION);
+	c = b, c.d[5] = 1, fix_crcs(c.d, c.n); /* version 257 */
 	expect_fail(c.d, c.n, MPXKIT_EVERSION);
 	c = b, c.d[9] ^= 1; /* n_inputs changed, checksum stale */
 	expect_fail(c.d, c.n, MPXKIT_ECHECKSUM);
@@ -284,6 +288,208 @@ static void test_bad_sizes(void)
 	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
 	/* Sanity: fix_crcs on the untouched image still loads, so the cases above fail for their
 	 * field. */
+	c = b, fix_crcs(c.d, c.n);
+	mpxkit_model_free(load_ok(c.d, c.n));
+}
+
+/* --- version 2: the bidirectional GRU layer --- */
+
+/*
+ * A file from its parts: the header of the version given, the layer table
+ * (type, activation, n_in = width[l], n_out = width[l + 1]) and n floats;
+ * body_size is what the bytes hold, whatever the table implies.
+ */
+static void build_file(bytes *b, unsigned version, size_t n_layers, const unsigned *type,
+		       const unsigned *act, const uint32_t *width, const float *f, size_t n)
+{
+	b->n = 0;
+	b_u8(b, 'M'), b_u8(b, 'P'), b_u8(b, 'X'), b_u8(b, 'M');
+	b_u16(b, version);
+	b_u16(b, 0);
+	b_u32(b, width[0]);
+	b_u32(b, width[n_layers]);
+	b_u32(b, (uint32_t)n_layers);
+	b_u32(b, 2), b_u32(b, 9), b_u32(b, 0); /* feature_set, feature_param, reserved */
+	b_u32(b, (uint32_t)(16 * n_layers + 4 * n));
+	b_u32(b, zcrc(b->d, 36));
+	for (size_t l = 0; l < n_layers; l++) {
+		b_u8(b, type[l]), b_u8(b, act[l]), b_u16(b, 0);
+		b_u32(b, width[l]), b_u32(b, width[l + 1]), b_u32(b, 0);
+	}
+	for (size_t i = 0; i < n; i++)
+		b_f32(b, f[i]);
+	b_u32(b, zcrc(b->d + 40, b->n - 40));
+}
+
+/*
+ * 1 input, a GRU with one unit per direction, a dense 2 -> 1.  The floats in
+ * the order of doc/model-format.md: normalisation; per direction W_x (r, z,
+ * n), W_h (r, z, n), b_x (r, z, n), b_h (r, z, n); the dense W and b.
+ */
+static const float G_NORM[4] = {0.5f, 2, 1, 3}; /* in_shift, in_scale, out_shift, out_scale */
+static const float G_DIR[2][12] = {
+    {0.5f, -1, 1.5f, 0.25f, 0.5f, -2, 0.125f, 0, -0.25f, 0, 0.375f, 0.5f},
+    {-0.5f, 1, 0.75f, 1, -0.5f, 0.5f, 0, 0.25f, 0.125f, -0.125f, 0, 0.375f},
+};
+static const float G_DENSE[3] = {2, -1, 0.5f};
+
+static const unsigned G_TYPE[2] = {2, 1}, G_ACT[2] = {0, 0};
+static const uint32_t G_WIDTH[3] = {1, 2, 1};
+
+static void gru_file(bytes *b, unsigned version)
+{
+	float f[31];
+
+	memcpy(f, G_NORM, sizeof(G_NORM));
+	memcpy(f + 4, G_DIR, sizeof(G_DIR));
+	memcpy(f + 28, G_DENSE, sizeof(G_DENSE));
+	build_file(b, version, 2, G_TYPE, G_ACT, G_WIDTH, f, 31);
+}
+
+/* One step of one direction, the equations of doc/model-format.md written out for H = 1. */
+static double g_step(const float *d, double x, double h)
+{
+	double r = 1 / (1 + exp(-(d[0] * x + d[6] + d[3] * h + d[9])));
+	double z = 1 / (1 + exp(-(d[1] * x + d[7] + d[4] * h + d[10])));
+	double n = tanh(d[2] * x + d[8] + r * (d[5] * h + d[11]));
+	return (1 - z) * n + z * h;
+}
+
+static void test_v2_hand_built(void)
+{
+	bytes b;
+	const float in[3] = {1.5f, -0.25f, 0.75f};
+	float out[3], scratch[64];
+	double x[3], hf[3], hb[3];
+
+	gru_file(&b, 2);
+	CU_ASSERT_EQUAL(b.n, 200);
+	mpxkit_model *m = load_ok(b.d, b.n);
+	CU_ASSERT_FATAL(m != NULL);
+	const mpxkit_model_shape *s = mpxkit_model_shape_of(m);
+	CU_ASSERT_EQUAL(s->n_layers, 2);
+	CU_ASSERT_EQUAL(s->type[0], MPXKIT_LAYER_BIGRU);
+	CU_ASSERT_EQUAL(s->type[1], MPXKIT_LAYER_DENSE);
+	CU_ASSERT_EQUAL(s->width[1], 2);
+	CU_ASSERT(mpxkit_model_is_recurrent(m));
+	CU_ASSERT_FATAL(mpxkit_model_seq_scratch_len(m, 3) <= 64);
+	for (int t = 0; t < 3; t++)
+		x[t] = (in[t] - 0.5) * 2;
+	for (int t = 0; t < 3; t++)
+		hf[t] = g_step(G_DIR[0], x[t], t ? hf[t - 1] : 0);
+	for (int t = 2; t >= 0; t--)
+		hb[t] = g_step(G_DIR[1], x[t], t < 2 ? hb[t + 1] : 0);
+	mpxkit_model_forward_seq(m, 3, in, out, scratch);
+	for (int t = 0; t < 3; t++) {
+		double want = (2 * hf[t] - hb[t] + 0.5) * 3 + 1;
+		CU_ASSERT_DOUBLE_EQUAL(out[t], want, 1e-5);
+	}
+	/* The encoder writes the same bytes, version 2 included. */
+	void *enc = NULL;
+	size_t len = 0;
+	CU_ASSERT_EQUAL(mpxkit_model_encode(m, &enc, &len, NULL), 0);
+	CU_ASSERT_EQUAL(len, b.n);
+	if (len == b.n)
+		CU_ASSERT_EQUAL(memcmp(enc, b.d, len), 0);
+	free(enc);
+	mpxkit_model_free(m);
+
+	/* A version 2 file with dense layers only loads; the encoder writes it back as 1. */
+	const unsigned dt[2] = {1, 1};
+	const float df[4 + 4 + 3] = {0, 1, 0, 1, 1, 2, 0, 0, 1, 1, 0};
+	build_file(&b, 2, 2, dt, G_ACT, G_WIDTH, df, 11);
+	m = load_ok(b.d, b.n);
+	CU_ASSERT_FATAL(m != NULL);
+	CU_ASSERT(!mpxkit_model_is_recurrent(m));
+	CU_ASSERT_EQUAL(mpxkit_model_encode(m, &enc, &len, NULL), 0);
+	CU_ASSERT_EQUAL(((unsigned char *)enc)[4], 1);
+	free(enc);
+	mpxkit_model_free(m);
+}
+
+static void test_v2_truncated(void)
+{
+	bytes b;
+
+	gru_file(&b, 2);
+	for (size_t n = 0; n < b.n; n++) {
+		unsigned char *copy = malloc(n ? n : 1);
+
+		memcpy(copy, b.d, n);
+		expect_fail(copy, n, MPXKIT_ETRUNC);
+		free(copy);
+	}
+	b.d[b.n] = 0;
+	expect_fail(b.d, b.n + 1, MPXKIT_EFORMAT);
+}
+
+static void test_v2_errors(void)
+{
+	bytes b, c;
+	mpxkit_diag d = {0};
+	mpxkit_model *m = NULL;
+
+	gru_file(&b, 2);
+	/* A GRU in a version 1 file: refused, and the diag says why. */
+	gru_file(&c, 1);
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	CU_ASSERT_EQUAL(mpxkit_model_load_buffer(&m, c.d, c.n, "v1.mpxm", &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "version 2"));
+	/* Checksums. */
+	c = b, c.d[48] ^= 1; /* in the body, stale CRC */
+	expect_fail(c.d, c.n, MPXKIT_ECHECKSUM);
+	c = b, c.d[120] ^= 0x10; /* a GRU weight */
+	expect_fail(c.d, c.n, MPXKIT_ECHECKSUM);
+	c = b, c.d[20] ^= 1; /* feature_set, header CRC stale */
+	expect_fail(c.d, c.n, MPXKIT_ECHECKSUM);
+	/* Fields of the GRU entry, each with valid checksums. */
+	static const struct {
+		size_t off;
+		uint32_t v;
+	} cases[] = {
+	    {48, 3},	/* odd width: no hidden size */
+	    {48, 1},	/* odd width */
+	    {48, 1026}, /* hidden 513, over the limit */
+	    {48, 4},	/* even, but the dense layer takes 2 */
+	    {44, 2},	/* n_in breaks the chain */
+	    {60, 4},	/* dense n_in breaks the chain */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = b, wr32(c.d + cases[i].off, cases[i].v), fix_crcs(c.d, c.n);
+		expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	}
+	for (unsigned a = 1; a < 4; a++) { /* a GRU's activation must be 0 */
+		c = b, c.d[41] = (unsigned char)a, fix_crcs(c.d, c.n);
+		expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	}
+	for (unsigned t = 0; t < 256; t++) { /* unknown types in version 2 */
+		if (t == 1 || t == 2)
+			continue;
+		c = b, c.d[40] = (unsigned char)t, fix_crcs(c.d, c.n);
+		expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	}
+	c = b, c.d[40 + 3] = 1, fix_crcs(c.d, c.n); /* reserved u16 of the GRU entry */
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	c = b, c.d[40 + 12] = 1, fix_crcs(c.d, c.n); /* reserved u32 of the GRU entry */
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	/* body_size: one float short (body shortened consistently), or past the end. */
+	c = b;
+	wr32(c.d + 32, rd32(b.d + 32) - 4);
+	c.n -= 4;
+	fix_crcs(c.d, c.n);
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	c = b, wr32(c.d + 32, rd32(b.d + 32) + 4), fix_crcs(c.d, c.n);
+	expect_fail(c.d, c.n, MPXKIT_ETRUNC);
+	/* A GRU entry over a block of a dense layer's size: the table implies more. */
+	const float df[11] = {0};
+	build_file(&c, 2, 2, G_TYPE, G_ACT, G_WIDTH, df, 11);
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	/* Non-finite GRU weights: the first of the backward direction, the last b_h. */
+	c = b, wr32(c.d + 136, 0x7fc00000u), fix_crcs(c.d, c.n);
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	c = b, wr32(c.d + 180, 0xff800000u), fix_crcs(c.d, c.n);
+	expect_fail(c.d, c.n, MPXKIT_EFORMAT);
+	/* Sanity: the untouched image, checksums refreshed, loads. */
 	c = b, fix_crcs(c.d, c.n);
 	mpxkit_model_free(load_ok(c.d, c.n));
 }
@@ -581,7 +787,7 @@ static mpxkit_model *train_one(uint64_t seed, double dropout, mpxkit_train_repor
 	    .n_layers = 3,
 	    .width = {2, 16, 16, 1},
 	    .activation = {MPXKIT_ACT_TANH, MPXKIT_ACT_TANH, MPXKIT_ACT_IDENTITY}};
-	mpxkit_train_set tr = {300, &tx[0][0], ty}, va = {100, &tx[300][0], ty + 300};
+	mpxkit_train_set tr = {300, &tx[0][0], ty, NULL}, va = {100, &tx[300][0], ty + 300, NULL};
 	mpxkit_train_config cfg = {.epochs = 150,
 				   .patience = 30,
 				   .batch = 8,
@@ -599,7 +805,7 @@ static mpxkit_model *train_one(uint64_t seed, double dropout, mpxkit_train_repor
 static void test_training(void)
 {
 	mpxkit_train_report rep;
-	mpxkit_train_set va = {100, &tx[300][0], ty + 300};
+	mpxkit_train_set va = {100, &tx[300][0], ty + 300, NULL};
 
 	make_data();
 	/* The mean predictor scores about 1 on standardised targets; the fit must do far better. */
@@ -627,7 +833,7 @@ static void test_training(void)
 static void test_train_rejects(void)
 {
 	mpxkit_model_shape s = {.n_layers = 1, .width = {2, 1}};
-	mpxkit_train_set tr = {10, &tx[0][0], ty}, empty = {0, NULL, NULL};
+	mpxkit_train_set tr = {10, &tx[0][0], ty, NULL}, empty = {0, NULL, NULL, NULL};
 	mpxkit_train_config cfg = {.epochs = 1, .batch = 1, .learning_rate = 0.1};
 	mpxkit_model *m = NULL;
 	mpxkit_diag d = {0};
@@ -647,6 +853,9 @@ static const cutest_case model_cases[] = {
     {"truncated at every length", test_truncated_every_length},
     {"magic, version, checksums, reserved fields", test_header_errors},
     {"bad sizes, types, activations, weights", test_bad_sizes},
+    {"version 2: hand-built GRU file and forward pass", test_v2_hand_built},
+    {"version 2: truncated at every length", test_v2_truncated},
+    {"version 2: GRU fields, sizes, versions, checksums", test_v2_errors},
     {"forward pass vs double reference", test_forward_random},
     {"shape checks and the encoder", test_new_rejects_bad_shape},
     {"save and load files", test_files},

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "cutest.h"
 #include "mpxkit/pcz.h"
 #include "pcz_impl.h"
@@ -300,6 +302,66 @@ static void test_duration_predictor_by_hand(void)
 	CU_ASSERT(b[off + 1] <= 1);     /* a layout */
 	CU_ASSERT_EQUAL(b[off + 2], 2); /* A: DURATION */
 	CU_ASSERT_EQUAL(b[off + 3], 0); /* B: HISTORY */
+}
+
+/*
+ * The fast coder's predictor choice by hand (the defaults: zstd 1, no groups).
+ * One unit, 40 vector dumps, so the sample is every row; costs in quarter
+ * bytes (4 a varint byte, 1 for a value equal to one of the two before it).
+ * A equals the duration, 100000 + 7919 g: DURATION codes 0 every time,
+ * 4 + 39 = 43; HISTORY codes 200000 (3 bytes), then 15838 (2) over and over,
+ * 12 + 8 + 38 = 58; NONE never repeats.  So DURATION (2).  B = 5000 + 1000 g:
+ * HISTORY codes 10000, then 2000 over and over, 8 + 8 + 38 = 54; NONE 2- and
+ * 3-byte numbers that never repeat.  So HISTORY (0).  C alternates 300000
+ * and 7: NONE codes 600000 and 14, then repeats of the one two back,
+ * 12 + 4 + 38 = 54; HISTORY codes 600000, 599985, 599986 before its repeats
+ * start, 36 + 37 = 73.  So NONE (1).
+ */
+static uint8_t *load(const char *path, size_t *len);
+static int decode_all(const uint8_t *b, size_t n, mpxkit_diag *d);
+
+static void test_fast_predictors_by_hand(void)
+{
+	static const char *const ev[] = { "A", "B", "C" };
+	const char *path = tpath("fast.pcz");
+	mpxkit_pcz_writer *w;
+	mpxkit_diag d = { 0 };
+	pcz_decompressor dz = { 0 };
+	uint8_t *b, raw[4096];
+	size_t n, off = PCZ_HEADER_SIZE;
+	uint64_t t = 0;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, NULL, 3, ev, &w, &d), 0);
+	for (uint64_t g = 0; g < 40; g++) {
+		uint64_t dur = 100000 + 7919 * g, times[2] = { t, t + dur };
+		uint64_t values[3] = { dur, 5000 + 1000 * g, g % 2 ? 7 : 300000 };
+		const mpxkit_pcz_unit u = { "t0", 1, times, values, -1, -1 };
+		char name[16];
+		snprintf(name, sizeof name, "dump%u", (unsigned)g + 1);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, name, 1, &u, &d), 0);
+		t += dur;
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close(w, &d), 0);
+	b = load(path, &n);
+	CU_ASSERT_EQUAL(decode_all(b, n, &d), 0);
+	/* Skip META and EVENTS, then inflate the REGIONS payload. */
+	for (int sec = 0; sec < 2 && off + 16 <= n; sec++)
+		off += PCZ_FRAME_SIZE + pcz_le32(b + off + 4) + 4;
+	CU_ASSERT_FATAL(off + PCZ_FRAME_SIZE + 4 <= n);
+	CU_ASSERT_EQUAL(b[off], PCZ_REGIONS);
+	CU_ASSERT_EQUAL_FATAL(b[off + 1], MPXKIT_PCZ_ZSTD);
+	CU_ASSERT_FATAL(pcz_le32(b + off + 8) <= sizeof raw);
+	CU_ASSERT_EQUAL_FATAL(pcz_decompress_with(&dz, MPXKIT_PCZ_ZSTD, b + off + PCZ_FRAME_SIZE,
+						  pcz_le32(b + off + 4), raw,
+						  pcz_le32(b + off + 8)),
+			      0);
+	CU_ASSERT_EQUAL(raw[0], 40);     /* regions */
+	CU_ASSERT(raw[1] <= 1);          /* a layout */
+	CU_ASSERT_EQUAL(raw[2], 2);      /* A: DURATION */
+	CU_ASSERT_EQUAL(raw[3], 0);      /* B: HISTORY */
+	CU_ASSERT_EQUAL(raw[4], 1);      /* C: NONE */
+	pcz_decompressor_free(&dz);
+	free(b);
 }
 
 static void test_round_trip_zero_and_max(void)
@@ -670,6 +732,57 @@ static void test_varint_canonical(void)
 		CU_ASSERT_EQUAL(pcz_name_next("x999999999999999999", n, sizeof n), 0);
 		CU_ASSERT_STRING_EQUAL(n, "x1000000000000000000");
 	}
+	/* The writer's test without building the name agrees with pcz_name_next on every pair. */
+	{
+		static const char *const pre[] = { "", "dump", "a1b", "x-" };
+		static const char *const num[] = { "",  "0",  "1",   "07", "9",   "10",  "11",
+						   "99", "100", "0100", "999999999999999999",
+						   "1000000000000000000", "9999999999999999999",
+						   "10000000000000000000", "12x" };
+		size_t disagree = 0, np = sizeof pre / sizeof pre[0], nn = sizeof num / sizeof num[0];
+		char a[64], b[64], next[64];
+		for (size_t i = 0; i < np * nn; i++)
+			for (size_t j = 0; j < np * nn; j++) {
+				int ref;
+				snprintf(a, sizeof a, "%s%s", pre[i / nn], num[i % nn]);
+				snprintf(b, sizeof b, "%s%s", pre[j / nn], num[j % nn]);
+				ref = pcz_name_next(a, next, sizeof next) == 0 && strcmp(next, b) == 0;
+				disagree += ref != pcz_name_is_next(a, strlen(a), b, strlen(b));
+			}
+		CU_ASSERT_EQUAL(disagree, 0);
+		CU_ASSERT(pcz_name_is_next("dump99", 6, "dump100", 7));
+		CU_ASSERT(!pcz_name_is_next("dump99", 6, "dump0100", 8));
+	}
+}
+
+/*
+ * The library's CRC32 (folded with PCLMULQDQ where the CPU has it) against
+ * zlib's crc32(), the reference the format names: every length 0..1100 at
+ * every alignment 0..7, long buffers, a running CRC fed in pieces, and the
+ * check value of CRC-32/ISO-HDLC.
+ */
+static void test_crc32_matches_zlib(void)
+{
+	static uint8_t buf[70000];
+	static const size_t big[] = { 4096, 4096 + 13, 65537, 69000 };
+	size_t bad = 0;
+	uint32_t pieces = 0;
+
+	for (size_t i = 0; i < sizeof buf; i++)
+		buf[i] = (uint8_t)(rnd() >> 7);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 1100; n++)
+			bad += pcz_crc32(buf + off, n) !=
+			       (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf + off, (uInt)n);
+	for (size_t i = 0; i < sizeof big / sizeof big[0]; i++)
+		bad += pcz_crc32_update(0x12345678u, buf + 3, big[i]) !=
+		       (uint32_t)crc32(0x12345678u, buf + 3, (uInt)big[i]);
+	CU_ASSERT_EQUAL(bad, 0);
+	for (size_t at = 0; at < sizeof buf; at += 997)
+		pieces = pcz_crc32_update(pieces, buf + at,
+					  sizeof buf - at < 997 ? sizeof buf - at : 997);
+	CU_ASSERT_EQUAL(pieces, (uint32_t)crc32(0L, buf, (uInt)sizeof buf));
+	CU_ASSERT_EQUAL(pcz_crc32("123456789", 9), 0xCBF43926u);
 }
 
 /* ---- Threads ------------------------------------------------------------------------- */
@@ -904,6 +1017,7 @@ static const cutest_case round_trip_cases[] = {
 	{ "single-unit regions", test_round_trip_single_unit },
 	{ "counters that equal the duration", test_round_trip_duration },
 	{ "duration predictor chosen by hand", test_duration_predictor_by_hand },
+	{ "fast coder predictors by hand", test_fast_predictors_by_hand },
 	{ "all zero and 2^64-1 values", test_round_trip_zero_and_max },
 	{ "many regions, many sections", test_round_trip_many_regions },
 	{ "metadata and topology", test_meta_and_topology },
@@ -925,6 +1039,7 @@ static const cutest_case method_cases[] = {
 	{ "medoid by hand", test_medoid_by_hand },
 	{ "region plans by hand", test_plan_by_hand },
 	{ "varints are canonical", test_varint_canonical },
+	{ "CRC32 matches zlib", test_crc32_matches_zlib },
 	{ NULL, NULL },
 };
 

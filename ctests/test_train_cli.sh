@@ -56,6 +56,12 @@ expect "no output named" 1 "no model file named" "$tmp/prog1.csv"
 expect "no corpus" 1 "no corpus given" -o "$tmp/m.mpxm"
 expect "bad --epochs" 1 "--epochs takes" -o "$tmp/m.mpxm" --epochs 0 "$tmp/prog1.csv"
 expect "bad --seed" 1 "--seed takes" -o "$tmp/m.mpxm" --seed x "$tmp/prog1.csv"
+expect "bad --loss" 1 "--loss takes ra or mse" -o "$tmp/m.mpxm" --loss l1 "$tmp/prog1.csv"
+expect "bad --hidden" 1 "--hidden takes" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
+expect "bad --dropout" 1 "--dropout takes" -o "$tmp/m.mpxm" --dropout 1 "$tmp/prog1.csv"
+expect "bad --model" 1 "--model takes mlp or bigru" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
+expect "bigru --hidden too wide" 1 "--hidden takes 1 to 512 for a bigru" -o "$tmp/m.mpxm" \
+	--model bigru --hidden 513 "$tmp/prog1.csv"
 expect "too few programs" 1 "at least 3" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv"
 expect "unreadable trace" 2 "missing.csv" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv" \
 	"$tmp/missing.csv"
@@ -79,8 +85,10 @@ for s in train validation test; do
 		not_ok "$s programs listed"
 	fi
 done
-# The header of the model file (doc/model-format.md): magic, version 1, 28 inputs, 1 output.
-if [ "$(od -An -tx1 -N16 "$tmp/m1.mpxm" | tr -d ' \n')" = "4d50584d010000001c00000001000000" ]; then
+cp "$tmp/out" "$tmp/mlp.out"
+# The header of the model file (doc/model-format.md): magic, version 1, 76 inputs
+# (2 (2H + 1) + 10 + 6 x 8 at H = 4, doc/estimators.md), 1 output.
+if [ "$(od -An -tx1 -N16 "$tmp/m1.mpxm" | tr -d ' \n')" = "4d50584d010000004c00000001000000" ]; then
 	ok "model header"
 else
 	not_ok "model header: $(od -An -tx1 -N16 "$tmp/m1.mpxm")"
@@ -98,5 +106,54 @@ if [ "$status" -eq 0 ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m3.mpxm"; then
 	ok "another seed, another model"
 else
 	not_ok "seed ignored"
+fi
+run -o "$tmp/m4.mpxm" --epochs 2 --seed 7 --loss mse --hidden 8 --dropout 0.3 "$tmp/prog1.csv" \
+	"$tmp/prog2.csv" "$tmp/prog3.csv" "$tmp/prog4.csv"
+if [ "$status" -eq 0 ] && [ -s "$tmp/m4.mpxm" ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m4.mpxm"; then
+	ok "--loss mse --hidden --dropout train another model"
+else
+	not_ok "--loss mse (status $status, stderr: $(cat "$tmp/err"))"
+fi
+
+# The bigru: the same split and report, a version-2 file (a GRU layer), the same bits twice.
+progs="$tmp/prog1.csv $tmp/prog2.csv $tmp/prog3.csv $tmp/prog4.csv $tmp/short.csv"
+# shellcheck disable=SC2086
+run -o "$tmp/g1.mpxm" --model bigru --epochs 2 --seed 7 $progs
+if [ "$status" -eq 0 ] && [ -s "$tmp/g1.mpxm" ] && grep -q '^test ' "$tmp/out" &&
+	grep -q '^split .*fixed .*linear .*nonlinear .*bigru$' "$tmp/out" &&
+	grep -q '^[0-9]* training and [0-9]* validation series' "$tmp/out"; then
+	ok "bigru trains and reports RA per split and estimator"
+else
+	not_ok "bigru training (status $status, stderr: $(cat "$tmp/err"))"
+fi
+# Same split as the mlp: the seed decides it, not the model.
+for s in train validation test; do
+	if [ "$(grep "^$s programs:" "$tmp/out")" = "$(grep "^$s programs:" "$tmp/mlp.out")" ]; then
+		ok "bigru: same $s programs as mlp"
+	else
+		not_ok "bigru: $s programs differ from mlp's"
+	fi
+done
+# Magic, version 2, 76 inputs, 1 output, 3 layers (dense, GRU, dense), feature set 2, H = 4.
+if [ "$(od -An -tx1 -N28 "$tmp/g1.mpxm" | tr -d ' \n')" = \
+	"4d50584d020000004c00000001000000030000000200000004000000" ]; then
+	ok "bigru model header"
+else
+	not_ok "bigru model header: $(od -An -tx1 -N28 "$tmp/g1.mpxm")"
+fi
+# shellcheck disable=SC2086
+run -o "$tmp/g2.mpxm" --model bigru --epochs 2 --seed 7 $progs
+if [ "$status" -eq 0 ] && cmp -s "$tmp/g1.mpxm" "$tmp/g2.mpxm"; then
+	ok "bigru: same seed, same model bit for bit"
+else
+	not_ok "bigru: same seed gave a different model"
+fi
+# shellcheck disable=SC2086
+run -o "$tmp/g3.mpxm" --model bigru --epochs 2 --seed 7 --hidden 4 --loss mse --dropout 0.2 $progs
+if [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/g3.mpxm")" -lt "$(wc -c <"$tmp/g1.mpxm")" ] &&
+	! cmp -s "$tmp/g1.mpxm" "$tmp/g3.mpxm"; then
+	ok "bigru --hidden 4 --loss mse --dropout: a smaller, other model"
+else
+	not_ok "bigru --hidden (status $status, stderr: $(cat "$tmp/err"))"
 fi
 exit $failed

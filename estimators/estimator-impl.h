@@ -50,6 +50,9 @@ extern const estimator_ops estimator_linear_tam;
 extern const estimator_ops estimator_cam;
 extern const estimator_ops estimator_dcam;
 extern const estimator_ops estimator_ref_rate;
+extern const estimator_ops estimator_mlp;
+extern const estimator_ops estimator_bigru;
+extern const estimator_ops estimator_bigru_full;
 
 /* Estimates of one event by the interpolating formulas, for reuse (a learned model's features). */
 double estimate_fixed(double g, double a);

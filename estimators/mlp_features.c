@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "mpxkit/model.h"
 
@@ -10,7 +11,7 @@
 
 size_t mlp_feature_count(unsigned h)
 {
-	return 2 * (2 * (size_t)h + 1) + 10;
+	return 2 * (2 * (size_t)h + 1) + 10 + 6 * MLP_SLOTS;
 }
 
 static double lg(double x)
@@ -25,7 +26,30 @@ static void span(const mpxkit_window *w, unsigned h, long *lo, long *hi)
 	*hi = (long)(w->n_after < h ? w->n_after : h);
 }
 
-void mlp_levels(const mpxkit_window *w, unsigned h, double *level, double *lgw)
+/* log10(1 + obs) of the window's rotation k + d, from the memo when it holds that row. */
+static void lg_row(const mpxkit_window *w, long d, double *row, mlp_memo *memo)
+{
+	size_t ne = w->layout->n_events;
+	const uint64_t *obs = w->rot[(long)w->n_before + d].obs;
+
+	if (!memo || memo->n_events != ne) {
+		for (size_t e = 0; e < ne; e++)
+			row[e] = lg((double)obs[e]);
+		return;
+	}
+	size_t slot = ((size_t)((long)w->k + d)) % memo->n_slots;
+	uint64_t *kept = memo->obs + slot * ne;
+	double *kept_lg = memo->lg + slot * ne;
+	if (!memo->filled[slot] || memcmp(kept, obs, ne * sizeof(*obs)) != 0) {
+		for (size_t e = 0; e < ne; e++)
+			kept_lg[e] = lg((double)obs[e]);
+		memcpy(kept, obs, ne * sizeof(*obs));
+		memo->filled[slot] = 1;
+	}
+	memcpy(row, kept_lg, ne * sizeof(*row));
+}
+
+void mlp_levels_memo(const mpxkit_window *w, unsigned h, double *level, double *lgw, mlp_memo *memo)
 {
 	size_t ne = w->layout->n_events;
 	long lo, hi;
@@ -34,14 +58,41 @@ void mlp_levels(const mpxkit_window *w, unsigned h, double *level, double *lgw)
 	for (size_t i = 0; i < (2 * (size_t)h + 1) * ne; i++)
 		lgw[i] = 0.0;
 	for (long d = -lo; d <= hi; d++)
-		for (size_t e = 0; e < ne; e++)
-			lgw[(size_t)(d + (long)h) * ne + e] = lg((double)window_obs(w, d, e));
+		lg_row(w, d, lgw + (size_t)(d + (long)h) * ne, memo);
 	for (size_t e = 0; e < ne; e++) {
 		double s = 0.0;
 		for (long d = -lo; d <= hi; d++)
 			s += lgw[(size_t)(d + (long)h) * ne + e];
 		level[e] = s / (double)(lo + hi + 1);
 	}
+}
+
+void mlp_levels(const mpxkit_window *w, unsigned h, double *level, double *lgw)
+{
+	mlp_levels_memo(w, h, level, lgw, NULL);
+}
+
+int mlp_memo_init(mlp_memo *memo, size_t n_events, unsigned h)
+{
+	size_t n = 2 * (size_t)h + 1;
+
+	*memo = (mlp_memo){n_events, n, NULL, NULL, NULL};
+	memo->obs = malloc(n * n_events * sizeof(*memo->obs));
+	memo->lg = malloc(n * n_events * sizeof(*memo->lg));
+	memo->filled = calloc(n, 1);
+	if (!memo->obs || !memo->lg || !memo->filled) {
+		mlp_memo_free(memo);
+		return -MPXKIT_ENOMEM;
+	}
+	return 0;
+}
+
+void mlp_memo_free(mlp_memo *memo)
+{
+	free(memo->obs);
+	free(memo->lg);
+	free(memo->filled);
+	*memo = (mlp_memo){0};
 }
 
 /* Mean of the other events' own normalised observations at k: same group (same slice), or all. */
@@ -92,6 +143,43 @@ static void reference(const mpxkit_window *w, size_t e, unsigned h, float *x)
 	x[2] = (float)(lg(sum_k) - lvl / (double)(lo + hi + 1));
 }
 
+/*
+ * What the other slices of rotation k saw.  A burst that event e's own slice
+ * missed usually shows in the events counted beside it (cold instruction
+ * misses come with cold last-level misses), so the model sees, per slice j:
+ * present, whether it is e's own slice, the mean and the largest
+ * lg(obs) - level of its other events (how unusual the slice was for them),
+ * and the mean and the largest lg(obs) minus e's level (how large it was
+ * against e, which gives a burst e never saw a size).
+ */
+static void slots(const mpxkit_window *w, size_t e, const double *level, const double *lg_k,
+		  float *x)
+{
+	const mpxkit_layout *l = w->layout;
+	double rel[MLP_SLOTS] = {0}, rel_max[MLP_SLOTS], abs[MLP_SLOTS] = {0}, abs_max[MLP_SLOTS];
+	size_t n[MLP_SLOTS] = {0};
+
+	for (size_t f = 0; f < l->n_events; f++) {
+		size_t j = l->slice[f];
+		if (f == e || j >= MLP_SLOTS)
+			continue;
+		double v = lg_k[f] - level[f], u = lg_k[f] - level[e];
+		rel[j] += v;
+		abs[j] += u;
+		rel_max[j] = n[j] == 0 || v > rel_max[j] ? v : rel_max[j];
+		abs_max[j] = n[j] == 0 || u > abs_max[j] ? u : abs_max[j];
+		n[j]++;
+	}
+	for (size_t j = 0; j < MLP_SLOTS; j++, x += 6) {
+		x[0] = j < l->n_groups ? 1.0f : 0.0f;
+		x[1] = j == l->slice[e] ? 1.0f : 0.0f;
+		x[2] = n[j] ? (float)(rel[j] / (double)n[j]) : 0.0f;
+		x[3] = n[j] ? (float)rel_max[j] : 0.0f;
+		x[4] = n[j] ? (float)(abs[j] / (double)n[j]) : 0.0f;
+		x[5] = n[j] ? (float)abs_max[j] : 0.0f;
+	}
+}
+
 void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *level,
 		  const double *lgw, float *x)
 {
@@ -115,17 +203,25 @@ void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *le
 	x[4] = (float)(lg(estimate_tam(g, p, a) / g) - lv);
 	others(w, e, level, lgw + (size_t)h * ne, x + 5);
 	reference(w, e, h, x + 7);
+	slots(w, e, level, lgw + (size_t)h * ne, x + 10);
 }
 
-double mlp_target(double total, double g, double level)
+double mlp_origin(unsigned h, double level, const float *x)
 {
-	return lg(total / g) - level;
+	return level + (double)x[2 * (2 * (size_t)h + 1) + 2];
 }
 
-double mlp_estimate(double y, double g, double level, double a)
+double mlp_target(double total, double g, double origin)
 {
+	return lg(total / g) - origin;
+}
+
+double mlp_estimate(double y, double g, double origin, double a)
+{
+	if (g <= 1.0) /* nothing multiplexed: the slice's count is the total */
+		return a;
 	/* 10^20 is above any 64-bit count: a wild output stays finite. */
-	double e10 = level + y < 20.0 ? level + y : 20.0;
+	double e10 = origin + y < 20.0 ? origin + y : 20.0;
 	double est = g * (pow(10.0, e10) - 1.0);
 
 	return est > a ? est : a;
@@ -136,10 +232,9 @@ size_t mpxkit_mlp_feature_count(unsigned half)
 	return mlp_feature_count(half);
 }
 
-/* The window of rotation k over a whole run, as mpxkit_estimator_run builds it. */
-static void run_window(mpxkit_window *w, const mpxkit_layout *l, size_t n_rotations,
-		       const uint64_t *obs, const uint64_t *ref, unsigned h, size_t k,
-		       mpxkit_rotation *rot)
+void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, size_t n_rotations,
+		    const uint64_t *obs, const uint64_t *ref, unsigned h, size_t k,
+		    mpxkit_rotation *rot)
 {
 	size_t before = k < h ? k : h, left = n_rotations - 1 - k;
 	size_t after = left < h ? left : h;
@@ -160,6 +255,22 @@ static int check_layout(const mpxkit_layout *l, unsigned h, mpxkit_diag *diag)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "mlp: half-window %u above %d", h,
 				   MLP_HALF_MAX);
 	return 0;
+}
+
+/* Each event's mean true count per rotation over the run. */
+static void run_means(size_t n_rotations, size_t ne, const uint64_t *ocoe, double *mean)
+{
+	for (size_t e = 0; e < ne; e++) {
+		double s = 0.0;
+		for (size_t k = 0; k < n_rotations; k++)
+			s += (double)ocoe[k * ne + e];
+		mean[e] = n_rotations ? s / (double)n_rotations : 0.0;
+	}
+}
+
+double mlp_weight(double total, double g, double mean)
+{
+	return (total + g) / (mean + g);
 }
 
 int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, size_t n_rotations,
@@ -185,24 +296,31 @@ int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, s
 		if (x)
 			s->x = x;
 		float *y = x ? realloc(s->y, cap * sizeof(float)) : NULL;
-		if (!x || !y)
+		if (y)
+			s->y = y;
+		float *wt = y ? realloc(s->w, cap * sizeof(float)) : NULL;
+		if (!x || !y || !wt)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM,
 					   "mlp: out of memory for %zu samples", want);
-		s->y = y;
+		s->w = wt;
 		s->cap = cap;
 	}
-	level = malloc((2 * (size_t)s->half + 2) * ne * sizeof(double));
+	level = malloc((2 * (size_t)s->half + 3) * ne * sizeof(double));
 	if (!level)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "mlp: out of memory");
-	double *lgw = level + ne;
+	double *lgw = level + ne, *mean = lgw + (2 * (size_t)s->half + 1) * ne;
+	run_means(n_rotations, ne, ocoe, mean);
 	double g = (double)layout->n_groups;
 	for (size_t k = 0; k < n_rotations; k += stride) {
 		mpxkit_window w;
-		run_window(&w, layout, n_rotations, obs, ref, s->half, k, rot);
+		mlp_run_window(&w, layout, n_rotations, obs, ref, s->half, k, rot);
 		mlp_levels(&w, s->half, level, lgw);
 		for (size_t e = 0; e < ne; e++) {
-			mlp_features(&w, e, s->half, level, lgw, s->x + s->n * nf);
-			s->y[s->n] = (float)mlp_target((double)ocoe[k * ne + e], g, level[e]);
+			float *x = s->x + s->n * nf;
+			mlp_features(&w, e, s->half, level, lgw, x);
+			double o = mlp_origin(s->half, level[e], x);
+			s->y[s->n] = (float)mlp_target((double)ocoe[k * ne + e], g, o);
+			s->w[s->n] = (float)mlp_weight((double)ocoe[k * ne + e], g, mean[e]);
 			s->n++;
 		}
 	}
@@ -216,7 +334,8 @@ void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s)
 		return;
 	free(s->x);
 	free(s->y);
-	s->x = s->y = NULL;
+	free(s->w);
+	s->x = s->y = s->w = NULL;
 	s->n = s->cap = 0;
 }
 
@@ -239,6 +358,11 @@ int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_
 				   "expected set %d with %zu inputs and 1 output",
 				   (unsigned)s->feature_set, s->width[0], s->width[s->n_layers],
 				   MLP_FEATURE_SET, mlp_feature_count(h));
+	mlp_memo memo = {0};
+	if (mlp_memo_init(&memo, layout->n_events, h) < 0) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "mlp: out of memory");
+		goto fail;
+	}
 	x = malloc(mlp_feature_count(h) * sizeof(float));
 	scratch = malloc(mpxkit_model_scratch_len(m) * sizeof(float));
 	level = malloc((2 * (size_t)h + 2) * layout->n_events * sizeof(double));
@@ -249,17 +373,18 @@ int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_
 	double g = (double)layout->n_groups;
 	for (size_t k = 0; k < n_rotations; k++) {
 		mpxkit_window w;
-		run_window(&w, layout, n_rotations, obs, ref, h, k, rot);
-		mlp_levels(&w, h, level, level + layout->n_events);
+		mlp_run_window(&w, layout, n_rotations, obs, ref, h, k, rot);
+		mlp_levels_memo(&w, h, level, level + layout->n_events, &memo);
 		for (size_t e = 0; e < layout->n_events; e++) {
 			mlp_features(&w, e, h, level, level + layout->n_events, x);
 			mpxkit_model_forward(m, x, &y, scratch);
-			out[k * layout->n_events + e] =
-			    mlp_estimate((double)y, g, level[e], (double)window_obs(&w, 0, e));
+			out[k * layout->n_events + e] = mlp_estimate(
+			    (double)y, g, mlp_origin(h, level[e], x), (double)window_obs(&w, 0, e));
 		}
 	}
 	rc = 0;
 fail:
+	mlp_memo_free(&memo);
 	free(x);
 	free(scratch);
 	free(level);

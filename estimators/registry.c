@@ -5,8 +5,9 @@
 #include "estimator-impl.h"
 
 static const estimator_ops *const registry[] = {
-    &estimator_fixed, &estimator_linear_dira, &estimator_linear_tam,
-    &estimator_cam,   &estimator_dcam,	      &estimator_ref_rate,
+    &estimator_fixed, &estimator_linear_dira, &estimator_linear_tam, &estimator_cam,
+    &estimator_dcam,  &estimator_ref_rate,    &estimator_mlp,	     &estimator_bigru,
+    &estimator_bigru_full,
 };
 
 /* Family names of the paper, each standing for one variant (doc/estimators.md says why). */

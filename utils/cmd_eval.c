@@ -57,6 +57,7 @@ typedef struct eval {
 	int plot_log; /* y axis on log10(1+x), the scale DTW compares */
 	const char *estimators[MAX_ESTIMATORS];
 	size_t n_estimators;
+	mpxkit_estimator_options options; /* the model file of a learned estimator */
 
 	input *inputs;
 	size_t n_inputs;
@@ -89,6 +90,8 @@ static void usage(FILE *out)
 		"                          linear-dira,linear-tam,cam,dcam, and ref-rate with\n"
 		"                          --reference); aliases: linear = linear-dira,\n"
 		"                          nonlinear = cam\n"
+		"  -m, --model FILE        model file of the learned estimators, mlp or bigru\n"
+		"                          (default: each one's model installed with mpxkit)\n"
 		"  -r, --reference EVENT   event counted in every slice, outside the groups\n"
 		"  -g, --groups FILE       group file: one group per line (default: column\n"
 		"                          order, C per group)\n"
@@ -162,14 +165,39 @@ static int parse_clean(eval *ev, const char *parts)
 	return 0;
 }
 
-static int list_estimators(void)
+/*
+ * Builds estimator name for a small layout with a reference, as a run would
+ * build it: a learned estimator loads its model here, so a missing or bad
+ * model is reported once, before any trace is read.
+ */
+static int try_estimator(const char *name, const mpxkit_estimator_options *opts,
+			 mpxkit_estimator **out, mpxkit_diag *diag)
+{
+	static const size_t slice[2] = {0, 1};
+	const mpxkit_layout layout = {2, 2, slice, 1};
+
+	return mpxkit_estimator_new(out, name, &layout, opts, diag);
+}
+
+/* The look-back and look-ahead are those of the estimator as built: a model sets the mlp's. */
+static int list_estimators(const mpxkit_estimator_options *opts)
 {
 	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
 		const mpxkit_estimator_info *info = mpxkit_estimator_info_at(i);
-		printf("%-12s look-back %u, look-ahead %u%s  %s\n", info->name, info->lookback,
-		       info->lookahead,
-		       info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE ? ", needs --reference" : "",
-		       info->summary);
+		mpxkit_estimator *est = NULL;
+		const char *needs =
+		    info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE ? ", needs --reference" : "";
+		if (try_estimator(info->name, opts, &est, NULL) == 0) {
+			info = mpxkit_estimator_info_of(est);
+			printf("%-12s look-back %u, look-ahead %u%s  %s\n", info->name,
+			       info->lookback, info->lookahead, needs, info->summary);
+		} else {
+			printf(
+			    "%-12s look-back and look-ahead from its model%s  %s [its model does "
+			    "not load; see --model]\n",
+			    info->name, needs, info->summary);
+		}
+		mpxkit_estimator_free(est);
 	}
 	printf("aliases: linear = linear-dira, nonlinear = cam\n");
 	return cli_close_stdout("eval");
@@ -388,7 +416,7 @@ static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
 	if (est == NULL || truth == NULL || series == NULL)
 		goto nomem;
 	for (size_t x = 0; x < ev->n_estimators; x++) {
-		rc = mpxkit_estimator_new(&e, ev->estimators[x], &run->layout, NULL, &diag);
+		rc = mpxkit_estimator_new(&e, ev->estimators[x], &run->layout, &ev->options, &diag);
 		if (rc < 0) {
 			rc = cli_error(ev->cmd, "%s: %s", ev->inputs[which].path,
 				       mpxkit_diag_message(&diag, rc));
@@ -752,7 +780,7 @@ static void svg_body(FILE *f, const eval *ev)
 /* Builds the SVG in memory and writes it whole, so OUT never holds half a plot. */
 static int write_plot(const eval *ev)
 {
-	mpxkit_diag diag = { 0 };
+	mpxkit_diag diag = {0};
 	char *svg = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&svg, &len);
@@ -789,11 +817,26 @@ static void eval_free(eval *ev)
 
 enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG };
 
+/* Every chosen estimator can be built: a model that will not load is one error line, up front. */
+static int check_estimators(eval *ev)
+{
+	for (size_t i = 0; i < ev->n_estimators; i++) {
+		mpxkit_estimator *est = NULL;
+		mpxkit_diag diag = {0};
+		int rc = try_estimator(ev->estimators[i], &ev->options, &est, &diag);
+		mpxkit_estimator_free(est);
+		if (rc < 0)
+			return cli_lib_error(ev->cmd, rc, &diag);
+	}
+	return 0;
+}
+
 static int parse_options(eval *ev, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"counters", required_argument, NULL, 'c'},
 	    {"estimators", required_argument, NULL, 'e'},
+	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"groups", required_argument, NULL, 'g'},
 	    {"clean", optional_argument, NULL, OPT_CLEAN},
@@ -810,11 +853,11 @@ static int parse_options(eval *ev, int argc, char **argv)
 	const char *groups_path = NULL, *estimators = NULL;
 	mpxkit_diag diag = {0};
 	long v;
-	int c, rc;
+	int c, rc, list = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:e:r:g:f:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:f:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
@@ -824,6 +867,9 @@ static int parse_options(eval *ev, int argc, char **argv)
 			break;
 		case 'e':
 			estimators = optarg;
+			break;
+		case 'm':
+			ev->options.model = optarg;
 			break;
 		case 'r':
 			ev->reference = optarg;
@@ -864,7 +910,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 			ev->plot_log = 1;
 			break;
 		case 'l':
-			return list_estimators() == CLI_OK ? -1 : CLI_FAIL;
+			list = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return cli_close_stdout(ev->cmd) == CLI_OK ? -1 : CLI_FAIL;
@@ -875,6 +922,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 			return cli_usage_error(ev->cmd, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (list) /* after the loop: --model may follow --list */
+		return list_estimators(&ev->options) == CLI_OK ? -1 : CLI_FAIL;
 	if (estimators) {
 		if ((rc = parse_estimators(ev, estimators)) != 0)
 			return rc;
@@ -906,7 +955,7 @@ static int parse_options(eval *ev, int argc, char **argv)
 		if (rc < 0)
 			return cli_lib_error(ev->cmd, rc, &diag);
 	}
-	return 0;
+	return check_estimators(ev);
 }
 
 int cmd_eval(int argc, char **argv)

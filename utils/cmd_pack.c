@@ -24,10 +24,11 @@ static void pack_usage(FILE *out)
 		"Options:\n"
 		"  -o, --output=FILE      output file (default: IN with .pcz for .csv)\n"
 		"  -c, --codec=NAME       byte-stream stage: zstd (default), zlib, stored\n"
-		"  -l, --level=N          codec level (zstd -7..22, default 3; zlib 1..9, default 6)\n"
+		"  -l, --level=N          codec level (zstd -7..22, default 1; zlib 1..9, default 6)\n"
 		"  -t, --threshold=X      balance-degree threshold in [0, 1] (default 0.9)\n"
-		"  -g, --grouping=MODE    auto (default), balance, cluster, none\n"
-		"      --chunk-size=BYTES raw bytes per REGIONS section (default 1048576)\n"
+		"  -g, --grouping=MODE    none (default), auto, balance, cluster\n"
+		"      --chunk-size=BYTES input per REGIONS section, 8 bytes a value and timestamp\n"
+		"                         (default 1048576)\n"
 		"      --topology[=XML]   store this machine's hwloc topology, or that XML file\n"
 		"  -h, --help             show this help\n");
 }

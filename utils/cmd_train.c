@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mpxkit train: fit the mlp estimator's model on simulated multiplexing of ground-truth traces. */
+/* mpxkit train: fit the mlp or bigru estimator's model on simulated multiplexing of ground-truth
+ * traces. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -17,14 +18,29 @@
 #include "cli.h"
 #include "commands.h"
 
-#define HALF_WINDOW   4
-#define HIDDEN	      32
+#define HALF_WINDOW 4 /* bigru's features: rotations either side */
+#define MLP_HALF    4 /* mlp's: chosen on the validation programs (doc/estimators.md) */
+#define HIDDEN	    32
+#define DROPOUT	    0.1
+#define PATIENCE    10
+/* The bigru's settings (doc/estimators.md, "bigru"): chosen on the validation programs. */
+#define GRU_DENSE     64 /* ReLU units of the dense layer before the GRU */
+#define GRU_HIDDEN    16 /* units per direction */
+#define GRU_DROPOUT   0.0
+#define GRU_PATIENCE  5
+#define GRU_BATCH     16 /* windows per Adam step */
+#define GRU_LR	      2e-3
+#define GRU_WINDOW    32 /* steps of truncated back-propagation through time */
+#define GRU_CLIP      5.0
 #define EVAL_COUNTERS 4
-#define ASSIGNMENTS   3 /* column order plus random shuffles, per counter budget */
+#define ASSIGNMENTS   5 /* column order plus random shuffles, per counter budget */
 
 static const size_t budgets[] = {2, 3, 4, 6};
 static const char *const baselines[] = {"fixed", "linear", "nonlinear"};
 #define N_SCORED (sizeof baselines / sizeof baselines[0] + 1)
+
+enum model_kind { MODEL_MLP, MODEL_BIGRU };
+static const char *const model_names[] = {"mlp", "bigru"};
 
 enum split { SPLIT_TRAIN, SPLIT_VAL, SPLIT_TEST, N_SPLITS };
 static const char *const split_names[] = {"train", "validation", "test"};
@@ -42,7 +58,17 @@ typedef struct train {
 	uint64_t seed;
 	int bar; /* progress bar on a terminal */
 	unsigned epochs;
+	size_t hidden;	/* units per hidden layer (GRU: per direction); 0: the default */
+	double dropout; /* on the hidden layers, in training only; < 0: the model's default */
+	int loss;	/* enum mpxkit_loss */
+	enum model_kind kind;
 } train;
+
+/* Where one split's samples go: rotations for the mlp, whole series for the bigru. */
+typedef struct sample_sink {
+	mpxkit_mlp_samples mlp;
+	mpxkit_bigru_samples seq;
+} sample_sink;
 
 static uint64_t next_u64(uint64_t *s)
 {
@@ -55,15 +81,23 @@ static uint64_t next_u64(uint64_t *s)
 
 static int usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mpxkit train -o MODEL [--epochs N] [--seed S] CORPUS...\n"
-		"Train the mlp estimator's model on ground-truth traces (files or directories of\n"
-		"*.csv / *.csv.gz).  Programs are split 7:1:2 into training, validation and test\n"
-		"sets by --seed; the model is written to MODEL (doc/model-format.md).\n"
-		"  -o, --output FILE   the model file to write\n"
-		"      --epochs N      at most N passes over the training set (default 40)\n"
-		"      --seed S        split, weights, shuffling and dropout (default 1)\n"
-		"  -h, --help          this text\n");
+	fprintf(
+	    out,
+	    "usage: mpxkit train -o MODEL [--model mlp|bigru] [--epochs N] [--seed S] CORPUS...\n"
+	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
+	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
+	    "validation and test sets by --seed; the model is written to MODEL\n"
+	    "(doc/model-format.md).\n"
+	    "  -o, --output FILE   the model file to write\n"
+	    "      --model KIND    mlp (default: two hidden layers) or bigru (bidirectional GRU)\n"
+	    "      --epochs N      at most N passes over the training set (default 40)\n"
+	    "      --seed S        split, weights, shuffling and dropout (default 1)\n"
+	    "      --loss KIND     ra (default: shaped like RA) or mse (squared log error)\n"
+	    "      --hidden N      mlp: units in each hidden layer (default 32); bigru: GRU\n"
+	    "                      units per direction (default 16)\n"
+	    "      --dropout P     dropout, 0 to 0.9: mlp on the hidden layers (default 0.1),\n"
+	    "                      bigru on the GRU's outputs (default 0)\n"
+	    "  -h, --help          this text\n");
 	return out == stdout ? CLI_OK : CLI_USAGE;
 }
 
@@ -205,7 +239,7 @@ static char *shuffled_groups(const mpxkit_trace *tr, size_t c, uint64_t *rng)
 }
 
 /* The samples of one program: every counter budget, column order and shuffled groups. */
-static int program_samples(train *t, const program *p, mpxkit_mlp_samples *s, uint64_t *rng)
+static int program_samples(train *t, const program *p, sample_sink *s, uint64_t *rng)
 {
 	mpxkit_diag diag = {0};
 	int rc;
@@ -233,9 +267,13 @@ static int program_samples(train *t, const program *p, mpxkit_mlp_samples *s, ui
 				mpxkit_groups_free(groups);
 				continue;
 			}
-			if (rc == 0)
+			if (rc == 0 && t->kind == MODEL_BIGRU)
+				rc = mpxkit_bigru_samples_add(&s->seq, &run->layout,
+							      run->n_rotations, run->obs, run->ref,
+							      run->ocoe, &diag);
+			else if (rc == 0)
 				rc =
-				    mpxkit_mlp_samples_add(s, &run->layout, run->n_rotations,
+				    mpxkit_mlp_samples_add(&s->mlp, &run->layout, run->n_rotations,
 							   run->obs, run->ref, run->ocoe, 1, &diag);
 			mpxkit_mpx_run_free(run);
 			mpxkit_groups_free(groups);
@@ -298,9 +336,11 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 							  est + x * nr * ne);
 			mpxkit_estimator_free(e);
 		}
+		/* The model's own whole-run scorer: for the bigru, every series in one piece. */
 		if (rc == 0)
-			rc = mpxkit_mlp_run(m, &run->layout, nr, run->obs, run->ref,
-					    est + (N_SCORED - 1) * nr * ne, &diag);
+			rc = (t->kind == MODEL_BIGRU ? mpxkit_bigru_run : mpxkit_mlp_run)(
+			    m, &run->layout, nr, run->obs, run->ref, est + (N_SCORED - 1) * nr * ne,
+			    &diag);
 		if (rc < 0) {
 			rc = cli_lib_error(t->cmd, rc, &diag);
 			goto next;
@@ -335,7 +375,7 @@ static int report(train *t, const mpxkit_model *m, const mpxkit_train_report *re
 	printf("%-11s %6s", "split", "pairs");
 	for (size_t x = 0; x + 1 < N_SCORED; x++)
 		printf(" %9s", baselines[x]);
-	printf(" %9s\n", "mlp");
+	printf(" %9s\n", model_names[t->kind]);
 	for (int sp = 0; sp < N_SPLITS; sp++) {
 		double mean[N_SCORED];
 		size_t n = 0;
@@ -357,9 +397,85 @@ static int report(train *t, const mpxkit_model *m, const mpxkit_train_report *re
 	return 0;
 }
 
+/* The mlp: two hidden ReLU layers over each rotation's features. */
+static int fit_mlp(train *t, sample_sink *set, mpxkit_model **m, mpxkit_train_report *rep,
+		   mpxkit_diag *diag)
+{
+	mpxkit_model_shape shape = {
+	    .n_layers = 3,
+	    .width = {mpxkit_mlp_feature_count(MLP_HALF), t->hidden, t->hidden, 1},
+	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY},
+	    .feature_set = MPXKIT_MLP_FEATURE_SET,
+	    .feature_param = MLP_HALF,
+	};
+	/* The weights shape only the RA loss; the squared error weighs every rotation alike. */
+	int weighted = t->loss == MPXKIT_LOSS_RA;
+	const mpxkit_mlp_samples *a = &set[0].mlp, *b = &set[1].mlp;
+	mpxkit_train_set tr = {a->n, a->x, a->y, weighted ? a->w : NULL},
+			 va = {b->n, b->x, b->y, weighted ? b->w : NULL};
+	mpxkit_train_config cfg = {.epochs = t->epochs,
+				   .patience = PATIENCE,
+				   .batch = 32,
+				   .learning_rate = 1e-3,
+				   .dropout = t->dropout,
+				   .loss = t->loss,
+				   .seed = t->seed,
+				   .progress = progress,
+				   .arg = t};
+	int rc = mpxkit_model_new(m, &shape, diag);
+
+	if (rc == 0)
+		rc = mpxkit_model_init(*m, &tr, t->seed, diag);
+	if (rc == 0)
+		rc = mpxkit_model_train(*m, &cfg, &tr, &va, rep, diag);
+	return rc;
+}
+
+/*
+ * The bigru: a dense ReLU layer on each rotation's features, a bidirectional
+ * GRU over the event's series of them, then a linear output per rotation.
+ */
+static int fit_bigru(train *t, sample_sink *set, mpxkit_model **m, mpxkit_train_report *rep,
+		     mpxkit_diag *diag)
+{
+	mpxkit_model_shape shape = {
+	    .n_layers = 3,
+	    .width = {mpxkit_mlp_feature_count(HALF_WINDOW), GRU_DENSE, 2 * t->hidden, 1},
+	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY, MPXKIT_ACT_IDENTITY},
+	    .type = {MPXKIT_LAYER_DENSE, MPXKIT_LAYER_BIGRU, MPXKIT_LAYER_DENSE},
+	    .feature_set = MPXKIT_MLP_FEATURE_SET,
+	    .feature_param = HALF_WINDOW,
+	};
+	mpxkit_seq_set tr = mpxkit_bigru_samples_set(&set[0].seq),
+		       va = mpxkit_bigru_samples_set(&set[1].seq);
+	mpxkit_seq_train_config cfg = {.base = {.epochs = t->epochs,
+						.patience = GRU_PATIENCE,
+						.batch = GRU_BATCH,
+						.learning_rate = GRU_LR,
+						.dropout = t->dropout,
+						.loss = t->loss,
+						.seed = t->seed,
+						.progress = progress,
+						.arg = t},
+				       .window = GRU_WINDOW,
+				       .stride = GRU_WINDOW / 2,
+				       .clip = GRU_CLIP};
+	int rc;
+
+	if (t->loss != MPXKIT_LOSS_RA)
+		tr.w = va.w = NULL;
+	rc = mpxkit_model_new(m, &shape, diag);
+	if (rc == 0)
+		rc = mpxkit_model_seq_init(*m, &tr, t->seed, diag);
+	if (rc == 0)
+		rc = mpxkit_model_seq_train(*m, &cfg, &tr, &va, rep, diag);
+	return rc;
+}
+
 static int run_training(train *t, const char *output)
 {
-	mpxkit_mlp_samples set[2] = {{.half = HALF_WINDOW}, {.half = HALF_WINDOW}};
+	sample_sink set[2] = {{.mlp.half = MLP_HALF, .seq.half = HALF_WINDOW},
+			      {.mlp.half = MLP_HALF, .seq.half = HALF_WINDOW}};
 	mpxkit_model *m = NULL;
 	mpxkit_diag diag = {0};
 	mpxkit_train_report rep;
@@ -378,32 +494,15 @@ static int run_training(train *t, const char *output)
 			rc = program_samples(t, &t->progs[i], &set[t->progs[i].split], &rng);
 	if (rc != 0)
 		goto out;
-	if (set[0].n == 0 || set[1].n == 0) {
+	/* Rows: rotations for the mlp, rotations of every series for the bigru. */
+	size_t n_train = t->kind == MODEL_BIGRU ? set[0].seq.n_rows : set[0].mlp.n;
+	size_t n_val = t->kind == MODEL_BIGRU ? set[1].seq.n_rows : set[1].mlp.n;
+	if (n_train == 0 || n_val == 0) {
 		rc = cli_error(t->cmd, "the corpus gave no training or no validation samples "
 				       "(traces shorter than one rotation?)");
 		goto out;
 	}
-	mpxkit_model_shape shape = {
-	    .n_layers = 3,
-	    .width = {mpxkit_mlp_feature_count(HALF_WINDOW), HIDDEN, HIDDEN, 1},
-	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY},
-	    .feature_set = 1,
-	    .feature_param = HALF_WINDOW,
-	};
-	mpxkit_train_set tr = {set[0].n, set[0].x, set[0].y}, va = {set[1].n, set[1].x, set[1].y};
-	mpxkit_train_config cfg = {.epochs = t->epochs,
-				   .patience = 6,
-				   .batch = 32,
-				   .learning_rate = 1e-3,
-				   .dropout = 0.3,
-				   .seed = t->seed,
-				   .progress = progress,
-				   .arg = t};
-	rc = mpxkit_model_new(&m, &shape, &diag);
-	if (rc == 0)
-		rc = mpxkit_model_init(m, &tr, t->seed, &diag);
-	if (rc == 0)
-		rc = mpxkit_model_train(m, &cfg, &tr, &va, &rep, &diag);
+	rc = (t->kind == MODEL_BIGRU ? fit_bigru : fit_mlp)(t, set, &m, &rep, &diag);
 	if (t->bar)
 		fputs("\r\033[K", stderr);
 	if (rc == 0)
@@ -412,26 +511,38 @@ static int run_training(train *t, const char *output)
 		rc = cli_lib_error(t->cmd, rc, &diag);
 		goto out;
 	}
-	printf("%zu training and %zu validation samples\n", set[0].n, set[1].n);
+	if (t->kind == MODEL_BIGRU)
+		printf("%zu training and %zu validation series (%zu and %zu rotations)\n",
+		       set[0].seq.n_seq, set[1].seq.n_seq, n_train, n_val);
+	else
+		printf("%zu training and %zu validation samples\n", n_train, n_val);
 	rc = report(t, m, &rep);
 out:
 	mpxkit_model_free(m);
-	mpxkit_mlp_samples_free(&set[0]);
-	mpxkit_mlp_samples_free(&set[1]);
+	for (int i = 0; i < 2; i++) {
+		mpxkit_mlp_samples_free(&set[i].mlp);
+		mpxkit_bigru_samples_free(&set[i].seq);
+	}
 	return rc;
 }
 
 int cmd_train(int argc, char **argv)
 {
-	enum { OPT_EPOCHS = 256, OPT_SEED };
+	enum { OPT_EPOCHS = 256, OPT_SEED, OPT_LOSS, OPT_HIDDEN, OPT_DROPOUT, OPT_MODEL };
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"epochs", required_argument, NULL, OPT_EPOCHS},
 	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"loss", required_argument, NULL, OPT_LOSS},
+	    {"hidden", required_argument, NULL, OPT_HIDDEN},
+	    {"dropout", required_argument, NULL, OPT_DROPOUT},
+	    {"model", required_argument, NULL, OPT_MODEL},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	train t = {.cmd = "train", .seed = 1, .epochs = 40};
+	train t = {
+	    .cmd = "train", .seed = 1, .epochs = 40, .dropout = -1.0, .loss = MPXKIT_LOSS_RA};
+	char *end;
 	const char *output = NULL;
 	long v;
 	int c, rc = 0;
@@ -454,6 +565,38 @@ int cmd_train(int argc, char **argv)
 				    t.cmd, "--seed takes 0 to 2147483647, not '%s'", optarg);
 			t.seed = (uint64_t)v;
 			break;
+		case OPT_LOSS:
+			if (strcmp(optarg, "ra") == 0)
+				t.loss = MPXKIT_LOSS_RA;
+			else if (strcmp(optarg, "mse") == 0)
+				t.loss = MPXKIT_LOSS_MSE;
+			else
+				return cli_usage_error(t.cmd, "--loss takes ra or mse, not '%s'",
+						       optarg);
+			break;
+		case OPT_HIDDEN:
+			if (cli_parse_long(optarg, 1, 1024, &v) != 0)
+				return cli_usage_error(t.cmd, "--hidden takes 1 to 1024, not '%s'",
+						       optarg);
+			t.hidden = (size_t)v;
+			break;
+		case OPT_DROPOUT:
+			errno = 0;
+			t.dropout = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(t.dropout >= 0.0 && t.dropout <= 0.9))
+				return cli_usage_error(t.cmd, "--dropout takes 0 to 0.9, not '%s'",
+						       optarg);
+			break;
+		case OPT_MODEL:
+			if (strcmp(optarg, "mlp") == 0)
+				t.kind = MODEL_MLP;
+			else if (strcmp(optarg, "bigru") == 0)
+				t.kind = MODEL_BIGRU;
+			else
+				return cli_usage_error(
+				    t.cmd, "--model takes mlp or bigru, not '%s'", optarg);
+			break;
 		case 'h':
 			return usage(stdout);
 		default:
@@ -462,6 +605,13 @@ int cmd_train(int argc, char **argv)
 	}
 	if (!output)
 		return cli_usage_error(t.cmd, "no model file named (-o MODEL)");
+	if (t.kind == MODEL_BIGRU && t.hidden > MPXKIT_MODEL_MAX_GRU_HIDDEN)
+		return cli_usage_error(t.cmd, "--hidden takes 1 to %d for a bigru, not %zu",
+				       MPXKIT_MODEL_MAX_GRU_HIDDEN, t.hidden);
+	if (t.hidden == 0)
+		t.hidden = t.kind == MODEL_BIGRU ? GRU_HIDDEN : HIDDEN;
+	if (t.dropout < 0.0)
+		t.dropout = t.kind == MODEL_BIGRU ? GRU_DROPOUT : DROPOUT;
 	if (optind == argc)
 		return cli_usage_error(t.cmd, "no corpus given");
 	for (int i = optind; i < argc && rc == 0; i++) {

@@ -261,6 +261,8 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 	snprintf(buf, sizeof buf, "%llu", (unsigned long long)settings.slice_ns);
 	if (rc >= 0)
 		rc = mpxkit_pcz_writer_set_meta(w, "slice_ns", buf, diag);
+	if (rc >= 0 && settings.model[0])
+		rc = mpxkit_pcz_writer_set_meta(w, "model", settings.model, diag);
 	if (rc >= 0 && settings.reference[0])
 		rc = mpxkit_pcz_writer_set_meta(w, "reference", settings.reference, diag);
 	if (rc >= 0 && settings.replay[0])
@@ -457,6 +459,32 @@ static void dump_close(void)
 	pthread_mutex_unlock(&dump_lock);
 }
 
+/*
+ * Builds the estimator once, as every event set will: a learned estimator
+ * whose model does not load (MPXKIT_MODEL, or the default model) would fail
+ * each of them, so the component is disabled with the reason instead.
+ */
+static int check_estimator(void)
+{
+	static const size_t slice[2] = {0, 1};
+	const mpxkit_layout layout = {2, 2, slice, settings.reference[0] != '\0'};
+	mpxkit_estimator_options opts = {settings.model[0] ? settings.model : NULL};
+	mpxkit_estimator *est = NULL;
+	mpxkit_diag diag = {0};
+	int rc = mpxkit_estimator_new(&est, settings.estimator, &layout, &opts, &diag);
+
+	mpxkit_estimator_free(est);
+	if (rc >= 0)
+		return PAPI_OK;
+	if (settings.model[0])
+		set_disabled_reason("MPXKIT_MODEL=%s: %s", settings.model,
+				    mpxkit_diag_message(&diag, rc));
+	else
+		set_disabled_reason("MPXKIT_ESTIMATOR=%s: %s", settings.estimator,
+				    mpxkit_diag_message(&diag, rc));
+	return rc == -MPXKIT_ENOMEM ? PAPI_ENOMEM : PAPI_EINVAL;
+}
+
 static int mpxkit_init_component(int cidx)
 {
 	mpxkit_source *probe = NULL;
@@ -476,6 +504,9 @@ static int mpxkit_init_component(int cidx)
 			goto fail;
 		}
 	}
+	rc = check_estimator();
+	if (rc != PAPI_OK)
+		goto fail;
 	rc = dump_init();
 	if (rc != PAPI_OK)
 		goto fail;

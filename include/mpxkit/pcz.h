@@ -35,19 +35,23 @@ typedef enum mpxkit_pcz_grouping {
 } mpxkit_pcz_grouping;
 
 #define MPXKIT_PCZ_THRESHOLD_DEFAULT 900000u /* balance degree 0.90, in ppm */
-#define MPXKIT_PCZ_CHUNK_DEFAULT (1u << 20)  /* raw bytes per REGIONS section */
+#define MPXKIT_PCZ_ZSTD_LEVEL_DEFAULT 1      /* zstd level for level 0 (zlib's is 6) */
+#define MPXKIT_PCZ_CHUNK_DEFAULT (1u << 20)  /* input bytes per REGIONS section, 8 a value */
 #define MPXKIT_PCZ_MAX_SECTION (1u << 24)    /* raw bytes a decoder accepts per section */
 
 typedef struct mpxkit_pcz_options {
 	mpxkit_pcz_codec codec;      /* default ZSTD */
-	int level;                   /* codec level; 0 = the codec's default */
+	int level;                   /* codec level; 0 = the default: zstd 1, zlib 6 */
 	uint32_t threshold_ppm;      /* balance threshold in parts per million */
 	mpxkit_pcz_grouping grouping;
 	size_t chunk_size;           /* 0 = MPXKIT_PCZ_CHUNK_DEFAULT; at most MAX_SECTION / 4 */
 	int placement;               /* 1: store each unit's cpu and numa */
 } mpxkit_pcz_options;
 
-/* Fills the defaults: zstd level 3, threshold 0.90, AUTO grouping, 1 MiB chunks, no placement. */
+/*
+ * Fills the defaults: zstd level 1, threshold 0.90, NONE grouping (the fast
+ * coder, doc/pcz-format.md), 1 MiB chunks, no placement.
+ */
 void mpxkit_pcz_options_init(mpxkit_pcz_options *opt);
 
 /*

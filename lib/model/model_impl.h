@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The model's layout in memory, shared by the loader and the trainer; private to the library. */
+/* The model's layout in memory, shared by the loader and the trainers; private to the library. */
 #ifndef MPXKIT_MODEL_IMPL_H
 #define MPXKIT_MODEL_IMPL_H
+
+#include <math.h>
 
 #include "mpxkit/model.h"
 
 struct mpxkit_model {
-	mpxkit_model_shape shape;
+	mpxkit_model_shape shape; /* type[] holds file ids: 0 is stored as MPXKIT_LAYER_DENSE */
 	size_t n_params;
 	size_t max_width;
 	float *params;			       /* the one block, file order */
-	size_t w_off[MPXKIT_MODEL_MAX_LAYERS]; /* float index of each layer's W; b follows */
+	size_t w_off[MPXKIT_MODEL_MAX_LAYERS]; /* float index of each layer's block */
+	int recurrent;			       /* some layer is a GRU */
 };
 
 /* Where the normalisation lives in params: in_shift, in_scale, out_shift, out_scale. */
@@ -24,6 +27,91 @@ static inline float *model_out_shift(mpxkit_model *m)
 	return m->params + 2 * m->shape.width[0];
 }
 
+/*
+ * Floats of one direction of a GRU layer with n_in inputs and hidden units
+ * per direction: W_x (3 hidden x n_in), W_h (3 hidden x hidden), b_x, b_h
+ * (3 hidden each), gates in the order r, z, n.
+ */
+static inline size_t model_gru_dir_len(size_t n_in, size_t hidden)
+{
+	return 3 * hidden * (n_in + hidden + 2);
+}
+
+static inline float model_sigmoid(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+static inline float model_activate(int act, float x)
+{
+	switch (act) {
+	case MPXKIT_ACT_RELU:
+		return x > 0.0f ? x : 0.0f;
+	case MPXKIT_ACT_TANH:
+		return tanhf(x);
+	case MPXKIT_ACT_SIGMOID:
+		return model_sigmoid(x);
+	default:
+		return x;
+	}
+}
+
+/* The derivative of an activation, from its output v (what back-propagation keeps). */
+static inline float model_act_deriv(int act, float v)
+{
+	switch (act) {
+	case MPXKIT_ACT_RELU:
+		return v > 0.0f ? 1.0f : 0.0f;
+	case MPXKIT_ACT_TANH:
+		return 1.0f - v * v;
+	case MPXKIT_ACT_SIGMOID:
+		return v * (1.0f - v);
+	default:
+		return 1.0f;
+	}
+}
+
+/*
+ * Eight independent partial sums: without them the additions form one chain
+ * that the compiler may not reorder, and the loop runs at one add per cycle.
+ */
+static inline float model_dot(const float *a, const float *b, size_t n)
+{
+	float part[8] = {0};
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		for (size_t j = 0; j < 8; j++)
+			part[j] += a[i + j] * b[i + j];
+	float sum = ((part[0] + part[4]) + (part[1] + part[5])) +
+		    ((part[2] + part[6]) + (part[3] + part[7]));
+	for (; i < n; i++)
+		sum += a[i] * b[i];
+	return sum;
+}
+
+/* splitmix64, the stream the trainers draw weights, shuffles and dropout masks from. */
+static inline uint64_t model_next_u64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static inline double model_next_unit(uint64_t *s)
+{
+	return (double)(model_next_u64(s) >> 11) / 9007199254740992.0;
+}
+
+/*
+ * Mean and 1/standard deviation of each of the width columns of n rows (a
+ * constant column gets scale 1): the normalisation both trainers fit.
+ */
+void model_fit_columns(size_t n, size_t width, const float *rows, float *shift, float *scale);
+
 /* Floats of workspace model_sample_grad needs. */
 size_t model_grad_ws_len(const mpxkit_model *m);
 
@@ -31,9 +119,51 @@ size_t model_grad_ws_len(const mpxkit_model *m);
  * One sample's squared error (mean over outputs, normalised target space);
  * adds its gradient to grad (n_params floats; the normalisation entries stay
  * untouched).  With dropout > 0, hidden units are dropped with that
- * probability, drawn from *rng.
+ * probability, drawn from *rng.  Dense layers only (lib/model/train.c).
  */
 double model_sample_grad(const mpxkit_model *m, const float *x, const float *y, float *grad,
 			 float *ws, double dropout, uint64_t *rng);
+
+/* The same for a loss kind (enum mpxkit_loss), the error and gradient scaled by weight. */
+double model_sample_grad_w(const mpxkit_model *m, const float *x, const float *y, float weight,
+			   int loss_kind, float *grad, float *ws, double dropout, uint64_t *rng);
+
+/*
+ * The loss of one output whose error is d in the normalised target space
+ * (sigma: the target's standard deviation, out_scale), and in *dd its
+ * derivative by d: d^2 for MPXKIT_LOSS_MSE; |10^(sigma d) - 1| for
+ * MPXKIT_LOSS_RA, whose gradient stops growing past sigma d = 3, so one
+ * wild early output cannot blow the weights up (doc/estimators.md, "mlp").
+ * Both trainers use it.
+ */
+static inline double model_output_loss(int kind, double d, double sigma, float *dd)
+{
+	if (kind != MPXKIT_LOSS_RA) {
+		*dd = (float)(2.0 * d);
+		return d * d;
+	}
+	double delta = sigma * d, up = pow(10.0, delta < 3.0 ? delta : 3.0);
+	*dd = (float)((delta > 0.0   ? 1.0
+		       : delta < 0.0 ? -1.0
+				     : 0.0) *
+		      2.302585092994046 * up * sigma);
+	return fabs(pow(10.0, delta < 6.0 ? delta : 6.0) - 1.0);
+}
+
+/* Floats of workspace model_seq_grad needs for sequences of up to n_steps steps. */
+size_t model_seq_grad_ws_len(const mpxkit_model *m, size_t n_steps);
+
+/*
+ * One sequence (lib/model/gru.c): n_steps rows of inputs x and targets y,
+ * per-step weights w (NULL: 1).  Returns the sum over steps of w times the
+ * loss of loss_kind (model_output_loss, mean over outputs), sets *w_sum to
+ * the sum of w, and adds the gradient of that returned sum to grad,
+ * back-propagated through time (normalisation entries untouched).  With
+ * dropout > 0 every layer's output but the last's is dropped per step and
+ * unit with that probability, drawn from *rng.
+ */
+double model_seq_grad(const mpxkit_model *m, size_t n_steps, const float *x, const float *y,
+		      const float *w, int loss_kind, float *grad, float *ws, double dropout,
+		      uint64_t *rng, double *w_sum);
 
 #endif

@@ -9,51 +9,6 @@
 
 #include "model_impl.h"
 
-/* splitmix64: small, fast, and the same stream on every platform. */
-static uint64_t next_u64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Uniform in [0, 1). */
-static double next_unit(uint64_t *s)
-{
-	return (double)(next_u64(s) >> 11) / 9007199254740992.0;
-}
-
-static float act(int a, float z)
-{
-	switch (a) {
-	case MPXKIT_ACT_RELU:
-		return z > 0.0f ? z : 0.0f;
-	case MPXKIT_ACT_TANH:
-		return tanhf(z);
-	case MPXKIT_ACT_SIGMOID:
-		return 1.0f / (1.0f + expf(-z));
-	default:
-		return z;
-	}
-}
-
-/* The derivative of the activation, from its output v. */
-static float act_deriv(int a, float v)
-{
-	switch (a) {
-	case MPXKIT_ACT_RELU:
-		return v > 0.0f ? 1.0f : 0.0f;
-	case MPXKIT_ACT_TANH:
-		return 1.0f - v * v;
-	case MPXKIT_ACT_SIGMOID:
-		return v * (1.0f - v);
-	default:
-		return 1.0f;
-	}
-}
-
 size_t model_grad_ws_len(const mpxkit_model *m)
 {
 	/* Activations of every level, a dropout factor per hidden unit, two delta rows. */
@@ -62,6 +17,12 @@ size_t model_grad_ws_len(const mpxkit_model *m)
 
 double model_sample_grad(const mpxkit_model *m, const float *x, const float *y, float *grad,
 			 float *ws, double dropout, uint64_t *rng)
+{
+	return model_sample_grad_w(m, x, y, 1.0f, MPXKIT_LOSS_MSE, grad, ws, dropout, rng);
+}
+
+double model_sample_grad_w(const mpxkit_model *m, const float *x, const float *y, float weight,
+			   int loss_kind, float *grad, float *ws, double dropout, uint64_t *rng)
 {
 	const mpxkit_model_shape *s = &m->shape;
 	size_t L = s->n_layers, mw = m->max_width, ni = s->width[0], no = s->width[L];
@@ -83,18 +44,18 @@ double model_sample_grad(const mpxkit_model *m, const float *x, const float *y, 
 			float acc = b[o];
 			for (size_t i = 0; i < n_in; i++)
 				acc += w[o * n_in + i] * in[i];
-			out[o] = act(s->activation[l], acc);
+			out[o] = model_activate(s->activation[l], acc);
 			k[o] = 1.0f;
 			if (dropout > 0.0 && l + 1 < L)
-				k[o] = next_unit(rng) < dropout ? 0.0f : keep_scale;
+				k[o] = model_next_unit(rng) < dropout ? 0.0f : keep_scale;
 			out[o] *= k[o];
 		}
 	}
 	const float *out_shift = p + 2 * ni, *out_scale = out_shift + no, *yh = a + L * mw;
 	for (size_t j = 0; j < no; j++) {
-		float t = (y[j] - out_shift[j]) / out_scale[j], d = yh[j] - t;
-		loss += (double)d * d;
-		delta[j] = 2.0f * d / (float)no * act_deriv(s->activation[L - 1], yh[j]);
+		float t = (y[j] - out_shift[j]) / out_scale[j], d = yh[j] - t, dd;
+		loss += (double)weight * model_output_loss(loss_kind, d, out_scale[j], &dd);
+		delta[j] = weight * dd / (float)no * model_act_deriv(s->activation[L - 1], yh[j]);
 	}
 	for (size_t l = L; l-- > 0;) {
 		size_t n_in = s->width[l], n_out = s->width[l + 1];
@@ -115,7 +76,7 @@ double model_sample_grad(const mpxkit_model *m, const float *x, const float *y, 
 				sum += w[o * n_in + i] * delta[o];
 			/* Undo the dropout factor to get the activation's own output back. */
 			float v = k[i] != 0.0f ? in[i] / k[i] : 0.0f;
-			dprev[i] = sum * k[i] * act_deriv(s->activation[l - 1], v);
+			dprev[i] = sum * k[i] * model_act_deriv(s->activation[l - 1], v);
 		}
 		float *t = delta;
 		delta = dprev;
@@ -125,7 +86,7 @@ double model_sample_grad(const mpxkit_model *m, const float *x, const float *y, 
 }
 
 /* Mean and 1/standard deviation of each of the width columns of n rows. */
-static void fit_columns(size_t n, size_t width, const float *rows, float *shift, float *scale)
+void model_fit_columns(size_t n, size_t width, const float *rows, float *shift, float *scale)
 {
 	for (size_t c = 0; c < width; c++) {
 		double mean = 0.0, var = 0.0;
@@ -150,12 +111,15 @@ int mpxkit_model_init(mpxkit_model *m, const mpxkit_train_set *train, uint64_t s
 
 	if (!m || !train || train->n == 0 || !train->x || !train->y)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "train: empty training set");
+	if (mpxkit_model_is_recurrent(m))
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "train: a recurrent model takes mpxkit_model_seq_init");
 	s = &m->shape;
 	size_t ni = s->width[0], no = s->width[s->n_layers];
 	float *in_shift = model_in_shift(m), *out_shift = model_out_shift(m);
-	fit_columns(train->n, ni, train->x, in_shift, in_shift + ni);
+	model_fit_columns(train->n, ni, train->x, in_shift, in_shift + ni);
 	/* Targets: out_scale is the standard deviation, as forward multiplies by it. */
-	fit_columns(train->n, no, train->y, out_shift, out_shift + no);
+	model_fit_columns(train->n, no, train->y, out_shift, out_shift + no);
 	for (size_t j = 0; j < no; j++)
 		out_shift[no + j] = 1.0f / out_shift[no + j];
 	for (size_t l = 0; l < s->n_layers; l++) {
@@ -164,7 +128,7 @@ int mpxkit_model_init(mpxkit_model *m, const mpxkit_train_set *train, uint64_t s
 		double lim = sqrt(6.0 / (double)(n_in + n_out));
 
 		for (size_t i = 0; i < n_in * n_out; i++)
-			w[i] = (float)((2.0 * next_unit(&rng) - 1.0) * lim);
+			w[i] = (float)((2.0 * model_next_unit(&rng) - 1.0) * lim);
 		memset(w + n_in * n_out, 0, n_out * sizeof(float));
 	}
 	return 0;
@@ -172,21 +136,31 @@ int mpxkit_model_init(mpxkit_model *m, const mpxkit_train_set *train, uint64_t s
 
 double mpxkit_model_loss(const mpxkit_model *m, const mpxkit_train_set *set)
 {
+	return mpxkit_model_loss_as(m, set, MPXKIT_LOSS_MSE);
+}
+
+double mpxkit_model_loss_as(const mpxkit_model *m, const mpxkit_train_set *set, int loss_kind)
+{
 	size_t ni = m->shape.width[0], no = m->shape.width[m->shape.n_layers];
 	const float *out_shift = m->params + 2 * ni, *out_scale = out_shift + no;
 	float scratch[2 * MPXKIT_MODEL_MAX_WIDTH], out[MPXKIT_MODEL_MAX_WIDTH];
-	double sum = 0.0;
+	double sum = 0.0, wsum = 0.0;
 
+	if (mpxkit_model_is_recurrent(m))
+		return NAN; /* its loss is over sequences: mpxkit_model_seq_loss */
 	if (set->n == 0)
 		return 0.0;
 	for (size_t r = 0; r < set->n; r++) {
+		double w = set->w ? (double)set->w[r] : 1.0;
 		mpxkit_model_forward(m, set->x + r * ni, out, scratch);
 		for (size_t j = 0; j < no; j++) {
 			double d = ((double)out[j] - set->y[r * no + j]) / out_scale[j];
-			sum += d * d / (double)no;
+			float dd;
+			sum += w * model_output_loss(loss_kind, d, out_scale[j], &dd) / (double)no;
 		}
+		wsum += w;
 	}
-	return sum / (double)set->n;
+	return wsum > 0.0 ? sum / wsum : 0.0;
 }
 
 static int check_config(const mpxkit_train_config *cfg, const mpxkit_train_set *train,
@@ -197,6 +171,8 @@ static int check_config(const mpxkit_train_config *cfg, const mpxkit_train_set *
 	if (cfg->epochs == 0 || cfg->batch == 0 || !(cfg->learning_rate > 0.0))
 		return mpxkit_fail(diag, MPXKIT_EINVAL,
 				   "train: epochs, batch and learning rate must be positive");
+	if (cfg->loss != MPXKIT_LOSS_MSE && cfg->loss != MPXKIT_LOSS_RA)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "train: unknown loss %d", cfg->loss);
 	if (!(cfg->dropout >= 0.0 && cfg->dropout < 1.0))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "train: dropout %g outside [0, 1)",
 				   cfg->dropout);
@@ -216,6 +192,9 @@ int mpxkit_model_train(mpxkit_model *m, const mpxkit_train_config *cfg,
 
 	if (!m || !cfg)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "train: NULL argument");
+	if (mpxkit_model_is_recurrent(m))
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "train: a recurrent model takes mpxkit_model_seq_train");
 	rc = check_config(cfg, train, val, diag);
 	if (rc < 0)
 		return rc;
@@ -244,7 +223,7 @@ int mpxkit_model_train(mpxkit_model *m, const mpxkit_train_config *cfg,
 		double train_loss = 0.0;
 		/* Fisher-Yates from the seeded stream: the shuffle is part of the determinism. */
 		for (size_t i = train->n; i > 1; i--) {
-			size_t j = (size_t)(next_u64(&rng) % i), t = order[i - 1];
+			size_t j = (size_t)(model_next_u64(&rng) % i), t = order[i - 1];
 			order[i - 1] = order[j];
 			order[j] = t;
 		}
@@ -253,9 +232,10 @@ int mpxkit_model_train(mpxkit_model *m, const mpxkit_train_config *cfg,
 			memset(grad, 0, np * sizeof(float));
 			for (size_t r = start; r < end; r++) {
 				size_t s = order[r];
+				float w = train->w ? train->w[s] : 1.0f;
 				train_loss +=
-				    model_sample_grad(m, train->x + s * ni, train->y + s * no, grad,
-						      ws, cfg->dropout, &rng);
+				    model_sample_grad_w(m, train->x + s * ni, train->y + s * no, w,
+							cfg->loss, grad, ws, cfg->dropout, &rng);
 			}
 			b1t *= b1;
 			b2t *= b2;
@@ -269,7 +249,7 @@ int mpxkit_model_train(mpxkit_model *m, const mpxkit_train_config *cfg,
 			}
 		}
 		train_loss /= (double)train->n;
-		double val_loss = mpxkit_model_loss(m, val);
+		double val_loss = mpxkit_model_loss_as(m, val, cfg->loss);
 		rep.epochs_run = ep;
 		if (val_loss < rep.best_val_loss) {
 			rep.best_val_loss = val_loss;

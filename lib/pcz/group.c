@@ -21,8 +21,16 @@ uint32_t pcz_balance_ppm(const uint64_t *dur, size_t n)
 		lo = dur[i] < lo ? dur[i] : lo;
 		hi = dur[i] > hi ? dur[i] : hi;
 	}
+	return pcz_ppm_of(lo, hi);
+}
+
+uint32_t pcz_ppm_of(uint64_t lo, uint64_t hi)
+{
 	if (hi == 0)
 		return 1000000;
+	/* 64-bit division when lo * 1e6 fits: several times cheaper than 128-bit. */
+	if (lo < UINT64_MAX / 1000000u)
+		return (uint32_t)(lo * 1000000u / hi);
 	return (uint32_t)((unsigned __int128)lo * 1000000u / hi);
 }
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <zlib.h>
 
@@ -109,6 +110,8 @@ uint64_t pcz_cur_offset(const pcz_cur *c);
 
 /* CRC32 (zlib) of a buffer of any size. */
 uint32_t pcz_crc32(const void *p, size_t n);
+/* The CRC32 of the bytes before, crc, extended by p[0..n): zlib's crc32(crc, p, n). */
+uint32_t pcz_crc32_update(uint32_t crc, const void *p, size_t n);
 
 /*
  * Reusable codec contexts; zero-initialise, release with pcz_compressor_free,
@@ -135,6 +138,8 @@ void pcz_decompressor_free(pcz_decompressor *d);
 int pcz_decompress_with(pcz_decompressor *d, mpxkit_pcz_codec codec, const uint8_t *src, size_t n,
 			uint8_t *dst, size_t raw);
 
+/* 1 for the bytes a name may not hold: NUL , " CR LF. */
+extern const uint8_t pcz_name_bad[256];
 /* Name validity: non-empty, none of NUL , " CR LF. */
 int pcz_name_ok(const char *s, size_t n);
 /* Metadata key: [A-Za-z0-9_.-]+; value: no NUL, CR, LF. */
@@ -143,6 +148,8 @@ int pcz_meta_value_ok(const char *s, size_t n);
 
 /* "loop17" -> "loop18" into out (cap >= strlen(prev) + 21): 0, or -1 without such a number. */
 int pcz_name_next(const char *prev, char *out, size_t cap);
+/* Whether name (nlen bytes) is what pcz_name_next makes of prev (plen bytes), unbuilt. */
+int pcz_name_is_next(const char *prev, size_t plen, const char *name, size_t nlen);
 
 enum pcz_name_mode { PCZ_NAME_NEW = 0, PCZ_NAME_SAME = 1, PCZ_NAME_NEXT = 2 };
 
@@ -157,6 +164,7 @@ typedef struct pcz_dict {
 	char **names;
 	uint64_t *last_end;  /* end of the unit's last step in the current section */
 	uint64_t *last_gen;  /* section in which last_end was set */
+	size_t *hash, *len;  /* pcz_name_hash and length of each name */
 	size_t n, cap;
 	size_t *slots;       /* open addressing, holds index + 1 */
 	size_t n_slots;
@@ -165,8 +173,87 @@ typedef struct pcz_dict {
 void pcz_dict_free(pcz_dict *d);
 /* Index of name, or SIZE_MAX. */
 size_t pcz_dict_find(const pcz_dict *d, const char *name, size_t len);
+/* The same with hash = pcz_name_hash(name, len) known. */
+size_t pcz_dict_find_hashed(const pcz_dict *d, const char *name, size_t len, size_t hash);
+size_t pcz_name_hash(const char *s, size_t n);
+/* One pass over a NUL-terminated name: its length and hash, and whether it is a valid name. */
+int pcz_name_scan(const char *s, size_t *len, size_t *hash);
 /* Adds a name (not present yet); its index, or SIZE_MAX when out of memory. */
 size_t pcz_dict_add(pcz_dict *d, const char *name, size_t len);
+
+/*
+ * Fast levels without groups (the default) use the fast coder: a chunk keeps
+ * each slot's rows as given and codes every value once, when the chunk is
+ * written, under predictors chosen from a sample of the rows.
+ */
+typedef struct pcz_rows {
+	uint64_t *v;    /* rows of width: start - previous end, end - start, the values */
+	uint8_t *first; /* per row: 1 when the row is step 0 of its block */
+	size_t n, cap;
+	size_t later;   /* rows that are not step 0 */
+	size_t width;   /* 2 + n_events */
+} pcz_rows;
+
+typedef struct pcz_fast {
+	size_t n_events;
+	pcz_rows *slot; /* per chunk slot */
+	size_t n_slots, cap_slots;
+	size_t n_values;   /* timestamps and values held, for the chunk size */
+	uint64_t *tmp;     /* one piece's coded values */
+	size_t tmp_cap;
+	pcz_buf pieces, table;
+} pcz_fast;
+
+/* Sections the fast coder stores without trying the codec: below this many raw bytes. */
+#define PCZ_SMALL_SECTION 256
+
+/* Layouts: fast levels take PLANES when the VARINT bytes' order-0 entropy exceeds this x 8 bits. */
+#define PCZ_DENSE_VARINTS 0.72
+
+void pcz_fast_free(pcz_fast *f);
+/* Forgets the rows (a new chunk), keeping the memory. */
+void pcz_fast_reset(pcz_fast *f);
+/* Room for one more row of slot: 0, or -1 when out of memory. */
+int pcz_fast_grow(pcz_fast *f, size_t slot);
+
+/*
+ * Appends a row to slot: its start against the previous end, its duration and
+ * its values (n_events); first when it is step 0 of its block.  0, or -1 when
+ * out of memory.
+ */
+static inline int pcz_fast_append(pcz_fast *f, size_t slot, int first, uint64_t start_gap,
+				  uint64_t duration, const uint64_t *values)
+{
+	size_t width = 2 + f->n_events;
+	pcz_rows *r;
+	uint64_t *row;
+
+	if ((slot >= f->n_slots || f->slot[slot].n == f->slot[slot].cap) &&
+	    pcz_fast_grow(f, slot) != 0)
+		return -1;
+	r = &f->slot[slot];
+	row = r->v + r->n * width;
+	r->first[r->n++] = (uint8_t)first;
+	r->later += !first;
+	f->n_values += width;
+	row[0] = start_gap;
+	row[1] = duration;
+	memcpy(row + 2, values, f->n_events * sizeof *row);
+	return 0;
+}
+
+/* Writes varint(x) at o (10 bytes of room); returns the end. */
+static inline uint8_t *pcz_put_varint(uint8_t *o, uint64_t x)
+{
+	while (x >= 0x80) {
+		*o++ = (uint8_t)(x | 0x80);
+		x >>= 7;
+	}
+	*o++ = (uint8_t)x;
+	return o;
+}
+/* The REGIONS payload of the chunk: choices, table, structure and pieces.  0 or -MPXKIT_ENOMEM. */
+int pcz_fast_payload(pcz_fast *f, size_t n_regions, const pcz_buf *structure, pcz_buf *payload);
 
 /* ---- Grouping (doc/pcz-format.md, "The method") ---------------------------- */
 
@@ -174,6 +261,8 @@ size_t pcz_dict_add(pcz_dict *d, const char *name, size_t len);
 uint64_t pcz_unit_duration(const mpxkit_pcz_unit *u);
 /* floor(1e6 * min / max) over n durations; 1000000 when max is 0 or n is 0. */
 uint32_t pcz_balance_ppm(const uint64_t *dur, size_t n);
+/* floor(1e6 * lo / hi), 1000000 when hi is 0: the balance of durations lo <= hi. */
+uint32_t pcz_ppm_of(uint64_t lo, uint64_t hi);
 /*
  * Single-linkage clusters of the units idx[0..n) by duration: sorts idx by
  * (duration, index) and writes each unit's cluster number (0, 1, ... in sorted

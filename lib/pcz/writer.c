@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include <hwloc.h>
-#include <zlib.h>
 
 #include "pcz_impl.h"
+
+/* A unit name's length and pcz_name_hash, from the pass of check_region that validates it. */
+struct name_key {
+	size_t len, hash;
+};
 
 /* A region whose units arrive one by one (mpxkit_pcz_writer_stage_unit). */
 struct staged {
@@ -44,10 +48,12 @@ struct mpxkit_pcz_writer {
 	size_t n_slots, cap_slots;
 	size_t *slot_of;  /* per dictionary entry */
 	uint64_t *slot_gen;
-	size_t var_bytes[3]; /* the values as varints, per predictor */
+	uint64_t chunk_values; /* timestamps and values in the chunk (slow coder) */
+	int fast;              /* the fast coder holds the chunk's values (pcz_fast) */
+	pcz_fast fast_rows;
 	int vals_oom;
 	char *prev_region; /* name of the chunk's last region, when has_prev */
-	size_t prev_cap;
+	size_t prev_cap, prev_len;
 	int has_prev;
 	size_t chunk_regions;
 	uint64_t *prev_ref;
@@ -66,13 +72,15 @@ struct mpxkit_pcz_writer {
 	size_t n_staged, cap_staged;
 };
 
+static int thorough(const mpxkit_pcz_writer *w);
+
 void mpxkit_pcz_options_init(mpxkit_pcz_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
 	opt->codec = MPXKIT_PCZ_ZSTD;
 	opt->level = 0;
 	opt->threshold_ppm = MPXKIT_PCZ_THRESHOLD_DEFAULT;
-	opt->grouping = MPXKIT_PCZ_GROUP_AUTO;
+	opt->grouping = MPXKIT_PCZ_GROUP_NONE;
 	opt->chunk_size = MPXKIT_PCZ_CHUNK_DEFAULT;
 	opt->placement = 0;
 }
@@ -122,6 +130,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 	pcz_dict_free(&w->dict);
 	pcz_buf_free(&w->payload);
 	pcz_buf_free(&w->stored);
+	pcz_fast_free(&w->fast_rows);
 	pcz_compressor_free(&w->cz);
 	for (size_t i = 0; i < w->n_staged; i++) {
 		struct staged *s = &w->staged[i];
@@ -219,6 +228,9 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	rc = -MPXKIT_ENOMEM;
 	if (w->prev_ref == NULL)
 		goto fail;
+	/* Groups and codec trials need every predictor's values: the slow coder. */
+	w->fast = w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
+	w->fast_rows.n_events = n_events;
 	w->to_mem = path == NULL;
 	rc = w->to_mem ? 0 : open_temp(w, path, diag);
 	if (rc < 0)
@@ -348,7 +360,7 @@ static int file_write(mpxkit_pcz_writer *w, const void *p, size_t n, mpxkit_diag
 	} else if (n && fwrite(p, 1, n, w->f) != n) {
 		return mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
 	}
-	w->content_crc = (uint32_t)crc32(w->content_crc, p, n);
+	w->content_crc = pcz_crc32_update(w->content_crc, p, n);
 	return 0;
 }
 
@@ -404,7 +416,13 @@ static int write_framed(mpxkit_pcz_writer *w, unsigned type, mpxkit_pcz_codec co
 static int write_section(mpxkit_pcz_writer *w, unsigned type, const uint8_t *raw, size_t n,
 			 mpxkit_diag *diag)
 {
-	mpxkit_pcz_codec codec = type == PCZ_END ? MPXKIT_PCZ_STORED : w->opt.codec;
+	/*
+	 * The fast coder stores small sections (event names, a few metadata
+	 * lines) without trying the codec, which seldom shrinks them and costs
+	 * a context reset per call.
+	 */
+	int small = w->fast && n < PCZ_SMALL_SECTION;
+	mpxkit_pcz_codec codec = type == PCZ_END || small ? MPXKIT_PCZ_STORED : w->opt.codec;
 	int rc = encode(w, raw, n, &w->stored, &codec);
 
 	if (rc < 0)
@@ -417,7 +435,7 @@ static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	pcz_buf b = { 0 };
 	int rc;
 
-	w->content_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	w->content_crc = 0;
 	pcz_buf_u32(&b, PCZ_MAGIC);
 	pcz_buf_u8(&b, PCZ_VERSION);
 	pcz_buf_u8(&b, 0);
@@ -446,13 +464,12 @@ static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	return rc;
 }
 
-static size_t chunk_raw_size(const mpxkit_pcz_writer *w)
+/* The chunk's input: 8 bytes per timestamp and value, and its structure stream. */
+static uint64_t chunk_raw_size(const mpxkit_pcz_writer *w)
 {
-	size_t m = w->var_bytes[0];
+	uint64_t values = w->fast ? w->fast_rows.n_values : w->chunk_values;
 
-	for (int p = 1; p < 3; p++)
-		m = w->var_bytes[p] > m ? w->var_bytes[p] : m;
-	return w->structure.len + m;
+	return w->structure.len + 8 * values;
 }
 
 /* Bytes value v takes in the PLANES layout's widest lane. */
@@ -618,7 +635,6 @@ static int choose_predictors(mpxkit_pcz_writer *w, uint8_t *pred)
  * (VARINT codes smaller) and those of xz, zstd and the sorts 0.74-0.82
  * (PLANES codes smaller).
  */
-#define PCZ_DENSE_VARINTS 0.72
 static double entropy_bits(const uint8_t *p, size_t n)
 {
 	size_t count[256] = { 0 };
@@ -632,18 +648,32 @@ static double entropy_bits(const uint8_t *p, size_t n)
 	return bits;
 }
 
-/* Writes the chunk in whichever layout encodes smaller (estimated at fast levels). */
-static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+/* The fast coder's chunk: one payload, one run of the codec. */
+static int write_chunk_fast(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	mpxkit_pcz_codec codec = w->opt.codec;
+	int rc = pcz_fast_payload(&w->fast_rows, w->chunk_regions, &w->structure, &w->payload);
+
+	/* The region bound of check_region keeps a chunk below the limit; this is a guard. */
+	if (rc == 0 && w->payload.len > MPXKIT_PCZ_MAX_SECTION)
+		rc = mpxkit_fail(diag, MPXKIT_ERANGE, "REGIONS section above %u bytes",
+				 MPXKIT_PCZ_MAX_SECTION);
+	if (rc == 0)
+		rc = encode(w, w->payload.data, w->payload.len, &w->stored, &codec);
+	if (rc == 0)
+		rc = write_framed(w, PCZ_REGIONS, codec, w->stored.data, w->stored.len,
+				  w->payload.data, w->payload.len, diag);
+	return rc;
+}
+
+/* The slow coder's chunk, in whichever layout encodes smaller (estimated at fast levels). */
+static int write_chunk_slow(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 {
 	pcz_buf planes = { 0 }, planes_stored = { 0 };
 	mpxkit_pcz_codec c0 = w->opt.codec, c1 = w->opt.codec;
 	uint8_t *pred;
 	int rc, guess = -1; /* layout: 0 VARINT, 1 PLANES, -1 try both */
 
-	if (w->chunk_regions == 0)
-		return 0;
-	if (w->vals_oom || w->structure.oom)
-		return -MPXKIT_ENOMEM;
 	pred = malloc(w->n_events);
 	if (pred == NULL)
 		return -MPXKIT_ENOMEM;
@@ -679,13 +709,26 @@ static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 				  w->payload.data, w->payload.len, diag);
 	pcz_buf_free(&planes);
 	pcz_buf_free(&planes_stored);
+	return rc;
+}
+
+static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (w->chunk_regions == 0)
+		return 0;
+	if (w->vals_oom || w->structure.oom)
+		return -MPXKIT_ENOMEM;
+	rc = w->fast ? write_chunk_fast(w, diag) : write_chunk_slow(w, diag);
 	/* Every predictor restarts with the next section. */
 	w->chunk_regions = 0;
 	w->structure.len = 0;
-	for (size_t i = 0; i < w->n_slots * (1 + w->n_events); i++)
+	for (size_t i = 0; !w->fast && i < w->n_slots * (1 + w->n_events); i++)
 		w->vals[i].n = 0;
 	w->n_slots = 0;
-	memset(w->var_bytes, 0, sizeof w->var_bytes);
+	w->chunk_values = 0;
+	pcz_fast_reset(&w->fast_rows);
 	w->has_prev = 0;
 	memset(w->prev_ref, 0, w->n_events * sizeof *w->prev_ref);
 	w->gen++;
@@ -731,9 +774,6 @@ static inline void put(mpxkit_pcz_writer *w, size_t slot, size_t stream, uint64_
 	x->alt[x->n] = za;
 	x->dur[x->n] = zd;
 	x->v[x->n++] = z;
-	w->var_bytes[PCZ_PRED_HISTORY] += pcz_varint_len(z);
-	w->var_bytes[PCZ_PRED_NONE] += pcz_varint_len(za);
-	w->var_bytes[PCZ_PRED_DURATION] += pcz_varint_len(zd);
 }
 
 /* put for a value that every predictor codes alike (timestamps, differences). */
@@ -743,13 +783,13 @@ static inline void put1(mpxkit_pcz_writer *w, size_t slot, size_t stream, uint64
 }
 
 /* The chunk slot of dictionary entry k, assigned on first use in this chunk. */
-static size_t slot_for(mpxkit_pcz_writer *w, size_t k)
+static inline size_t slot_for(mpxkit_pcz_writer *w, size_t k)
 {
 	size_t S = 1 + w->n_events;
 
 	if (w->slot_gen[k] == w->gen)
 		return w->slot_of[k];
-	if (w->n_slots == w->cap_slots) {
+	if (!w->fast && w->n_slots == w->cap_slots) {
 		size_t cap = w->cap_slots ? 2 * w->cap_slots : 16;
 		struct pcz_vec *v = realloc(w->vals, cap * S * sizeof *v);
 		if (v == NULL)
@@ -871,13 +911,14 @@ static int update_history(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, si
 
 /* Unit headers into the structure stream; kidx gets each unit's dictionary entry. */
 static int code_units(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t n_units,
-		      size_t *kidx)
+		      const struct name_key *keys, size_t *kidx)
 {
 	pcz_buf *st = &w->structure;
 
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		size_t len = strlen(x->name), k = pcz_dict_find(&w->dict, x->name, len);
+		size_t len = keys[u].len,
+		       k = pcz_dict_find_hashed(&w->dict, x->name, len, keys[u].hash);
 		if (k == SIZE_MAX) {
 			k = pcz_dict_add(&w->dict, x->name, len);
 			if (k == SIZE_MAX)
@@ -922,14 +963,12 @@ static int code_times(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t
 static int code_region_name(mpxkit_pcz_writer *w, const char *name)
 {
 	size_t len = strlen(name);
-	char next[256];
 
-	if (w->has_prev && strcmp(w->prev_region, name) == 0) {
+	if (w->has_prev && w->prev_len == len && memcmp(w->prev_region, name, len) == 0) {
 		pcz_buf_varint(&w->structure, PCZ_NAME_SAME);
 		return 0;
 	}
-	if (w->has_prev && pcz_name_next(w->prev_region, next, sizeof next) == 0 &&
-	    strcmp(next, name) == 0) {
+	if (w->has_prev && pcz_name_is_next(w->prev_region, w->prev_len, name, len)) {
 		pcz_buf_varint(&w->structure, PCZ_NAME_NEXT);
 	} else {
 		pcz_buf_varint(&w->structure, PCZ_NAME_NEW);
@@ -943,13 +982,15 @@ static int code_region_name(mpxkit_pcz_writer *w, const char *name)
 		w->prev_cap = len + 1;
 	}
 	memcpy(w->prev_region, name, len + 1);
+	w->prev_len = len;
 	w->has_prev = 1;
 	return 0;
 }
 
 /* Appends one planned region to the current chunk (lock held). */
 static int code_region(mpxkit_pcz_writer *w, const char *name, size_t n_units,
-		       const mpxkit_pcz_unit *units, const pcz_plan *plan, size_t *members)
+		       const mpxkit_pcz_unit *units, const struct name_key *keys,
+		       const pcz_plan *plan, size_t *members)
 {
 	size_t *kidx = members + n_units;
 	pcz_buf *st = &w->structure;
@@ -959,7 +1000,7 @@ static int code_region(mpxkit_pcz_writer *w, const char *name, size_t n_units,
 	if (rc < 0)
 		return rc;
 	pcz_buf_varint(st, n_units);
-	rc = code_units(w, units, n_units, kidx);
+	rc = code_units(w, units, n_units, keys, kidx);
 	if (rc == 0) /* sizes the per-name arrays for the names just added */
 		rc = update_history(w, NULL, 0, NULL);
 	if (rc == 0)
@@ -992,10 +1033,79 @@ static int code_region(mpxkit_pcz_writer *w, const char *name, size_t n_units,
 	rc = update_history(w, units, n_units, kidx);
 	if (rc < 0)
 		return rc;
+	for (size_t u = 0; u < n_units; u++)
+		w->chunk_values += units[u].n_steps * (2 + w->n_events);
 	w->chunk_regions++;
 	w->n_regions++;
 	w->n_units += n_units;
 	return w->vals_oom || st->oom ? -MPXKIT_ENOMEM : 0;
+}
+
+/* The fast coder's region: structure as always, each unit's steps as raw rows of its slot. */
+static int code_region_fast(mpxkit_pcz_writer *w, const char *name, size_t n_units,
+			    const mpxkit_pcz_unit *units, const struct name_key *keys)
+{
+	size_t E = w->n_events, room = 32;
+	uint64_t lo = UINT64_MAX, hi = 0; /* durations, for the balance degree */
+	pcz_buf *st = &w->structure;
+	uint8_t *o;
+	int rc;
+
+	rc = code_region_name(w, name);
+	if (rc < 0)
+		return rc;
+	/* Unit headers: at most 5 varints and a name each, written in place. */
+	for (size_t u = 0; u < n_units; u++)
+		room += 50 + keys[u].len;
+	if (pcz_buf_grow(st, room) != 0)
+		return -MPXKIT_ENOMEM;
+	o = pcz_put_varint(st->data + st->len, n_units);
+	for (size_t u = 0; u < n_units; u++) {
+		const mpxkit_pcz_unit *x = &units[u];
+		size_t k = pcz_dict_find_hashed(&w->dict, x->name, keys[u].len, keys[u].hash), slot;
+		uint64_t prev, d;
+		if (k == SIZE_MAX) {
+			k = pcz_dict_add(&w->dict, x->name, keys[u].len);
+			/* Sizes the per-name arrays for the name just added. */
+			if (k == SIZE_MAX || update_history(w, NULL, 0, NULL) != 0)
+				return -MPXKIT_ENOMEM;
+			*o++ = 0;
+			o = pcz_put_varint(o, keys[u].len);
+			memcpy(o, x->name, keys[u].len);
+			o += keys[u].len;
+		} else {
+			o = pcz_put_varint(o, k + 1);
+		}
+		o = pcz_put_varint(o, x->n_steps);
+		if (w->opt.placement) {
+			o = pcz_put_varint(o, (uint64_t)((int64_t)x->cpu + 1));
+			o = pcz_put_varint(o, (uint64_t)((int64_t)x->numa + 1));
+		}
+		/* The unit's steps, as rows of its slot. */
+		slot = slot_for(w, k);
+		if (slot == SIZE_MAX)
+			return -MPXKIT_ENOMEM;
+		prev = w->dict.last_gen[k] == w->gen ? w->dict.last_end[k] : 0;
+		for (size_t s = 0; s < x->n_steps; s++) {
+			if (pcz_fast_append(&w->fast_rows, slot, s == 0, x->times[2 * s] - prev,
+					    x->times[2 * s + 1] - x->times[2 * s],
+					    x->values + s * E) != 0)
+				return -MPXKIT_ENOMEM;
+			prev = x->times[2 * s + 1];
+		}
+		w->dict.last_end[k] = prev;
+		w->dict.last_gen[k] = w->gen;
+		d = pcz_unit_duration(x);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	*o++ = (uint8_t)pcz_balance_q8(pcz_ppm_of(lo, hi));
+	*o++ = 0; /* no groups */
+	st->len = (size_t)(o - st->data);
+	w->chunk_regions++;
+	w->n_regions++;
+	w->n_units += n_units;
+	return 0;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -1005,7 +1115,7 @@ static int cmp_name(const void *a, const void *b)
 
 /* Everything about a region that can be wrong, checked before the shared state is touched. */
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			const mpxkit_pcz_unit *units, mpxkit_diag *diag)
+			const mpxkit_pcz_unit *units, struct name_key *keys, mpxkit_diag *diag)
 {
 	uint64_t bound = 64 + strlen(region);
 	const char **names;
@@ -1018,7 +1128,7 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 				   region, n_units, PCZ_MAX_UNITS);
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		if (x->name == NULL || !pcz_name_ok(x->name, strlen(x->name)))
+		if (x->name == NULL || !pcz_name_scan(x->name, &keys[u].len, &keys[u].hash))
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': unit %zu: bad name",
 					   region, u);
 		if (x->n_steps == 0 || x->n_steps > PCZ_MAX_STEPS || !x->times || !x->values)
@@ -1030,7 +1140,7 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 					   "region '%s': unit '%s': cpu or numa below -1", region,
 					   x->name);
 		/* Worst case: 10-byte varints everywhere, a mask bit per element. */
-		bound += 40 + strlen(x->name) + 11 * (1 + w->n_events) +
+		bound += 40 + keys[u].len + 11 * (1 + w->n_events) +
 			 x->n_steps * (20 + w->n_events * 11);
 	}
 	if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
@@ -1039,7 +1149,8 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
 		for (size_t u = 1; u < n_units; u++)
 			for (size_t v = 0; v < u; v++)
-				if (strcmp(units[u].name, units[v].name) == 0)
+				if (keys[u].hash == keys[v].hash &&
+				    strcmp(units[u].name, units[v].name) == 0)
 					return mpxkit_fail(diag, MPXKIT_EINVAL,
 							   "region '%s': unit '%s' given twice", region,
 							   units[u].name);
@@ -1069,18 +1180,38 @@ static int fail_sticky(mpxkit_pcz_writer *w, int rc, mpxkit_diag *diag)
 	return rc;
 }
 
-int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_t n_units,
-				 const mpxkit_pcz_unit *units, mpxkit_diag *diag)
+static int add_region_fast(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+			   const mpxkit_pcz_unit *units, const struct name_key *keys,
+			   mpxkit_diag *diag)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->failed) {
+		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
+				 mpxkit_diag_message(&w->fail_diag, w->failed));
+		goto out;
+	}
+	rc = w->started ? 0 : write_start(w, diag);
+	if (rc == 0)
+		rc = code_region_fast(w, region, n_units, units, keys);
+	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
+		rc = flush_chunk(w, diag);
+	if (rc < 0)
+		fail_sticky(w, rc, diag);
+out:
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+static int add_region_slow(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+			   const mpxkit_pcz_unit *units, const struct name_key *keys,
+			   mpxkit_diag *diag)
 {
 	pcz_plan plan;
 	size_t *members = NULL;
 	int rc;
 
-	if (w == NULL || region == NULL || (units == NULL && n_units > 0))
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
-	rc = check_region(w, region, n_units, units, diag);
-	if (rc < 0)
-		return rc;
 	/* The costly part, grouping and medoids, runs outside the lock. */
 	rc = pcz_plan_region(units, n_units, w->n_events, w->opt.grouping, w->opt.threshold_ppm,
 			     &plan);
@@ -1095,7 +1226,7 @@ int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_
 	}
 	rc = w->started ? 0 : write_start(w, diag);
 	if (rc == 0)
-		rc = code_region(w, region, n_units, units, &plan, members);
+		rc = code_region(w, region, n_units, units, keys, &plan, members);
 	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
 		rc = flush_chunk(w, diag);
 	if (rc < 0)
@@ -1103,6 +1234,29 @@ int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_
 out:
 	pthread_mutex_unlock(&w->lock);
 	pcz_plan_free(&plan);
+	return rc;
+}
+
+int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+				 const mpxkit_pcz_unit *units, mpxkit_diag *diag)
+{
+	struct name_key few[32], *keys = few;
+	int rc;
+
+	if (w == NULL || region == NULL || (units == NULL && n_units > 0))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
+	/* check_region rejects a count out of range before it uses keys. */
+	if (n_units > 32 && n_units <= PCZ_MAX_UNITS) {
+		keys = malloc(n_units * sizeof *keys);
+		if (keys == NULL)
+			return -MPXKIT_ENOMEM;
+	}
+	rc = check_region(w, region, n_units, units, keys, diag);
+	if (rc == 0)
+		rc = (w->fast ? add_region_fast : add_region_slow)(w, region, n_units, units, keys,
+								   diag);
+	if (keys != few)
+		free(keys);
 	return rc;
 }
 
@@ -1164,12 +1318,13 @@ int mpxkit_pcz_writer_stage_unit(mpxkit_pcz_writer *w, const char *region,
 				 const mpxkit_pcz_unit *unit, mpxkit_diag *diag)
 {
 	mpxkit_pcz_unit copy;
+	struct name_key key;
 	struct staged *s;
 	int rc;
 
 	if (w == NULL || region == NULL || unit == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
-	rc = check_region(w, region, 1, unit, diag);
+	rc = check_region(w, region, 1, unit, &key, diag);
 	if (rc < 0)
 		return rc;
 	rc = copy_unit(&copy, unit, w->n_events);

@@ -4,9 +4,12 @@
 # usage: make-golden.sh PATH/TO/mpxkit   (from this directory)
 set -eu
 mpxkit=$1
-$mpxkit pack -c stored two-threads.csv -o two-threads.pcz
-$mpxkit pack -c zlib series-placement.csv -o series-placement.pcz
-$mpxkit pack -c zstd callgrind-stencil.csv -o callgrind-stencil.pcz
+# The settings are spelled out (the defaults changed once: zstd 3 with groups before, zstd 1
+# without now), so the files come back byte for byte; fast-default.pcz is the fast coder's.
+$mpxkit pack -c stored -g auto two-threads.csv -o two-threads.pcz
+$mpxkit pack -c zlib -g auto series-placement.csv -o series-placement.pcz
+$mpxkit pack -c zstd -l 3 -g auto callgrind-stencil.csv -o callgrind-stencil.pcz
+$mpxkit pack -c zstd -l 1 -g none fast-default.csv -o fast-default.pcz
 
 # flip FILE OUT BYTE MASK: OUT is FILE with BYTE xor MASK.
 flip() {
@@ -38,5 +41,6 @@ flip two-threads.pcz bad-region-value.pcz 124 0x01     # a value byte of the REG
 flip two-threads.pcz bad-end-mark.pcz $((size - 1)) 0x40
 flip callgrind-stencil.pcz bad-zstd-payload.pcz 400 0x08
 flip series-placement.pcz bad-zlib-payload.pcz 200 0x02
+flip fast-default.pcz bad-fast-payload.pcz 230 0x04    # inside the fast coder's zstd REGIONS payload
 cp two-threads.pcz bad-trailing-byte.pcz && printf 'x' >>bad-trailing-byte.pcz
 printf 'region,unit,start_ns,end_ns,A\nr,u,0,1,1\n' >bad-csv-not-pcz.pcz
