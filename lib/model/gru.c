@@ -53,8 +53,9 @@ static gru_dir dir_at(const float *block, size_t n_in, size_t hid)
  * trip count, which gcc -O2 vectorises (its cheap cost model leaves a loop
  * of unknown count scalar).
  */
-static void project(const float *restrict w, const float *restrict b, const float *restrict v,
-		    size_t n, size_t g3, float *restrict acc)
+MODEL_SIMD_CLONES static void project(const float *restrict w, const float *restrict b,
+				      const float *restrict v, size_t n, size_t g3,
+				      float *restrict acc)
 {
 	size_t g8 = g3 & ~(size_t)7, i = 0;
 
@@ -138,6 +139,18 @@ static void dir_forward(const gru_dir *d, size_t n_in, size_t hid, size_t n_step
 	}
 }
 
+/* A dense layer applied to each of n_steps rows (row stride mw) of cur, into next. */
+MODEL_SIMD_CLONES static void dense_steps(const float *w, size_t n_in, size_t n_out, int act,
+					  size_t n_steps, const float *cur, float *next, size_t mw)
+{
+	const float *b = w + n_out * n_in;
+
+	for (size_t t = 0; t < n_steps; t++)
+		for (size_t o = 0; o < n_out; o++)
+			next[t * mw + o] =
+			    model_activate(act, b[o] + model_dot(w + o * n_in, cur + t * mw, n_in));
+}
+
 void mpxkit_model_forward_seq(const mpxkit_model *m, size_t n_steps, const float *in, float *out,
 			      float *scratch)
 {
@@ -163,13 +176,7 @@ void mpxkit_model_forward_seq(const mpxkit_model *m, size_t n_steps, const float
 			dir_forward(&bw, n_in, hid, n_steps, 1, cur, mw, next + hid, mw, NULL, 0,
 				    tmp);
 		} else {
-			const float *b = w + n_out * n_in;
-
-			for (size_t t = 0; t < n_steps; t++)
-				for (size_t o = 0; o < n_out; o++)
-					next[t * mw + o] = model_activate(
-					    s->activation[l],
-					    b[o] + model_dot(w + o * n_in, cur + t * mw, n_in));
+			dense_steps(w, n_in, n_out, s->activation[l], n_steps, cur, next, mw);
 		}
 		float *swap = cur;
 		cur = next;

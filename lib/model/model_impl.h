@@ -56,6 +56,20 @@ static inline float model_activate(int act, float x)
 	}
 }
 
+/*
+ * Hot loops of the forward passes get an AVX2 clone beside the baseline
+ * x86-64 code, picked at load time.  Not FMA: without fused multiply-adds
+ * every clone rounds as the baseline does, lane by lane, so results (and the
+ * trainers' early stopping, which runs these) are the same on every x86-64.
+ * Only on static functions: an exported ifunc would escape libtool's export
+ * list.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define MODEL_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MODEL_SIMD_CLONES
+#endif
+
 /* The derivative of an activation, from its output v (what back-propagation keeps). */
 static inline float model_act_deriv(int act, float v)
 {
