@@ -396,23 +396,16 @@ static uint64_t next_random(uint64_t *s)
 }
 
 /*
- * Writes an n_in-5-1 ReLU network for feature set fs with half-window MLP_H:
- * weights uniform in [-0.6, 0.6) from seed, or all zero for seed 0, and the
- * output's bias set to bias (the parameter block's last float).
+ * Writes a model of the given shape: weights uniform in [-0.6, 0.6) from
+ * seed, or all zero for seed 0, and the output's bias set to bias (the
+ * parameter block's last float).
  */
-static int write_model(const char *path, uint32_t fs, size_t n_in, uint64_t seed, float bias)
+static int save_model(const char *path, const mpxkit_model_shape *shape, uint64_t seed, float bias)
 {
-	mpxkit_model_shape shape = {
-	    .n_layers = 2,
-	    .width = {n_in, 5, 1},
-	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY},
-	    .feature_set = fs,
-	    .feature_param = MLP_H,
-	};
+	size_t n_in = shape->width[0], n;
 	mpxkit_model *m = NULL;
-	size_t n;
 	float *p;
-	int rc = mpxkit_model_new(&m, &shape, NULL);
+	int rc = mpxkit_model_new(&m, shape, NULL);
 
 	if (rc < 0)
 		return rc;
@@ -424,6 +417,19 @@ static int write_model(const char *path, uint32_t fs, size_t n_in, uint64_t seed
 	rc = mpxkit_model_save(m, path, NULL);
 	mpxkit_model_free(m);
 	return rc;
+}
+
+/* An n_in-5-1 ReLU network for feature set fs with half-window MLP_H. */
+static int write_model(const char *path, uint32_t fs, size_t n_in, uint64_t seed, float bias)
+{
+	mpxkit_model_shape shape = {
+	    .n_layers = 2,
+	    .width = {n_in, 5, 1},
+	    .activation = {MPXKIT_ACT_RELU, MPXKIT_ACT_IDENTITY},
+	    .feature_set = fs,
+	    .feature_param = MLP_H,
+	};
+	return save_model(path, &shape, seed, bias);
 }
 
 /*
@@ -646,34 +652,19 @@ static void test_mlp_shipped_model(void)
 /*
  * Writes a bidirectional GRU (GRU_HIDDEN units per direction) and a linear
  * output over the mlp's features with half-window MLP_H, for feature set fs:
- * weights as write_model draws them, the output's bias set to bias.
+ * weights as save_model draws them, the output's bias set to bias.
  */
 static int write_gru_model(const char *path, uint32_t fs, uint64_t seed, float bias)
 {
-	size_t n_in = mpxkit_mlp_feature_count(MLP_H);
 	mpxkit_model_shape shape = {
 	    .n_layers = 2,
-	    .width = {n_in, 2 * GRU_HIDDEN, 1},
+	    .width = {mpxkit_mlp_feature_count(MLP_H), 2 * GRU_HIDDEN, 1},
 	    .activation = {MPXKIT_ACT_IDENTITY, MPXKIT_ACT_IDENTITY},
 	    .type = {MPXKIT_LAYER_BIGRU, MPXKIT_LAYER_DENSE},
 	    .feature_set = fs,
 	    .feature_param = MLP_H,
 	};
-	mpxkit_model *m = NULL;
-	size_t n;
-	float *p;
-	int rc = mpxkit_model_new(&m, &shape, NULL);
-
-	if (rc < 0)
-		return rc;
-	p = mpxkit_model_params(m, &n);
-	for (size_t i = 2 * n_in + 2; seed && i < n; i++)
-		p[i] =
-		    (float)((double)(next_random(&seed) >> 11) / 9007199254740992.0 - 0.5) * 1.2f;
-	p[n - 1] = bias;
-	rc = mpxkit_model_save(m, path, NULL);
-	mpxkit_model_free(m);
-	return rc;
+	return save_model(path, &shape, seed, bias);
 }
 
 static void test_bigru_const_model(void)

@@ -273,6 +273,29 @@ double mlp_weight(double total, double g, double mean)
 	return (total + g) / (mean + g);
 }
 
+int mlp_rows_reserve(float **x, float **y, float **w, size_t *cap, size_t want, size_t nf)
+{
+	size_t c = *cap ? *cap : 4096;
+
+	if (want <= *cap)
+		return 0;
+	while (c < want)
+		c *= 2;
+	/* Each array is kept as soon as it grows, so a failure leaves no dangling pointer. */
+	float *nx = realloc(*x, c * nf * sizeof(float));
+	if (nx)
+		*x = nx;
+	float *ny = nx ? realloc(*y, c * sizeof(float)) : NULL;
+	if (ny)
+		*y = ny;
+	float *nw = ny ? realloc(*w, c * sizeof(float)) : NULL;
+	if (!nw)
+		return -MPXKIT_ENOMEM;
+	*w = nw;
+	*cap = c;
+	return 0;
+}
+
 int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, size_t n_rotations,
 			   const uint64_t *obs, const uint64_t *ref, const uint64_t *ocoe,
 			   size_t stride, mpxkit_diag *diag)
@@ -288,23 +311,8 @@ int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, s
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "mlp: bad run or stride");
 	ne = layout->n_events;
 	size_t want = s->n + ne * ((n_rotations + stride - 1) / stride);
-	if (want > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < want)
-			cap *= 2;
-		float *x = realloc(s->x, cap * nf * sizeof(float));
-		if (x)
-			s->x = x;
-		float *y = x ? realloc(s->y, cap * sizeof(float)) : NULL;
-		if (y)
-			s->y = y;
-		float *wt = y ? realloc(s->w, cap * sizeof(float)) : NULL;
-		if (!x || !y || !wt)
-			return mpxkit_fail(diag, MPXKIT_ENOMEM,
-					   "mlp: out of memory for %zu samples", want);
-		s->w = wt;
-		s->cap = cap;
-	}
+	if (mlp_rows_reserve(&s->x, &s->y, &s->w, &s->cap, want, nf) < 0)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "mlp: out of memory for %zu samples", want);
 	level = malloc((2 * (size_t)s->half + 3) * ne * sizeof(double));
 	if (!level)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "mlp: out of memory");

@@ -63,6 +63,13 @@ void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, size_t n_rotations
 		    const uint64_t *obs, const uint64_t *ref, unsigned h, size_t k,
 		    mpxkit_rotation *rot);
 
+/*
+ * Room for want rows in the training arrays x (nf floats a row), y and w
+ * (one float a row), which hold *cap rows: each grows by doubling, and *cap
+ * follows.  0, or -MPXKIT_ENOMEM with the arrays still valid.
+ */
+int mlp_rows_reserve(float **x, float **y, float **w, size_t *cap, size_t want, size_t nf);
+
 /* The training target: log10(1 + total / G) minus the origin. */
 double mlp_target(double total, double g, double origin);
 

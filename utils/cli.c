@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Error reporting and option parsing shared by the subcommands. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
-__attribute__((format(printf, 2, 0)))
-static void vreport(const char *cmd, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vreport(const char *cmd, const char *fmt,
+							  va_list ap)
 {
 	fprintf(stderr, "mpxkit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	vfprintf(stderr, fmt, ap);
@@ -60,4 +62,70 @@ int cli_close_stdout(const char *cmd)
 	if (fflush(stdout) != 0 || ferror(stdout))
 		return cli_error(cmd, "cannot write to standard output: %s", strerror(errno));
 	return CLI_OK;
+}
+
+static int is_trace_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (name[0] == '.')
+		return 0;
+	return (n > 4 && strcmp(name + n - 4, ".csv") == 0) ||
+	       (n > 7 && strcmp(name + n - 7, ".csv.gz") == 0);
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* DIR's traces, sorted: *names (malloc'd, each too) and *n. */
+static int list_traces(const char *cmd, const char *dir, char ***names, size_t *n)
+{
+	DIR *d = opendir(dir);
+	const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+	struct dirent *de;
+
+	*names = NULL;
+	*n = 0;
+	if (d == NULL)
+		return cli_error(cmd, "%s: %s", dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		if (!is_trace_name(de->d_name))
+			continue;
+		char **grown = realloc(*names, (*n + 1) * sizeof(*grown));
+		if (grown)
+			*names = grown;
+		char *name = grown ? malloc(strlen(dir) + strlen(de->d_name) + 2) : NULL;
+		if (name == NULL) {
+			closedir(d);
+			return cli_error(cmd, "out of memory");
+		}
+		sprintf(name, "%s%s%s", dir, sep, de->d_name);
+		(*names)[(*n)++] = name;
+	}
+	closedir(d);
+	if (*n == 0)
+		return cli_error(cmd, "%s: no *.csv or *.csv.gz trace in this directory", dir);
+	qsort(*names, *n, sizeof(**names), compare_names);
+	return 0;
+}
+
+int cli_for_each_trace(const char *cmd, const char *path, int (*add)(void *arg, const char *path),
+		       void *arg)
+{
+	struct stat st;
+	char **names;
+	size_t n;
+	int rc;
+
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return add(arg, path);
+	rc = list_traces(cmd, path, &names, &n);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = add(arg, names[i]);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
 }

@@ -34,4 +34,13 @@ int cli_parse_long(const char *text, long min, long max, long *out);
 /* Flushes stdout so a full disk or closed pipe is an error, not silent loss; CLI_OK or CLI_FAIL. */
 int cli_close_stdout(const char *cmd);
 
+/*
+ * Hands each trace a command names to add(arg, path): a file as it is, a
+ * directory as its *.csv and *.csv.gz files (not dot files) in name order, so
+ * the order never depends on the disk.  A directory with none is an error.
+ * Returns 0, the first nonzero add() result, or CLI_FAIL (reported).
+ */
+int cli_for_each_trace(const char *cmd, const char *path, int (*add)(void *arg, const char *path),
+		       void *arg);
+
 #endif

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* mpxkit eval: simulate multiplexing on ground-truth traces, run the estimators, score them. */
-#include <dirent.h>
-#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -219,72 +216,15 @@ static int add_input(eval *ev, const char *path)
 	return 0;
 }
 
-static int is_trace_name(const char *name)
+static int add_input_cb(void *ev, const char *path)
 {
-	size_t n = strlen(name);
-	if (name[0] == '.')
-		return 0;
-	return (n > 4 && strcmp(name + n - 4, ".csv") == 0) ||
-	       (n > 7 && strcmp(name + n - 7, ".csv.gz") == 0);
-}
-
-static int compare_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Adds DIR's *.csv and *.csv.gz files, sorted by name, so the order never depends on the disk. */
-static int add_directory(eval *ev, const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
-	int rc = 0;
-
-	if (d == NULL)
-		return cli_error(ev->cmd, "%s: %s", dir, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		char **grown;
-		if (!is_trace_name(de->d_name))
-			continue;
-		grown = realloc(names, (n + 1) * sizeof *grown);
-		if (grown == NULL ||
-		    (grown[n] = malloc(strlen(dir) + strlen(de->d_name) + 2)) == NULL) {
-			if (grown)
-				names = grown;
-			rc = cli_error(ev->cmd, "out of memory");
-			goto out;
-		}
-		names = grown;
-		sprintf(names[n], "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
-			de->d_name);
-		n++;
-	}
-	if (n == 0) {
-		rc = cli_error(ev->cmd, "%s: no *.csv or *.csv.gz trace in this directory", dir);
-		goto out;
-	}
-	qsort(names, n, sizeof *names, compare_names);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = add_input(ev, names[i]);
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
-	return rc;
+	return add_input(ev, path);
 }
 
 static int collect_inputs(eval *ev, int argc, char **argv)
 {
 	for (int i = 0; i < argc; i++) {
-		struct stat st;
-		int rc;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-			rc = add_directory(ev, argv[i]);
-		else
-			rc = add_input(ev, argv[i]);
+		int rc = cli_for_each_trace(ev->cmd, argv[i], add_input_cb, ev);
 		if (rc != 0)
 			return rc;
 	}

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* mpxkit train: fit the mlp or bigru estimator's model on simulated multiplexing of ground-truth
  * traces. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpxkit/estimator.h"
@@ -101,16 +99,6 @@ static int usage(FILE *out)
 	return out == stdout ? CLI_OK : CLI_USAGE;
 }
 
-static int is_trace_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (name[0] == '.')
-		return 0;
-	return (n > 4 && strcmp(name + n - 4, ".csv") == 0) ||
-	       (n > 7 && strcmp(name + n - 7, ".csv.gz") == 0);
-}
-
 static int add_program(train *t, const char *path)
 {
 	program *p = realloc(t->progs, (t->n_progs + 1) * sizeof(*p));
@@ -127,51 +115,9 @@ static int add_program(train *t, const char *path)
 	return 0;
 }
 
-static int compare_names(const void *a, const void *b)
+static int add_program_cb(void *t, const char *path)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A directory's traces in name order, so the split never depends on the disk. */
-static int add_directory(train *t, const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0;
-	int rc = 0;
-
-	if (!d)
-		return cli_error(t->cmd, "%s: %s", dir, strerror(errno));
-	while ((de = readdir(d)) != NULL) {
-		if (!is_trace_name(de->d_name))
-			continue;
-		char **grown = realloc(names, (n + 1) * sizeof(*grown));
-		if (!grown) {
-			rc = cli_error(t->cmd, "out of memory");
-			goto out;
-		}
-		names = grown;
-		names[n] = malloc(strlen(dir) + strlen(de->d_name) + 2);
-		if (!names[n]) {
-			rc = cli_error(t->cmd, "out of memory");
-			goto out;
-		}
-		sprintf(names[n++], "%s/%s", dir, de->d_name);
-	}
-	if (n == 0) {
-		rc = cli_error(t->cmd, "%s: no *.csv or *.csv.gz trace in this directory", dir);
-		goto out;
-	}
-	qsort(names, n, sizeof(*names), compare_names);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = add_program(t, names[i]);
-out:
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	closedir(d);
-	return rc;
+	return add_program(t, path);
 }
 
 /* 7:1:2 by program: a seeded shuffle of the programs, then the first 70 % train, 10 % validate. */
@@ -614,13 +560,8 @@ int cmd_train(int argc, char **argv)
 		t.dropout = t.kind == MODEL_BIGRU ? GRU_DROPOUT : DROPOUT;
 	if (optind == argc)
 		return cli_usage_error(t.cmd, "no corpus given");
-	for (int i = optind; i < argc && rc == 0; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
-			rc = add_directory(&t, argv[i]);
-		else
-			rc = add_program(&t, argv[i]);
-	}
+	for (int i = optind; i < argc && rc == 0; i++)
+		rc = cli_for_each_trace(t.cmd, argv[i], add_program_cb, &t);
 	t.bar = isatty(STDERR_FILENO);
 	if (rc == 0)
 		rc = run_training(&t, output);

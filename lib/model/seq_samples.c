@@ -64,23 +64,7 @@ static int reserve(mpxkit_bigru_samples *s, size_t n_seq, size_t n_rows, size_t 
 		s->start = start;
 		s->cap_seq = cap;
 	}
-	if (s->n_rows + n_rows > s->cap_rows) {
-		size_t cap = s->cap_rows ? s->cap_rows : 4096;
-		while (cap < s->n_rows + n_rows)
-			cap *= 2;
-		float *x = realloc(s->x, cap * nf * sizeof(float));
-		if (x)
-			s->x = x;
-		float *y = x ? realloc(s->y, cap * sizeof(float)) : NULL;
-		if (y)
-			s->y = y;
-		float *w = y ? realloc(s->w, cap * sizeof(float)) : NULL;
-		if (!w)
-			return -MPXKIT_ENOMEM;
-		s->w = w;
-		s->cap_rows = cap;
-	}
-	return 0;
+	return mlp_rows_reserve(&s->x, &s->y, &s->w, &s->cap_rows, s->n_rows + n_rows, nf);
 }
 
 int mpxkit_bigru_samples_add(mpxkit_bigru_samples *s, const mpxkit_layout *layout,
