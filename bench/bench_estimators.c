@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/metric.h"
 
@@ -15,22 +16,6 @@
 #define N_ROTATIONS 200000
 #define REPEATS	    5
 #define DTW_LEN	    10000
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* xorshift64*: the same pseudo-random counts on every run. */
-static uint64_t next_random(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 static double sink; /* keeps the compiler from dropping the work */
 

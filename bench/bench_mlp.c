@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/model.h"
 
@@ -14,22 +15,6 @@
 #define N_FORWARD   2000000
 #define REPEATS	    3
 #define HALF	    4
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* xorshift64*: the same counts and weights on every run. */
-static uint64_t next_random(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 2685821657736338717ULL;
-}
 
 /* The shape mpxkit train writes, with small random weights; or the model file named. */
 static int get_model(mpxkit_model **m, const char *path)

@@ -28,6 +28,7 @@ int main(void)
 #include "mpxkit/estimator.h"
 #include "mpxkit/model.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/pcz.h"
 #include "mpxkit/trace.h"
 
 #include "mlp_features.h" /* MLP_FEATURE_SET: the id of the features mlp feeds its model */
@@ -39,8 +40,11 @@ int main(void)
 #define CONST_Y		0.125f /* the output of the test's own model */
 #define HALF		2      /* its half-window */
 
-static char dir[64], trace_path[128], model_path[128];
+static char dir[64], trace_path[128], model_path[128], dump_path[128];
 static mpxkit_trace *trace;
+
+/* Settings of the next run_child beyond its arguments; NULL: the default (unset). */
+static const char *child_counters, *child_whole_max, *child_dump;
 
 /* What a child saw: whether mpxkit was disabled and why, else the totals PAPI_stop returned. */
 typedef struct outcome {
@@ -48,6 +52,8 @@ typedef struct outcome {
 	int disabled;
 	char reason[PAPI_HUGE_STR_LEN];
 	long long v[N_EVENTS];
+	long long before[N_EVENTS]; /* PAPI_read just before PAPI_stop */
+	long long after[N_EVENTS];  /* PAPI_read after PAPI_stop */
 	long long cpu_ns; /* the child's CPU time from PAPI_start to PAPI_stop (perf runs) */
 } outcome;
 
@@ -151,13 +157,24 @@ static void papi_child(int replay, outcome *o)
 		return;
 	if (!replay)
 		burn_cpu(200000000ll);
-	if (PAPI_stop(es, o->v) != PAPI_OK)
+	if (PAPI_read(es, o->before) != PAPI_OK || PAPI_stop(es, o->v) != PAPI_OK)
 		return;
 	o->cpu_ns = cpu_ns() - o->cpu_ns;
+	if (PAPI_read(es, o->after) != PAPI_OK)
+		return;
 	PAPI_cleanup_eventset(es);
 	PAPI_destroy_eventset(&es);
 	PAPI_shutdown();
 	o->rc = 0;
+}
+
+/* The child's environment: name set to value, or unset for NULL. */
+static void set_or_unset(const char *name, const char *value)
+{
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
 }
 
 /*
@@ -179,18 +196,13 @@ static int run_child(const char *estimator, const char *model, const char *datad
 	if (pid == 0) {
 		close(fds[0]);
 		setenv("MPXKIT_ESTIMATOR", estimator, 1);
-		setenv("MPXKIT_COUNTERS", replay ? "2" : "1", 1);
+		setenv("MPXKIT_COUNTERS", child_counters ? child_counters : replay ? "2" : "1", 1);
 		setenv("MPXKIT_SLICE_US", "2000", 1);
 		unsetenv("MPXKIT_REFERENCE");
-		unsetenv("MPXKIT_DUMP");
-		if (replay)
-			setenv("MPXKIT_REPLAY", trace_path, 1);
-		else
-			unsetenv("MPXKIT_REPLAY");
-		if (model)
-			setenv("MPXKIT_MODEL", model, 1);
-		else
-			unsetenv("MPXKIT_MODEL");
+		set_or_unset("MPXKIT_DUMP", child_dump);
+		set_or_unset("MPXKIT_WHOLE_MAX", child_whole_max);
+		set_or_unset("MPXKIT_REPLAY", replay ? trace_path : NULL);
+		set_or_unset("MPXKIT_MODEL", model);
 		if (datadir)
 			setenv("MPXKIT_DATADIR", datadir, 1);
 		papi_child(replay, o);
@@ -280,7 +292,8 @@ static void test_named_model(void)
 		for (size_t k = 0; k < K; k++) {
 			double a = observation(k, e), b = k + 1 < K ? observation(k + 1, e) : a;
 			double dira = G * a + (b - a) * (G - 1) / 2.0;
-			double est = G * (pow(10.0, log10(1.0 + dira / G) + CONST_Y) - 1.0);
+			/* A whole count per rotation (halves up), never below a. */
+			double est = floor(G * (pow(10.0, log10(1.0 + dira / G) + CONST_Y) - 1.0) + 0.5);
 			total += est > a ? est : a;
 		}
 		printf("\n  ev%zu: mlp %lld, closed form %.2f", e, o.v[e], total);
@@ -289,16 +302,65 @@ static void test_named_model(void)
 	printf("\n  ");
 }
 
-/* bigru's window (estimators/bigru.c, doc/estimators.md "bigru"): look-back and look-ahead. */
-#define BIGRU_LOOKBACK	11
-#define BIGRU_LOOKAHEAD 4
+/* The dump of the last child: region "stop"'s one unit and region "stop.total"'s, copied. */
+typedef struct dumped {
+	size_t n_steps;		  /* of the series */
+	uint64_t *series;	  /* n_steps rows of the events */
+	uint64_t total[N_EVENTS]; /* stop.total */
+	int has_series, has_total;
+} dumped;
+
+static int read_dump(const char *path, size_t n_events, dumped *d)
+{
+	mpxkit_pcz_reader *r = NULL;
+	const mpxkit_pcz_region *reg;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	if (mpxkit_pcz_reader_open(path, &r, NULL) < 0)
+		return -1;
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, NULL)) == 1) {
+		const mpxkit_pcz_unit *u = reg->n_units == 1 ? &reg->units[0] : NULL;
+		if (u == NULL)
+			continue;
+		if (strcmp(reg->name, "stop") == 0) {
+			d->n_steps = u->n_steps;
+			d->series = malloc(u->n_steps * n_events * sizeof *d->series);
+			if (d->series)
+				memcpy(d->series, u->values,
+				       u->n_steps * n_events * sizeof *u->values);
+			d->has_series = d->series != NULL;
+		} else if (strcmp(reg->name, "stop.total") == 0 && u->n_steps == 1) {
+			memcpy(d->total, u->values, n_events * sizeof *u->values);
+			d->has_total = 1;
+		}
+	}
+	mpxkit_pcz_reader_free(r);
+	unlink(path);
+	return rc;
+}
+
+/* An estimate as the dump stores it: rounded to the nearest count, negatives as 0. */
+static uint64_t as_dumped(double v)
+{
+	return v > 0 ? (uint64_t)llround(v) : 0;
+}
 
 /*
- * bigru with its default model ($MPXKIT_DATADIR/models/bigru.mpxm): the
- * component's totals are the sums of mpxkit_bigru_run's row k over the
- * stretch k - 11 .. k + 4 of the run (the window, not through the registry),
- * so the engine runs it online, flush at PAPI_stop included.  The test's own
- * model, an mlp one, is refused as not recurrent.
+ * bigru with its default model ($MPXKIT_DATADIR/models/bigru.mpxm) on the
+ * replay, every number computed here from mpxkit_mpx_simulate's observations
+ * with mpxkit_bigru_run (not through the registry):
+ * - PAPI_stop, and PAPI_read after it, return the sums of mpxkit_bigru_run
+ *   over the whole run (the whole-run pass), and the MPXKIT_DUMP series is
+ *   its rows, rounded as the dump rounds;
+ * - PAPI_read just before PAPI_stop returns the sums of the windowed
+ *   estimator's rows, mpxkit_estimator_run of the registry's bigru with the
+ *   same model (its online estimates are those: ctests/test_estimators):
+ *   the reads stay windowed;
+ * - with MPXKIT_WHOLE_MAX one below the run's 30 rotations, PAPI_stop keeps
+ *   the windowed sums and the dump the windowed rows;
+ * - with one group (MPXKIT_COUNTERS=6) the counts, step by step.
+ * The test's own model, an mlp one, is refused as not recurrent.
  */
 static void test_bigru(void)
 {
@@ -307,7 +369,11 @@ static void test_bigru(void)
 	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_model *m = NULL;
-	double *out, sum[N_EVENTS] = {0};
+	mpxkit_estimator *est = NULL;
+	mpxkit_estimator_options opts = {path};
+	double *whole, *win, sum[N_EVENTS] = {0}, wsum[N_EVENTS] = {0};
+	size_t K;
+	dumped d;
 	outcome o;
 
 	if (datadir == NULL || datadir[0] == '\0') {
@@ -317,31 +383,135 @@ static void test_bigru(void)
 	snprintf(path, sizeof path, "%s/models/bigru.mpxm", datadir);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_model_load_file(&m, path, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_mpx_simulate(trace, &cfg, &run, NULL), 0);
-	out = calloc(run->n_rotations * N_EVENTS, sizeof *out);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	for (size_t k = 0, n = run->n_rotations; k < n; k++) {
-		size_t lo = k < BIGRU_LOOKBACK ? 0 : k - BIGRU_LOOKBACK;
-		size_t hi = n - 1 - k < BIGRU_LOOKAHEAD ? n - 1 : k + BIGRU_LOOKAHEAD;
-		CU_ASSERT_EQUAL_FATAL(mpxkit_bigru_run(m, &run->layout, hi - lo + 1,
-						       run->obs + lo * N_EVENTS, NULL, out, NULL),
-				      0);
-		for (size_t e = 0; e < N_EVENTS; e++)
-			sum[e] += out[(k - lo) * N_EVENTS + e];
-	}
+	K = run->n_rotations;
+	CU_ASSERT_EQUAL_FATAL(K, N_STEPS / G);
+	whole = calloc(K * N_EVENTS, sizeof *whole);
+	win = calloc(K * N_EVENTS, sizeof *win);
+	CU_ASSERT_FATAL(whole && win);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_bigru_run(m, &run->layout, K, run->obs, NULL, whole, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, "bigru", &run->layout, &opts, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, K, run->obs, NULL, win), 0);
+	mpxkit_estimator_free(est);
+	for (size_t k = 0; k < K; k++)
+		for (size_t e = 0; e < N_EVENTS; e++) {
+			sum[e] += whole[k * N_EVENTS + e];
+			wsum[e] += win[k * N_EVENTS + e];
+		}
+
+	child_dump = dump_path;
 	CU_ASSERT_EQUAL_FATAL(run_child("bigru", NULL, NULL, 1, &o), 0);
 	CU_ASSERT_FALSE_FATAL(o.disabled);
+	CU_ASSERT_EQUAL_FATAL(read_dump(dump_path, N_EVENTS, &d), 0);
+	CU_ASSERT_FATAL(d.has_series && d.has_total);
+	CU_ASSERT_EQUAL(d.n_steps, K);
 	for (size_t e = 0; e < N_EVENTS; e++) {
-		printf("\n  ev%zu: bigru %lld, offline %.1f", e, o.v[e], sum[e]);
+		printf("\n  ev%zu: bigru stop %lld, read %lld; whole %.1f, window %.1f", e, o.v[e],
+		       o.before[e], sum[e], wsum[e]);
 		CU_ASSERT_EQUAL(o.v[e], llround(sum[e]));
+		CU_ASSERT_EQUAL(o.after[e], o.v[e]);
+		CU_ASSERT_EQUAL(o.before[e], llround(wsum[e]));
+		CU_ASSERT_EQUAL(d.total[e], (uint64_t)o.v[e]);
 	}
+	CU_ASSERT(memcmp(sum, wsum, sizeof sum) != 0); /* the pass matters on this trace */
+	for (size_t i = 0; i < K * N_EVENTS && d.n_steps == K; i++)
+		CU_ASSERT_EQUAL(d.series[i], as_dumped(whole[i]));
+	free(d.series);
+
+	/* Past the cap: windowed, totals and series. */
+	child_whole_max = "29";
+	CU_ASSERT_EQUAL_FATAL(run_child("bigru", NULL, NULL, 1, &o), 0);
+	CU_ASSERT_EQUAL_FATAL(read_dump(dump_path, N_EVENTS, &d), 0);
+	CU_ASSERT_FATAL(d.has_series);
+	CU_ASSERT_EQUAL(d.n_steps, K);
+	for (size_t e = 0; e < N_EVENTS; e++) {
+		CU_ASSERT_EQUAL(o.v[e], llround(wsum[e]));
+		CU_ASSERT_EQUAL(o.after[e], o.v[e]);
+		CU_ASSERT_EQUAL(d.total[e], (uint64_t)o.v[e]);
+	}
+	for (size_t i = 0; i < K * N_EVENTS && d.n_steps == K; i++)
+		CU_ASSERT_EQUAL(d.series[i], as_dumped(win[i]));
+	free(d.series);
+	child_whole_max = NULL;
+
+	/* One group: nothing multiplexed, every step a rotation, the counts. */
+	child_counters = "6";
+	CU_ASSERT_EQUAL_FATAL(run_child("bigru", NULL, NULL, 1, &o), 0);
+	CU_ASSERT_EQUAL_FATAL(read_dump(dump_path, N_EVENTS, &d), 0);
+	CU_ASSERT_FATAL(d.has_series);
+	CU_ASSERT_EQUAL(d.n_steps, N_STEPS);
+	for (size_t e = 0; e < N_EVENTS; e++) {
+		uint64_t col = 0;
+		for (size_t st = 0; st < N_STEPS; st++)
+			col += trace->values[st * N_EVENTS + e];
+		CU_ASSERT_EQUAL(o.v[e], (long long)col);
+	}
+	for (size_t i = 0; i < N_STEPS * N_EVENTS && d.n_steps == N_STEPS; i++)
+		CU_ASSERT_EQUAL(d.series[i], trace->values[i]);
+	free(d.series);
+	child_counters = NULL;
+	child_dump = NULL;
+
 	CU_ASSERT_EQUAL_FATAL(run_child("bigru", model_path, NULL, 1, &o), 0);
 	CU_ASSERT(o.disabled);
 	printf("\n  %s\n  ", o.reason);
 	CU_ASSERT_PTR_NOT_NULL(strstr(o.reason, "estimator bigru: "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(o.reason, "not a recurrent model"));
-	free(out);
+	free(whole);
+	free(win);
 	mpxkit_mpx_run_free(run);
 	mpxkit_model_free(m);
+}
+
+/*
+ * bigru on real counters with MPXKIT_DUMP: what PAPI_stop returns, what
+ * PAPI_read returns after it and the dump's stop.total agree; the series is
+ * the whole-run pass's rows, which the totals exceed by the rotation in
+ * progress at the stop only (at most about one rotation); task-clock is near
+ * the CPU time.
+ */
+static void test_bigru_real(void)
+{
+	const char *datadir = getenv("MPXKIT_DATADIR");
+	dumped d;
+	outcome o;
+
+	if (datadir == NULL || datadir[0] == '\0') {
+		printf("\n  MPXKIT_DATADIR unset (not run by make check): not run");
+		return;
+	}
+	child_dump = dump_path;
+	CU_ASSERT_EQUAL_FATAL(run_child("bigru", NULL, NULL, 0, &o), 0);
+	child_dump = NULL;
+	if (o.disabled) {
+		printf("\n  mpxkit disabled here: %s", o.reason);
+		CU_ASSERT_PTR_NULL(strstr(o.reason, "MPXKIT_"));
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(read_dump(dump_path, 3, &d), 0);
+	CU_ASSERT_FATAL(d.has_total);
+	for (size_t e = 0; e < 3; e++) {
+		uint64_t sum = 0, most = 0;
+		for (size_t k = 0; k < d.n_steps; k++) {
+			uint64_t v = d.series[k * 3 + e];
+			sum += v;
+			most = v > most ? v : most;
+		}
+		printf("\n  %s: stop %lld, read before %lld, series %llu over %zu rotations",
+		       perf_events[e], o.v[e], o.before[e], (unsigned long long)sum, d.n_steps);
+		CU_ASSERT_EQUAL(o.after[e], o.v[e]);
+		CU_ASSERT_EQUAL(d.total[e], (uint64_t)o.v[e]);
+		if (cutest_under_valgrind() || d.n_steps < 4)
+			continue;
+		/* Each step rounds by at most 1/2. */
+		CU_ASSERT((double)o.v[e] >= (double)sum - 0.5 * (double)d.n_steps - 1);
+		CU_ASSERT((double)o.v[e] <= (double)(sum + 2 * most) + 0.5 * (double)d.n_steps + 1);
+	}
+	printf("\n  cpu %lld ns\n  ", o.cpu_ns);
+	if (!cutest_under_valgrind()) {
+		CU_ASSERT(d.n_steps >= 4);
+		CU_ASSERT(o.v[0] > 0.75 * (double)o.cpu_ns && o.v[0] < 1.25 * (double)o.cpu_ns);
+	}
+	free(d.series);
 }
 
 /* A model that does not load disables the component with one reason naming the setting. */
@@ -416,7 +586,8 @@ static const cutest_case mlp_cases[] = {
     {"default model: PAPI replay = mpxkit_mlp_run", test_default_model},
     {"MPXKIT_MODEL: closed form of a constant model", test_named_model},
     {"bad or missing models disable the component", test_bad_models},
-    {"bigru: PAPI replay = mpxkit_bigru_run on each window", test_bigru},
+    {"bigru: PAPI_stop and the dump = mpxkit_bigru_run whole; cap, one group", test_bigru},
+    {"bigru on real counters: PAPI_stop = the dump's totals", test_bigru_real},
     {"real counters: mlp and fixed near the CPU time", test_real_counters},
     {NULL, NULL},
 };
@@ -434,6 +605,7 @@ int main(void)
 	}
 	snprintf(trace_path, sizeof trace_path, "%s/replay.csv", dir);
 	snprintf(model_path, sizeof model_path, "%s/const.mpxm", dir);
+	snprintf(dump_path, sizeof dump_path, "%s/bigru.pcz", dir);
 	if (make_trace() < 0 || make_model() < 0)
 		fprintf(stderr, "test_component_mlp: cannot write the trace or the model\n");
 	else

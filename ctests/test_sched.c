@@ -11,6 +11,7 @@
 
 #include "cutest.h"
 #include "mpxkit/estimator.h"
+#include "mpxkit/model.h"
 #include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
@@ -36,6 +37,7 @@ static void test_config_defaults(void)
 	CU_ASSERT_STRING_EQUAL(cfg.estimator, "fixed");
 	CU_ASSERT_STRING_EQUAL(cfg.model, "");
 	CU_ASSERT_STRING_EQUAL(cfg.replay, "");
+	CU_ASSERT_EQUAL(cfg.whole_max, 16384);
 }
 
 static void test_config_values(void)
@@ -54,6 +56,10 @@ static void test_config_values(void)
 	CU_ASSERT_STRING_EQUAL(cfg.estimator, "linear-dira"); /* the alias, resolved */
 	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_REPLAY", "t.csv", &diag), 0);
 	CU_ASSERT_STRING_EQUAL(cfg.replay, "t.csv");
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_WHOLE_MAX", "0", &diag), 0);
+	CU_ASSERT_EQUAL(cfg.whole_max, 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_WHOLE_MAX", "100000000", &diag), 0);
+	CU_ASSERT_EQUAL(cfg.whole_max, 100000000);
 }
 
 static void test_config_bad_values(void)
@@ -64,7 +70,8 @@ static void test_config_bad_values(void)
 	    {"MPXKIT_COUNTERS", " 4"},	{"MPXKIT_COUNTERS", "99999999999999999999999"},
 	    {"MPXKIT_SLICE_US", "99"},	{"MPXKIT_SLICE_US", "10000001"},
 	    {"MPXKIT_SLICE_US", "1.5"}, {"MPXKIT_REFERENCE", ""},
-	    {"MPXKIT_NO_SUCH", "1"},
+	    {"MPXKIT_NO_SUCH", "1"},	{"MPXKIT_WHOLE_MAX", "100000001"},
+	    {"MPXKIT_WHOLE_MAX", "-1"}, {"MPXKIT_WHOLE_MAX", "1e5"},
 	};
 	mpxkit_sched_config cfg, before;
 	mpxkit_diag diag = {0};
@@ -340,7 +347,11 @@ static void test_replay_ref_rate_by_hand(void)
 	mpxkit_trace_free(t);
 }
 
-/* The library's offline path: simulate, run the estimator, sum each event's rotations in order. */
+/*
+ * The library's offline path: simulate, run the estimator over the whole run
+ * (its whole-run pass where it has one: bigru), sum each event's rotations
+ * in order.
+ */
 static double *offline_totals(const mpxkit_trace *t, size_t C, const char *estimator)
 {
 	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, "test"};
@@ -352,7 +363,8 @@ static double *offline_totals(const mpxkit_trace *t, size_t C, const char *estim
 	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&e, estimator, &run->layout, NULL, NULL), 0);
 	out = calloc(run->n_rotations * t->n_events, sizeof *out);
 	tot = calloc(t->n_events, sizeof *tot);
-	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(e, run->n_rotations, run->obs, NULL, out), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    mpxkit_estimator_run_whole(e, run->n_rotations, run->obs, NULL, out, NULL), 0);
 	for (size_t k = 0; k < run->n_rotations; k++)
 		for (size_t v = 0; v < t->n_events; v++)
 			tot[v] += out[k * t->n_events + v];
@@ -487,6 +499,317 @@ static void test_replay_series(void)
 	CU_ASSERT_EQUAL(memcmp(se.sum, est, sizeof est), 0);
 	mpxkit_sched_free(s);
 	mpxkit_trace_free(t);
+}
+
+/* ---- the whole-run pass (bigru) ------------------------------------------------------- */
+
+/* The source tree's default bigru model ($MPXKIT_DATADIR, as make check sets it), or NULL. */
+static mpxkit_model *bigru_model(void)
+{
+	const char *dir = getenv("MPXKIT_DATADIR");
+	char path[1024];
+	mpxkit_model *m = NULL;
+
+	if (dir == NULL || dir[0] == '\0') {
+		printf("\n  MPXKIT_DATADIR unset (not run by make check): not checked\n  ");
+		return NULL;
+	}
+	snprintf(path, sizeof path, "%s/models/bigru.mpxm", dir);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_model_load_file(&m, path, NULL), 0);
+	return m;
+}
+
+/* A started and stopped replay of t's columns (the reference's left out) with an estimator. */
+static mpxkit_sched *replay_with(const char *estimator, const mpxkit_trace *t, size_t C,
+				 size_t whole_max, const char *reference, series *se, double *read,
+				 double *stop, int *rotations)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_sched_whole w;
+	size_t n = 0;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = C;
+	cfg.whole_max = whole_max;
+	snprintf(cfg.estimator, sizeof cfg.estimator, "%s", estimator);
+	if (reference)
+		snprintf(cfg.reference, sizeof cfg.reference, "%s", reference);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_replay(&src, t, 1000, NULL), 0);
+	for (size_t e = 0; e < t->n_events; e++)
+		if (!reference || strcmp(t->events[e], reference) != 0)
+			CU_ASSERT_EQUAL_FATAL(mpxkit_source_add(src, t->events[e], NULL), (int)n++);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), 0); /* no run yet */
+	if (se)
+		CU_ASSERT_EQUAL(mpxkit_sched_on_rotation(s, on_rotation, se), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_start(s), 0);
+	CU_ASSERT(mpxkit_sched_read(s, read, NULL) >= 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), -MPXKIT_ESTATE);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	*rotations = mpxkit_sched_read(s, stop, NULL);
+	return s;
+}
+
+/* The offline run of t: simulate with C counters (and the reference), then bigru's windowed rows.
+ */
+static mpxkit_mpx_run *simulate(const mpxkit_trace *t, size_t C, const char *reference)
+{
+	mpxkit_mpx_config cfg = {C, reference, NULL, 0, "test"};
+	mpxkit_mpx_run *run = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_mpx_simulate(t, &cfg, &run, NULL), 0);
+	return run;
+}
+
+/*
+ * The estimators' side of the pass the engine relies on: only bigru and
+ * bigru-full have one, and their mpxkit_estimator_run_whole is
+ * mpxkit_bigru_run over the whole run (with and without a reference); for
+ * the others it is mpxkit_estimator_run, bit for bit.
+ */
+static void test_whole_estimators(void)
+{
+	mpxkit_trace *t = make_trace(6, 100, 25);
+	mpxkit_model *m = bigru_model();
+	mpxkit_mpx_run *runs[2];
+	double a[33 * 6], b[33 * 6];
+	mpxkit_diag diag = {0};
+
+	if (m == NULL) {
+		mpxkit_trace_free(t);
+		return;
+	}
+	runs[0] = simulate(t, 2, NULL);
+	runs[1] = simulate(t, 2, "ev5");
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const char *name = mpxkit_estimator_info_at(i)->name;
+		int learned = strcmp(name, "bigru") == 0 || strcmp(name, "bigru-full") == 0;
+		for (int r = 0; r < 2; r++) {
+			const mpxkit_mpx_run *run = runs[r];
+			size_t K = run->n_rotations, n = run->layout.n_events;
+			mpxkit_estimator *e = NULL;
+
+			if (mpxkit_estimator_new(&e, name, &run->layout, NULL, NULL) < 0) {
+				CU_ASSERT_EQUAL(r, 0); /* ref-rate, without a reference */
+				continue;
+			}
+			CU_ASSERT_EQUAL(mpxkit_estimator_has_whole_run(e), learned);
+			CU_ASSERT_EQUAL(
+			    mpxkit_estimator_run_whole(e, K, run->obs, run->ref, a, NULL), 0);
+			if (learned) {
+				CU_ASSERT_EQUAL(mpxkit_bigru_run(m, &run->layout, K, run->obs,
+								 run->ref, b, NULL),
+						0);
+			} else {
+				CU_ASSERT_EQUAL(mpxkit_estimator_run(e, K, run->obs, run->ref, b),
+						0);
+			}
+			CU_ASSERT_EQUAL(memcmp(a, b, K * n * sizeof *a), 0);
+			CU_ASSERT_EQUAL(mpxkit_estimator_run_whole(e, 0, NULL, NULL, NULL, NULL),
+					0);
+			CU_ASSERT_EQUAL(mpxkit_estimator_run_whole(e, K, NULL, run->ref, a, &diag),
+					-MPXKIT_EINVAL);
+			if (run->ref) {
+				CU_ASSERT_EQUAL(
+				    mpxkit_estimator_run_whole(e, K, run->obs, NULL, a, &diag),
+				    -MPXKIT_EINVAL);
+			}
+			mpxkit_estimator_free(e);
+		}
+	}
+	CU_ASSERT_EQUAL(mpxkit_estimator_has_whole_run(NULL), 0);
+	mpxkit_mpx_run_free(runs[0]);
+	mpxkit_mpx_run_free(runs[1]);
+	mpxkit_model_free(m);
+	mpxkit_trace_free(t);
+}
+
+/* Sums of each event's rows, in rotation order, as the engine adds them. */
+static void row_sums(const double *rows, size_t K, size_t n, double *sum)
+{
+	memset(sum, 0, n * sizeof *sum);
+	for (size_t k = 0; k < K; k++)
+		for (size_t e = 0; e < n; e++)
+			sum[e] += rows[k * n + e];
+}
+
+/* The windowed bigru's rows through the registry (= mpxkit_bigru_run per window: test_estimators).
+ */
+static void windowed_rows(const mpxkit_mpx_run *run, double *rows)
+{
+	mpxkit_estimator *e = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&e, "bigru", &run->layout, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_run(e, run->n_rotations, run->obs, run->ref, rows), 0);
+	mpxkit_estimator_free(e);
+}
+
+/*
+ * A replay with bigru: the totals after the stop are the sums of
+ * mpxkit_bigru_run over mpxkit_mpx_simulate's observations of the whole
+ * run, bit for bit, and a read before it those of the window (the reads
+ * stay windowed); the kept rotations are those observations,
+ * the whole series is mpxkit_bigru_run's rows, and the series callback still
+ * had the windowed rows, every one, in order.  Without and with a reference.
+ */
+static void test_whole_replay(void)
+{
+	const char *refs[2] = {NULL, "ev5"};
+	mpxkit_trace *t = make_trace(6, 100, 21);
+	mpxkit_model *m = bigru_model();
+
+	if (m == NULL) {
+		mpxkit_trace_free(t);
+		return;
+	}
+	for (int r = 0; r < 2; r++) {
+		mpxkit_mpx_run *run = simulate(t, 2, refs[r]);
+		size_t n = run->layout.n_events, K = run->n_rotations;
+		double *whole = calloc(K * n, sizeof *whole), *win = calloc(K * n, sizeof *win);
+		double sum[8], wsum[8], read[8], stop[8];
+		series se = {n, 0, 1, {0}};
+		mpxkit_sched_whole w;
+		int rotations;
+		mpxkit_sched *s =
+		    replay_with("bigru", t, 2, 65536, refs[r], &se, read, stop, &rotations);
+
+		CU_ASSERT_EQUAL(K, 33);
+		CU_ASSERT_EQUAL(n, refs[r] ? 5 : 6);
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_bigru_run(m, &run->layout, K, run->obs, run->ref, whole, NULL), 0);
+		windowed_rows(run, win);
+		row_sums(whole, K, n, sum);
+		row_sums(win, K, n, wsum);
+		CU_ASSERT_EQUAL(rotations, (int)K);
+		CU_ASSERT_EQUAL(memcmp(read, wsum, n * sizeof *sum), 0); /* reads: windowed */
+		CU_ASSERT_EQUAL(memcmp(stop, sum, n * sizeof *sum), 0);
+		CU_ASSERT_NOT_EQUAL(memcmp(sum, wsum, n * sizeof *sum), 0); /* the pass matters */
+		CU_ASSERT_EQUAL_FATAL(mpxkit_sched_whole_series(s, &w), 1);
+		CU_ASSERT_EQUAL_FATAL(w.n_rotations, K);
+		CU_ASSERT_EQUAL(memcmp(w.obs, run->obs, K * n * sizeof *w.obs), 0);
+		if (refs[r]) {
+			CU_ASSERT(w.ref != NULL &&
+				  memcmp(w.ref, run->ref, K * 3 * sizeof *w.ref) == 0);
+		} else {
+			CU_ASSERT_PTR_NULL(w.ref);
+		}
+		CU_ASSERT_EQUAL(memcmp(w.est, whole, K * n * sizeof *whole), 0);
+		CU_ASSERT_EQUAL(se.next, K);
+		CU_ASSERT(se.in_order);
+		CU_ASSERT_EQUAL(memcmp(se.sum, wsum, n * sizeof *wsum), 0);
+		/* A second run of the same scheduler gives the same pass. */
+		CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_read(s, stop, NULL), (int)K);
+		CU_ASSERT_EQUAL(memcmp(stop, sum, n * sizeof *sum), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), 1);
+		mpxkit_sched_free(s);
+		mpxkit_mpx_run_free(run);
+		free(whole);
+		free(win);
+	}
+	mpxkit_model_free(m);
+	mpxkit_trace_free(t);
+}
+
+/*
+ * The cap: a run of exactly whole_max rotations gets the pass; one rotation
+ * more, or whole_max 0, keeps the windowed sums, and the whole series is
+ * not there.
+ */
+static void test_whole_cap(void)
+{
+	static const size_t caps[] = {33, 32, 1, 0};
+	mpxkit_trace *t = make_trace(6, 100, 22);
+	mpxkit_model *m = bigru_model();
+	mpxkit_mpx_run *run;
+	double whole[33 * 6], win[33 * 6], sum[6], wsum[6];
+
+	if (m == NULL) {
+		mpxkit_trace_free(t);
+		return;
+	}
+	run = simulate(t, 2, NULL);
+	CU_ASSERT_EQUAL_FATAL(run->n_rotations, 33);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_bigru_run(m, &run->layout, 33, run->obs, NULL, whole, NULL),
+			      0);
+	windowed_rows(run, win);
+	row_sums(whole, 33, 6, sum);
+	row_sums(win, 33, 6, wsum);
+	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+		double read[6], stop[6];
+		series se = {6, 0, 1, {0}};
+		mpxkit_sched_whole w;
+		int rotations;
+		mpxkit_sched *s =
+		    replay_with("bigru", t, 2, caps[i], NULL, &se, read, stop, &rotations);
+		const double *want = caps[i] >= 33 ? sum : wsum;
+
+		CU_ASSERT_EQUAL(rotations, 33);
+		CU_ASSERT_EQUAL(memcmp(read, wsum, sizeof read), 0);
+		CU_ASSERT_EQUAL(memcmp(stop, want, sizeof stop), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), caps[i] >= 33);
+		CU_ASSERT_EQUAL(w.n_rotations, caps[i] >= 33 ? 33 : 0);
+		CU_ASSERT_EQUAL(se.next, 33); /* the windowed series, whatever the cap */
+		CU_ASSERT_EQUAL(memcmp(se.sum, wsum, sizeof wsum), 0);
+		mpxkit_sched_free(s);
+	}
+	mpxkit_mpx_run_free(run);
+	mpxkit_model_free(m);
+	mpxkit_trace_free(t);
+}
+
+/*
+ * Edges: a run that completes no rotation (2 steps, G = 3) has a whole
+ * series of none and totals 0; with one group (C >= n) nothing is
+ * multiplexed and the whole series is the trace's rows; an estimator
+ * without a whole-run pass has no whole series.
+ */
+static void test_whole_edges(void)
+{
+	mpxkit_trace *t = make_trace(6, 2, 23), *u = make_trace(4, 20, 24);
+	mpxkit_model *m = bigru_model();
+	double read[6], stop[6], col[4] = {0};
+	mpxkit_sched_whole w;
+	int rotations;
+	mpxkit_sched *s;
+
+	if (m == NULL) {
+		mpxkit_trace_free(t);
+		mpxkit_trace_free(u);
+		return;
+	}
+	mpxkit_model_free(m);
+	s = replay_with("bigru", t, 2, 65536, NULL, NULL, read, stop, &rotations);
+	CU_ASSERT_EQUAL(rotations, 0);
+	for (size_t e = 0; e < 6; e++)
+		CU_ASSERT(read[e] == 0 && stop[e] == 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), 1);
+	CU_ASSERT_EQUAL(w.n_rotations, 0);
+	mpxkit_sched_free(s);
+
+	s = replay_with("bigru", u, 4, 65536, NULL, NULL, read, stop, &rotations);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, 1);
+	CU_ASSERT_EQUAL(rotations, 20);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_whole_series(s, &w), 1);
+	CU_ASSERT_EQUAL_FATAL(w.n_rotations, 20);
+	for (size_t i = 0; i < 20 * 4; i++) {
+		CU_ASSERT_EQUAL(w.est[i], (double)u->values[i]);
+		col[i % 4] += (double)u->values[i];
+	}
+	for (size_t e = 0; e < 4; e++)
+		CU_ASSERT_EQUAL(stop[e], col[e]);
+	mpxkit_sched_free(s);
+
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(NULL, &w), -MPXKIT_EINVAL);
+	s = replay_with("cam", u, 2, 65536, NULL, NULL, read, stop, &rotations);
+	CU_ASSERT_EQUAL(rotations, 10);
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), 0);
+	mpxkit_sched_free(s);
+	mpxkit_trace_free(t);
+	mpxkit_trace_free(u);
 }
 
 static void test_sched_bad_arguments(void)
@@ -721,6 +1044,81 @@ static void test_perf_restart_reset(void)
 	mpxkit_sched_free(s);
 }
 
+/*
+ * bigru on real counters: task-clock, page faults and cpu-clock on one
+ * counter.  At the stop the kept rotations are every completed one, the
+ * whole series is mpxkit_bigru_run over them, bit for bit, and the totals
+ * are its sums plus the rotation in progress, by time scaling: at least the
+ * sums, at most about one rotation more.  Past the cap (2 rotations) the
+ * run keeps its windowed totals and has no whole series.
+ */
+static void test_perf_whole(void)
+{
+	mpxkit_model *m = bigru_model();
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_sched_whole w;
+	double est[3], sum[3], *rows = NULL;
+	uint64_t t0, used;
+	int rotations;
+
+	if (m == NULL)
+		return;
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 1;
+	cfg.slice_ns = 2000000;
+	strcpy(cfg.estimator, "bigru");
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, 3), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	t0 = thread_cpu_ns();
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	steady_work(150000000, 100000);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	used = thread_cpu_ns() - t0;
+	rotations = mpxkit_sched_read(s, est, NULL);
+	CU_ASSERT(rotations >= 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_whole_series(s, &w), 1);
+	CU_ASSERT_EQUAL_FATAL(w.n_rotations, (size_t)rotations);
+	CU_ASSERT_PTR_NULL(w.ref);
+	rows = calloc(w.n_rotations ? w.n_rotations * 3 : 1, sizeof *rows);
+	CU_ASSERT_EQUAL(
+	    mpxkit_bigru_run(m, mpxkit_sched_layout(s), w.n_rotations, w.obs, NULL, rows, NULL), 0);
+	CU_ASSERT_EQUAL(memcmp(rows, w.est, w.n_rotations * 3 * sizeof *rows), 0);
+	row_sums(w.est, w.n_rotations, 3, sum);
+	printf("\n  %d rotations; task-clock %.0f ns (whole series %.0f), cpu %llu ns", rotations,
+	       est[0], sum[0], (unsigned long long)used);
+	for (size_t e = 0; e < 3; e++) {
+		double most = 0;
+		for (size_t k = 0; k < w.n_rotations; k++)
+			most = w.est[k * 3 + e] > most ? w.est[k * 3 + e] : most;
+		CU_ASSERT(est[e] >= sum[e] - 1e-6 * sum[e]);
+		/* The rotation in progress: at most one rotation, a second one for jitter. */
+		CU_ASSERT(cutest_under_valgrind() || rotations < 4 ||
+			  est[e] <= sum[e] + 2 * most + 1);
+	}
+	if (!cutest_under_valgrind()) {
+		CU_ASSERT(rotations >= 4);
+		CU_ASSERT(est[0] > 0.75 * (double)used && est[0] < 1.25 * (double)used);
+	}
+
+	/* Past the cap. */
+	mpxkit_sched_free(s);
+	cfg.whole_max = 2;
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, 3), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	steady_work(50000000, 100000);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	rotations = mpxkit_sched_read(s, est, NULL);
+	printf("\n  cap 2: %d rotations, whole series %d\n  ", rotations,
+	       mpxkit_sched_whole_series(s, &w));
+	CU_ASSERT_EQUAL(mpxkit_sched_whole_series(s, &w), rotations > 2 ? 0 : 1);
+	mpxkit_sched_free(s);
+	free(rows);
+	mpxkit_model_free(m);
+}
+
 /* ---- threads ------------------------------------------------------------------------- */
 
 #define N_THREADS 8
@@ -794,6 +1192,10 @@ static const cutest_case replay_cases[] = {
     {"ref-rate by hand, reference slot", test_replay_ref_rate_by_hand},
     {"restart and reset", test_replay_restart_and_reset},
     {"per-rotation series", test_replay_series},
+    {"run_whole: bigru = mpxkit_bigru_run, the others = run", test_whole_estimators},
+    {"whole-run pass = mpxkit_bigru_run, kept rotations", test_whole_replay},
+    {"whole-run pass: the cap", test_whole_cap},
+    {"whole-run pass: no rotation, one group", test_whole_edges},
     {"bad arguments", test_sched_bad_arguments},
     {NULL, NULL},
 };
@@ -802,6 +1204,7 @@ static const cutest_case perf_cases[] = {
     {"6 software events on 2 counters", test_perf_six_on_two},
     {"reference perf::TASK-CLOCK, ref-rate", test_perf_reference},
     {"restart and reset", test_perf_restart_reset},
+    {"bigru: the whole-run pass at the stop", test_perf_whole},
     {"8 threads", test_threads},
     {NULL, NULL},
 };

@@ -80,4 +80,33 @@ grep -q "2 events on 1 counter, 2 groups, 1000 us slices, ref-rate, reference pe
 	"$tmp/ref" || fail "report header with a reference"
 cpu=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::CPU-CLOCK .*/\1/p' "$tmp/ref")
 [ -n "$cpu" ] && [ "$cpu" -gt 10000000 ] || fail "CPU-CLOCK '$cpu' is not > 10 ms under ref-rate"
+
+# --model: the learned estimators' model file, read when the counting is set up.
+expect 1 "option '--model' needs an argument" $MPXKIT stat --model
+expect 2 "^mpxkit stat: estimator mlp: $tmp/none.mpxm: cannot open model" \
+	$MPXKIT stat -e perf::TASK-CLOCK --estimator mlp --model "$tmp/none.mpxm" -- true
+expect 0 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK --model "$tmp/none.mpxm" -- true
+# make check points MPXKIT_DATADIR at the source tree's data/.
+shipped="${MPXKIT_DATADIR:-}/models/bigru.mpxm"
+if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$shipped" ]; then
+	expect 2 "^mpxkit stat: $shipped: a recurrent model .*not an mlp estimator model" \
+		$MPXKIT stat -e perf::TASK-CLOCK --estimator mlp --model "$shipped" -- true
+	# With no default model to find, --model is what bigru reads.
+	expect 2 "estimator bigru: $tmp/nowhere/models/bigru.mpxm: cannot open model" \
+		env MPXKIT_DATADIR="$tmp/nowhere" $MPXKIT stat -e perf::TASK-CLOCK --estimator bigru -- true
+	env MPXKIT_DATADIR="$tmp/nowhere" $MPXKIT stat -e perf::TASK-CLOCK,perf::CPU-CLOCK -c 1 \
+		--slice-us 1000 --estimator bigru --model "$shipped" --series "$tmp/bigru.csv" \
+		-o "$tmp/bigru" -- sh -c "$busy" || fail "stat --model exited $?"
+	cat "$tmp/bigru"
+	grep -q "2 events on 1 counter, 2 groups, 1000 us slices, bigru" "$tmp/bigru" ||
+		fail "report header with --model"
+	task=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::TASK-CLOCK .*/\1/p' "$tmp/bigru")
+	rotations=$(sed -n 's/^ \([0-9][0-9]*\) rotations\{0,1\}$/\1/p' "$tmp/bigru")
+	[ "$(grep -c '^[0-9]' "$tmp/bigru.csv")" = "$rotations" ] || fail "bigru series rows != rotations"
+	# The series is the whole-run pass's rows: the total adds only the rotation in progress.
+	series=$(awk -F, 'NR > 1 { s += $2 } END { printf "%.0f", s }' "$tmp/bigru.csv")
+	[ "$series" -le $((task + rotations)) ] || fail "bigru series $series above the total $task"
+else
+	echo "MPXKIT_DATADIR holds no models/bigru.mpxm: the --model run with bigru is not checked"
+fi
 echo "PASS: mpxkit stat and mpxkit list"

@@ -18,6 +18,15 @@ typedef struct estimator_ops {
 	int (*init)(mpxkit_estimator *est, const mpxkit_estimator_options *opts, mpxkit_diag *diag);
 	void (*fini)(mpxkit_estimator *est);
 	void (*estimate)(const mpxkit_estimator *est, const mpxkit_window *w, double *out);
+	/*
+	 * Optional: the whole run in one pass, for an estimator whose windows
+	 * are a bound the online path needs rather than its formula (bigru: one
+	 * GRU over each event's whole series).  The contract of
+	 * mpxkit_estimator_run_whole; NULL means mpxkit_estimator_run is the
+	 * whole-run estimate.
+	 */
+	int (*whole_run)(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
+			 const uint64_t *ref, double *out, mpxkit_diag *diag);
 } estimator_ops;
 
 struct mpxkit_estimator {

@@ -220,3 +220,27 @@ int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const 
 	free(rot);
 	return 0;
 }
+
+int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est)
+{
+	return est != NULL && est->ops->whole_run != NULL;
+}
+
+int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
+			       const uint64_t *ref, double *out, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (est == NULL || (n_rotations > 0 && (out == NULL || obs == NULL)) ||
+	    (est->layout.has_reference && n_rotations > 0 && ref == NULL))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "estimator: missing argument");
+	if (n_rotations == 0)
+		return 0;
+	if (est->ops->whole_run != NULL)
+		return est->ops->whole_run(est, n_rotations, obs, ref, out, diag);
+	rc = mpxkit_estimator_run(est, n_rotations, obs, ref, out);
+	/* Its arguments were checked above: only its window array can fail. */
+	return rc < 0
+		   ? mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory", est->info.name)
+		   : 0;
+}

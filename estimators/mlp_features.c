@@ -222,7 +222,12 @@ double mlp_estimate(double y, double g, double origin, double a)
 		return a;
 	/* 10^20 is above any 64-bit count: a wild output stays finite. */
 	double e10 = origin + y < 20.0 ? origin + y : 20.0;
-	double est = g * (pow(10.0, e10) - 1.0);
+	/*
+	 * A count is whole.  Rounding matters where the truth is 0 or a few: a
+	 * network's output is not exact there, and 0.4 against 0 costs as much
+	 * on the log scale of DTW as 40 against 100 (doc/estimators.md, "mlp").
+	 */
+	double est = floor(g * (pow(10.0, e10) - 1.0) + 0.5);
 
 	return est > a ? est : a;
 }

@@ -80,7 +80,7 @@ double mlp_target(double total, double g, double origin);
  */
 double mlp_weight(double total, double g, double mean);
 
-/* The model's output y back to a rotation total, never below a, the count the slice saw. */
+/* The model's output y back to a rotation total: a whole count, never below a, what the slice saw. */
 double mlp_estimate(double y, double g, double origin, double a);
 
 #endif

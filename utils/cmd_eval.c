@@ -48,6 +48,7 @@ typedef struct eval {
 	const char *reference;
 	mpxkit_groups *groups;
 	int clean_tail, clean_runs;
+	size_t from_step; /* --from-step: the steps before it are not counted */
 	enum format format;
 	size_t band;
 	const char *plot, *plot_trace, *plot_event;
@@ -94,6 +95,9 @@ static void usage(FILE *out)
 		"                          order, C per group)\n"
 		"      --clean[=PARTS]     the paper's cleaning; PARTS is 'tail', 'runs' or\n"
 		"                          'tail,runs' (the default)\n"
+		"      --from-step N       count from step N of each trace on, as when\n"
+		"                          counting starts after a program's start-up\n"
+		"                          (default 0)\n"
 		"  -f, --format FORMAT     table (default), csv or json\n"
 		"      --band W            Sakoe-Chiba band of W cells for DTW (default: none)\n"
 		"      --plot OUT.svg      plot the OCOE series and each estimator's series of\n"
@@ -402,6 +406,32 @@ out:
 	return rc;
 }
 
+/*
+ * The steps of in's trace that are counted: a view that starts at
+ * --from-step (it shares the trace's rows, so it is never freed) and, with
+ * --clean=tail, the number of them to keep, else 0 (all).  The tail is cut
+ * from the whole trace, as the paper's cleaning does.
+ */
+static int counted_steps(const eval *ev, const input *in, mpxkit_trace *view, size_t *max_steps)
+{
+	const mpxkit_trace *t = in->trace;
+	size_t end = ev->clean_tail ? mpxkit_clean_tail(t->n_steps) : t->n_steps;
+
+	if (ev->clean_tail && end == 0)
+		return cli_error(ev->cmd, "%s: %zu steps leave nothing after tail truncation",
+				 in->path, t->n_steps);
+	if (ev->from_step >= end)
+		return cli_error(ev->cmd, "%s: %zu steps%s leave nothing from step %zu on",
+				 in->path, end, ev->clean_tail ? " after tail truncation" : "",
+				 ev->from_step);
+	*view = *t;
+	view->n_steps = t->n_steps - ev->from_step;
+	view->index = t->index + ev->from_step;
+	view->values = t->values + ev->from_step * t->n_events;
+	*max_steps = ev->clean_tail ? end - ev->from_step : 0;
+	return 0;
+}
+
 static int evaluate(eval *ev)
 {
 	mpxkit_diag diag = {0};
@@ -422,20 +452,17 @@ static int evaluate(eval *ev)
 		input *in = &ev->inputs[i];
 		mpxkit_mpx_config cfg = {ev->counters, ev->reference, ev->groups, 0, in->path};
 		mpxkit_mpx_run *run = NULL;
+		mpxkit_trace view;
 
 		progress(ev, i, ev->n_inputs, "scoring");
 		if (in->dropped)
 			continue;
-		if (ev->clean_tail) {
-			cfg.max_steps = mpxkit_clean_tail(in->trace->n_steps);
-			if (cfg.max_steps == 0) {
-				progress_done(ev);
-				return cli_error(
-				    ev->cmd, "%s: %zu steps leave nothing after tail truncation",
-				    in->path, in->trace->n_steps);
-			}
+		rc = counted_steps(ev, in, &view, &cfg.max_steps);
+		if (rc != 0) {
+			progress_done(ev);
+			return rc;
 		}
-		rc = mpxkit_mpx_simulate(in->trace, &cfg, &run, &diag);
+		rc = mpxkit_mpx_simulate(&view, &cfg, &run, &diag);
 		if (rc < 0) {
 			progress_done(ev);
 			return cli_lib_error(ev->cmd, rc, &diag);
@@ -547,6 +574,8 @@ static int format_table(const eval *ev, FILE *out)
 		traces == 1 ? "" : "s", pairs, ev->counters, ev->reference ? ", reference " : "",
 		ev->reference ? ev->reference : "",
 		ev->clean_tail || ev->clean_runs ? ", cleaned" : "");
+	if (ev->from_step)
+		fprintf(out, "# counted from step %zu of each trace\n", ev->from_step);
 	fprintf(out, "%-*s", (int)width, "event");
 	for (size_t x = 0; x < nx; x++)
 		fprintf(out, "  %-15s", ev->estimators[x]);
@@ -755,7 +784,7 @@ static void eval_free(eval *ev)
 	mpxkit_groups_free(ev->groups);
 }
 
-enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG };
+enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG, OPT_FROM_STEP };
 
 /* Every chosen estimator can be built: a model that will not load is one error line, up front. */
 static int check_estimators(eval *ev)
@@ -780,6 +809,7 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"reference", required_argument, NULL, 'r'},
 	    {"groups", required_argument, NULL, 'g'},
 	    {"clean", optional_argument, NULL, OPT_CLEAN},
+	    {"from-step", required_argument, NULL, OPT_FROM_STEP},
 	    {"format", required_argument, NULL, 'f'},
 	    {"band", required_argument, NULL, OPT_BAND},
 	    {"plot", required_argument, NULL, OPT_PLOT},
@@ -820,6 +850,12 @@ static int parse_options(eval *ev, int argc, char **argv)
 		case OPT_CLEAN:
 			if ((rc = parse_clean(ev, optarg)) != 0)
 				return rc;
+			break;
+		case OPT_FROM_STEP:
+			if (cli_parse_long(optarg, 0, 1L << 40, &v) != 0)
+				return cli_usage_error(ev->cmd,
+						       "--from-step takes a whole number >= 0");
+			ev->from_step = (size_t)v;
 			break;
 		case 'f':
 			if (strcmp(optarg, "table") == 0)

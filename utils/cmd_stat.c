@@ -46,12 +46,15 @@ static void usage(FILE *out)
 		"  -e, --events LIST      comma-separated events (default: every event\n"
 		"                         'mpxkit list' shows)\n"
 		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
+		"  -m, --model FILE       model file of the learned estimators, mlp or bigru\n"
+		"                         (default: each one's model installed with mpxkit)\n"
 		"  -r, --reference EV     also count EV in every slice, outside the C counters,\n"
 		"                         for estimators that need it (ref-rate)\n"
 		"  -c, --counters C       events counted at once, 1 to %d (default: the PMU's\n"
 		"                         generic counters, %d without a PMU; here %zu)\n"
 		"      --slice-us US      slice length in microseconds (default %d)\n"
-		"      --series OUT.csv   write each rotation's estimates as a trace\n"
+		"      --series OUT.csv   write each rotation's estimates as a trace (bigru:\n"
+		"                         those of its whole-run pass)\n"
 		"  -o, --output FILE      write the report to FILE instead of stderr\n"
 		"  -h, --help             show this help and exit\n"
 		"\n"
@@ -102,6 +105,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	static const struct option options[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
@@ -116,7 +120,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:c:r:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -127,6 +131,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case OPT_ESTIMATOR:
 			rc = set(st, "--estimator", "MPXKIT_ESTIMATOR", optarg);
+			break;
+		case 'm':
+			rc = set(st, "--model", "MPXKIT_MODEL", optarg);
 			break;
 		case 'c':
 			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
@@ -171,15 +178,35 @@ static int default_events(stat_run *st, mpxkit_source *probe)
 	return st->n_events ? 0 : cli_error(st->cmd, "perf_event_open counts no event here");
 }
 
+static uint64_t as_count(double est)
+{
+	return est <= 0 ? 0 : est >= 1.8e19 ? UINT64_MAX : (uint64_t)(est + 0.5);
+}
+
 static void on_rotation(void *arg, size_t k, const double *est)
 {
 	stat_run *st = arg;
 	uint64_t row[MAX_EVENTS];
 
 	for (size_t e = 0; e < st->n_events; e++)
-		row[e] = est[e] <= 0 ? 0 : est[e] >= 1.8e19 ? UINT64_MAX : (uint64_t)(est[e] + 0.5);
+		row[e] = as_count(est[e]);
 	if (!st->series_failed && mpxkit_trace_append(st->series, k, row) < 0)
 		st->series_failed = 1;
+}
+
+/*
+ * After the stop: when the totals are the whole-run pass's (bigru), so is
+ * the series, in place of the windowed rows the callback wrote.
+ */
+static void take_whole_series(stat_run *st, const mpxkit_sched *s)
+{
+	mpxkit_sched_whole w;
+
+	if (st->series == NULL || st->series_failed || mpxkit_sched_whole_series(s, &w) != 1 ||
+	    w.n_rotations != st->series->n_steps)
+		return;
+	for (size_t i = 0; i < w.n_rotations * st->n_events; i++)
+		st->series->values[i] = as_count(w.est[i]);
 }
 
 static const char *plural(size_t n)
@@ -252,6 +279,7 @@ static int run(stat_run *st, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	rc = mpxkit_sched_stop(s);
 	rotations = mpxkit_sched_read(s, est, fid);
+	take_whole_series(st, s);
 	if (rc == 0 && rotations < 0)
 		rc = rotations;
 	if (exec_rc < 0) {

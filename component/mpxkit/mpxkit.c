@@ -385,6 +385,22 @@ static void dump_stage(mpxkit_pcz_writer *w, const char *region, const mpxkit_pc
 }
 
 /*
+ * After a stop whose totals came from the whole-run pass (bigru;
+ * mpxkit_sched_whole_series): the series gets the pass's rows in place of
+ * the windowed estimates the callback had for the same rotations.  Each
+ * step keeps its timestamps: when the windowed estimate arrived.
+ */
+static void dump_whole_series(mpxkit_control *c, const mpxkit_sched_whole *w)
+{
+	size_t E = (size_t)c->n_events;
+
+	if (c->series_lost || c->n_series != w->n_rotations)
+		return;
+	for (size_t i = 0; i < w->n_rotations * E; i++)
+		c->series[i] = dump_count(w->est[i]);
+}
+
+/*
  * At PAPI_stop, after the rotation thread joined: stages this thread's
  * totals (region "stop.total", the values PAPI_stop returns, which PAPI read
  * just before the stop) and its per-rotation series (region "stop").
@@ -657,17 +673,50 @@ static int mpxkit_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	return papi_error(mpxkit_sched_start(c->sched));
 }
 
+/*
+ * PAPI_stop returns what its own read saw just before it called the stop
+ * (papi.c: _papi_hwi_read into ESI->sw_stop, then the component's stop,
+ * then a copy of sw_stop), and a PAPI_read of a stopped event set returns
+ * sw_stop again.  When the stop replaced the windowed totals by the
+ * whole-run pass's, they are read again into sw_stop through PAPI's own
+ * read, which also sets c->values.  The event set is the one this thread
+ * runs on the component (PAPI_start set it and PAPI_stop clears it only
+ * after the component's stop).  1 when sw_stop was refreshed; 0 when the
+ * event set was not found (a stop from another thread than the one that
+ * started it), and PAPI_stop returns the windowed totals.
+ */
+static int refresh_stop_values(hwd_context_t *ctx, mpxkit_control *c)
+{
+	int cidx = _mpxkit_vector.cmp_info.CmpIdx;
+	ThreadInfo_t *t = _papi_hwi_lookup_thread(0);
+	EventSetInfo_t *esi;
+
+	if (t == NULL || t->context == NULL || t->context[cidx] != ctx ||
+	    t->running_eventset == NULL)
+		return 0;
+	esi = t->running_eventset[cidx];
+	if (esi == NULL || esi->ctl_state != (hwd_control_state_t *)c || esi->sw_stop == NULL)
+		return 0;
+	return _papi_hwi_read(ctx, esi, esi->sw_stop) == PAPI_OK;
+}
+
 static int mpxkit_stop(hwd_context_t *ctx, hwd_control_state_t *ctl)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
-	int rc;
+	mpxkit_sched_whole whole;
+	int rc, refreshed = 0;
 
-	(void)ctx;
 	if (c->sched == NULL)
 		return PAPI_OK;
 	rc = papi_error(mpxkit_sched_stop(c->sched));
-	if (rc == PAPI_OK && dump_path[0])
+	if (rc == PAPI_OK && mpxkit_sched_whole_series(c->sched, &whole) == 1)
+		refreshed = refresh_stop_values(ctx, c);
+	if (rc == PAPI_OK && dump_path[0]) {
+		/* The series follows the totals PAPI_stop returns: whole-run, or both windowed. */
+		if (refreshed)
+			dump_whole_series(c, &whole);
 		dump_stop(c);
+	}
 	return rc;
 }
 

@@ -127,6 +127,28 @@ int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum);
 int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
 			 const uint64_t *ref, double *out);
 
+/*
+ * 1 when the estimator has a whole-run pass: an estimate of each rotation
+ * that reads the whole run, where its online path must stop at a window
+ * (bigru: its GRU over each event's whole series, as bigru-full computes it
+ * for runs of up to 1025 rotations, but in one linear pass for any length).
+ * 0 for the others, whose mpxkit_estimator_run already is the whole-run
+ * estimate, and for NULL.
+ */
+int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est);
+
+/*
+ * Offline use over a whole run, with the whole-run pass where the estimator
+ * has one, else exactly mpxkit_estimator_run; arrays as for
+ * mpxkit_estimator_run.  Independent of any online state.  Unlike
+ * mpxkit_estimator_run, the pass may allocate memory in proportion to the
+ * run (bigru: about 0.3 KB per event and rotation, freed before it
+ * returns).  0, or -MPXKIT_EINVAL for a missing array and -MPXKIT_ENOMEM,
+ * with one line in diag; out is then undefined.
+ */
+int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
+			       const uint64_t *ref, double *out, mpxkit_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -306,9 +306,10 @@ void mpxkit_bigru_samples_free(mpxkit_bigru_samples *s);
 
 /*
  * Estimates a run with a recurrent model, each event's series as one
- * sequence: out receives n_rotations rows of n_events.  Any stretch of a run
- * (the last W rotations, online) is a run of its own.  Allocates the
- * features of the whole stretch (n_rotations x n_events rows).
+ * sequence: out receives n_rotations rows of n_events (what bigru-full gives;
+ * the bigru estimator carries the GRU along the run instead).  Any stretch
+ * of a run is a run of its own.  Allocates the features of the whole
+ * stretch (n_rotations x n_events rows).
  * -MPXKIT_EINVAL (diag filled) when the model is not recurrent or was not
  * made for these features.
  */

@@ -28,6 +28,20 @@ extern "C" {
  * the rotation in progress.  With one group nothing is multiplexed: the
  * thread only reads, and the estimates are the counts.
  *
+ * The whole-run pass.  An estimator whose online path reads a window but
+ * which can do better over the whole run (mpxkit_estimator_has_whole_run:
+ * bigru) gets that run at the end: the scheduler then also keeps every
+ * rotation's observations (and reference counts) as it pushed them, growing
+ * by doubling, up to whole_max rotations (8 (n_events + G) bytes each).  At
+ * the stop, after the flush, mpxkit_estimator_run_whole over the kept
+ * rotations replaces the windowed estimates: the final totals are the sums
+ * of its rows, in rotation order, and mpxkit_sched_whole_series gives the
+ * rows.  Reads during a run stay windowed, in bounded time; the series
+ * callback gets the windowed estimates as they come (it may be told of the
+ * replacement only by mpxkit_sched_whole_series).  A run longer than
+ * whole_max rotations, or one whose memory runs out or whose thread hit an
+ * error, keeps its windowed results.
+ *
  * Real-time sources (perf).  A slice lasts slice_ns of wall time.  Slices
  * are measured by the kernel's enabled time of their group, which for a
  * per-thread event only grows while the thread runs.  Before a rotation is
@@ -36,7 +50,9 @@ extern "C" {
  * is then exactly the kernel's time scaling, rotation by rotation.  The
  * rotation in progress at a read or a stop is estimated by time scaling:
  * a count from this rotation when its group has been counted, else the
- * event's rate in the previous rotation, else 0.
+ * event's rate in the previous rotation, else 0.  It is never in the series
+ * nor in the whole-run pass, which covers the completed rotations; at a stop
+ * it is added to the pass's sums.
  *
  * Virtual-clock sources (replay).  One source step is one slice; the thread
  * serves the whole trace, as fast as it can, from the first step on, at
@@ -44,7 +60,10 @@ extern "C" {
  * partial rotation is dropped, and the estimator is flushed at the end, so
  * the totals are exactly those of mpxkit_mpx_simulate (same C, events in
  * column order) plus mpxkit_estimator_run, summed over rotations in order.
- * A read waits until the whole trace has been served.
+ * A read waits until the whole trace has been served.  With a whole-run
+ * pass, the totals after the stop are those of mpxkit_estimator_run_whole
+ * instead (mpxkit_estimator_run past whole_max rotations), while the reads
+ * before it keep mpxkit_estimator_run's, as on a real-time source.
  *
  * Threads.  A scheduler belongs to one application thread at a time (as a
  * PAPI event set does); its calls may come from any thread but must not
@@ -62,6 +81,12 @@ typedef struct mpxkit_sched mpxkit_sched;
 #define MPXKIT_SCHED_DEFAULT_ESTIMATOR "fixed"
 #define MPXKIT_SCHED_PATH_MAX	       1024
 #define MPXKIT_SCHED_EVENT_MAX	       128
+/*
+ * Rotations kept for the whole-run pass: 11 min of 10 ms slices with G = 4;
+ * a stop of 13 events then costs about 0.6 s and 75 MB (doc/component.md).
+ */
+#define MPXKIT_SCHED_DEFAULT_WHOLE_MAX 16384
+#define MPXKIT_SCHED_MAX_WHOLE_MAX     100000000
 
 /*
  * The default C where MPXKIT_COUNTERS is unset, for real-time sources: the
@@ -94,18 +119,23 @@ typedef struct mpxkit_sched_config {
 	char model[MPXKIT_SCHED_PATH_MAX];  /* learned estimator's model; "": its default */
 	char replay[MPXKIT_SCHED_PATH_MAX]; /* trace to replay; "": none */
 	char reference[MPXKIT_SCHED_EVENT_MAX]; /* event counted in every slice; "": none */
+	size_t whole_max; /* rotations kept for a whole-run pass; 0: none, windowed results */
 } mpxkit_sched_config;
 
-/* The defaults: C from the source, 10 ms slices, fixed, no model, no replay. */
+/*
+ * The defaults: C from the source, 10 ms slices, fixed, no model, no replay,
+ * MPXKIT_SCHED_DEFAULT_WHOLE_MAX rotations kept for a whole-run pass.
+ */
 void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
 
 /*
  * Sets one setting by its environment name: "MPXKIT_COUNTERS",
- * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY" or
- * "MPXKIT_REFERENCE".  A bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT
- * for an unknown estimator) and one line in diag naming the setting; cfg is
- * then unchanged.  Whether the reference event exists is known only to a
- * source: mpxkit_sched_new adds it.
+ * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY",
+ * "MPXKIT_REFERENCE" or "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000).  A
+ * bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
+ * estimator) and one line in diag naming the setting; cfg is then unchanged.
+ * Whether the reference event exists is known only to a source:
+ * mpxkit_sched_new adds it.
  */
 int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const char *value,
 			    mpxkit_diag *diag);
@@ -154,6 +184,26 @@ const char *mpxkit_sched_estimator(const mpxkit_sched *s);
 typedef void (*mpxkit_sched_series_fn)(void *arg, size_t k, const double *est);
 int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *arg);
 
+/* The whole-run pass of the last run: the rotations kept and what the pass made of them. */
+typedef struct mpxkit_sched_whole {
+	size_t n_rotations;  /* the run's completed rotations, all of them */
+	const double *est;   /* n_rotations rows of n_events: the whole-run estimates */
+	const uint64_t *obs; /* n_rotations rows of n_events: the observations pushed */
+	const uint64_t *ref; /* n_rotations rows of G reference counts; NULL without one */
+} mpxkit_sched_whole;
+
+/*
+ * After a stop: 1 when the last run's totals are the whole-run pass's (see
+ * above), with its rows in *out, which replace the windowed estimates the
+ * series callback had for rotations 0 .. n_rotations-1 (the callback had
+ * every one of them); valid until the next start or the free.  0, *out
+ * zeroed, when they are the windowed ones: an estimator without a
+ * whole-run pass, whole_max 0, a run past whole_max rotations, memory that
+ * ran out, an error in the run, or no run yet.  -MPXKIT_ESTATE while it
+ * runs.
+ */
+int mpxkit_sched_whole_series(const mpxkit_sched *s, mpxkit_sched_whole *out);
+
 /*
  * Starts a run from zero: the estimator, the sums and the counts start over
  * (a replay starts again at the trace's first step).  -MPXKIT_ESTATE when it
@@ -161,7 +211,11 @@ int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *a
  */
 int mpxkit_sched_start(mpxkit_sched *s);
 
-/* Ends the run; reads then return its final totals until the next start.  No-op if stopped. */
+/*
+ * Ends the run; reads then return its final totals until the next start.
+ * With a whole-run pass, the stop runs it, in the calling thread
+ * (doc/component.md: its cost).  No-op if stopped.
+ */
 int mpxkit_sched_stop(mpxkit_sched *s);
 
 /* Starts the totals over from zero without stopping (a replay starts again at its first step). */

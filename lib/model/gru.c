@@ -97,11 +97,42 @@ static inline float fast_tanh(float x)
 }
 
 /*
+ * One step of one direction from its input projection ax = W_x x_t + b_x:
+ * h receives the new state from prev (NULL: the zero state; h may be prev).
+ * If gt is not NULL it keeps r, z, n and g = W_h[n] h_prev + b_h[n] (r at
+ * 0, z at hid, n at 2 hid, g at 3 hid) for back-propagation.  ah holds
+ * 3 hid floats.  The one place the gate equations live: the sequence pass
+ * and the step-by-step one (model_gru_step) round alike.
+ */
+static inline void gru_cell(const gru_dir *d, size_t hid, const float *ax, const float *prev,
+			    float *h, float *ah, float *gt)
+{
+	if (prev)
+		project(d->wh, d->bh, prev, hid, 3 * hid, ah);
+	else
+		memcpy(ah, d->bh, 3 * hid * sizeof(float));
+	for (size_t j = 0; j < hid; j++) {
+		float r = model_sigmoid(ax[j] + ah[j]);
+		float z = model_sigmoid(ax[hid + j] + ah[hid + j]);
+		float g = ah[2 * hid + j];
+		float n = fast_tanh(ax[2 * hid + j] + r * g);
+		float hp = prev ? prev[j] : 0.0f;
+
+		if (gt) {
+			gt[j] = r;
+			gt[hid + j] = z;
+			gt[2 * hid + j] = n;
+			gt[3 * hid + j] = g;
+		}
+		h[j] = n + z * (hp - n);
+	}
+}
+
+/*
  * One direction over the sequence: x and h have row strides xs and hs; h
  * receives the state of each step, h[t] of step t.  If gate is not NULL it
- * keeps r, z, n and g = W_h[n] h_prev + b_h[n] of each step (rows of gs
- * floats: r at 0, z at hid, n at 2 hid, g at 3 hid) for back-propagation.
- * tmp holds 6 hid floats.
+ * keeps r, z, n and g of each step (rows of gs floats, as gru_cell) for
+ * back-propagation.  tmp holds 6 hid floats.
  */
 static void dir_forward(const gru_dir *d, size_t n_in, size_t hid, size_t n_steps, int reverse,
 			const float *x, size_t xs, float *h, size_t hs, float *gate, size_t gs,
@@ -115,26 +146,7 @@ static void dir_forward(const gru_dir *d, size_t n_in, size_t hid, size_t n_step
 		float *ht = h + t * hs;
 
 		project(d->wx, d->bx, x + t * xs, n_in, 3 * hid, ax);
-		if (prev)
-			project(d->wh, d->bh, prev, hid, 3 * hid, ah);
-		else
-			memcpy(ah, d->bh, 3 * hid * sizeof(float));
-		for (size_t j = 0; j < hid; j++) {
-			float r = model_sigmoid(ax[j] + ah[j]);
-			float z = model_sigmoid(ax[hid + j] + ah[hid + j]);
-			float g = ah[2 * hid + j];
-			float n = fast_tanh(ax[2 * hid + j] + r * g);
-			float hp = prev ? prev[j] : 0.0f;
-
-			if (gate) {
-				float *gt = gate + t * gs;
-				gt[j] = r;
-				gt[hid + j] = z;
-				gt[2 * hid + j] = n;
-				gt[3 * hid + j] = g;
-			}
-			ht[j] = n + z * (hp - n);
-		}
+		gru_cell(d, hid, ax, prev, ht, ah, gate ? gate + t * gs : NULL);
 		prev = ht;
 	}
 }
@@ -185,6 +197,88 @@ void mpxkit_model_forward_seq(const mpxkit_model *m, size_t n_steps, const float
 	for (size_t t = 0; t < n_steps; t++)
 		for (size_t j = 0; j < no; j++)
 			out[t * no + j] = cur[t * mw + j] * out_scale[j] + out_shift[j];
+}
+
+/* --- one step at a time (model_impl.h, "model_gru_plan"): the same arithmetic --- */
+
+int model_gru_plan_of(const mpxkit_model *m, model_gru_plan *plan)
+{
+	size_t n = 0;
+
+	for (size_t l = 0; l < m->shape.n_layers; l++)
+		if (m->shape.type[l] == MPXKIT_LAYER_BIGRU) {
+			plan->layer = l;
+			plan->hidden = m->shape.width[l + 1] / 2;
+			n++;
+		}
+	return n == 1 ? 0 : -1;
+}
+
+size_t model_gru_step_scratch_len(const mpxkit_model *m)
+{
+	return 2 * m->max_width;
+}
+
+/* Dense layers from .. to - 1 on the row in a (b: the other buffer); returns the result's. */
+static float *dense_range(const mpxkit_model *m, size_t from, size_t to, float *a, float *b)
+{
+	const mpxkit_model_shape *s = &m->shape;
+
+	for (size_t l = from; l < to; l++) {
+		dense_steps(m->params + m->w_off[l], s->width[l], s->width[l + 1], s->activation[l],
+			    1, a, b, m->max_width);
+		float *swap = a;
+		a = b;
+		b = swap;
+	}
+	return a;
+}
+
+static gru_dir plan_dir(const mpxkit_model *m, const model_gru_plan *p, int backward)
+{
+	size_t n_in = m->shape.width[p->layer];
+	const float *w = m->params + m->w_off[p->layer];
+
+	return dir_at(w + (backward ? model_gru_dir_len(n_in, p->hidden) : 0), n_in, p->hidden);
+}
+
+void model_gru_project(const mpxkit_model *m, const model_gru_plan *p, const float *in, float *proj,
+		       float *scratch)
+{
+	size_t ni = m->shape.width[0], n_in = m->shape.width[p->layer], hid = p->hidden;
+	const float *in_shift = m->params, *in_scale = m->params + ni;
+	float *cur = scratch;
+
+	for (size_t i = 0; i < ni; i++)
+		cur[i] = (in[i] - in_shift[i]) * in_scale[i];
+	cur = dense_range(m, 0, p->layer, cur, scratch + m->max_width);
+	for (int dir = 0; dir < 2; dir++) {
+		gru_dir d = plan_dir(m, p, dir);
+		project(d.wx, d.bx, cur, n_in, 3 * hid, proj + (size_t)dir * 3 * hid);
+	}
+}
+
+void model_gru_step(const mpxkit_model *m, const model_gru_plan *p, int backward, const float *ax,
+		    const float *prev, float *h, float *tmp)
+{
+	gru_dir d = plan_dir(m, p, backward);
+
+	gru_cell(&d, p->hidden, ax, prev, h, tmp, NULL);
+}
+
+void model_gru_output(const mpxkit_model *m, const model_gru_plan *p, const float *hf,
+		      const float *hb, float *out, float *scratch)
+{
+	const mpxkit_model_shape *s = &m->shape;
+	size_t hid = p->hidden, ni = s->width[0], no = s->width[s->n_layers];
+	const float *out_shift = m->params + 2 * ni, *out_scale = out_shift + no;
+	float *cur = scratch;
+
+	memcpy(cur, hf, hid * sizeof(float));
+	memcpy(cur + hid, hb, hid * sizeof(float));
+	cur = dense_range(m, p->layer + 1, s->n_layers, cur, scratch + m->max_width);
+	for (size_t j = 0; j < no; j++)
+		out[j] = cur[j] * out_scale[j] + out_shift[j];
 }
 
 /* --- back-propagation through time --- */

@@ -164,6 +164,48 @@ static inline double model_output_loss(int kind, double d, double sigma, float *
 	return fabs(pow(10.0, delta < 6.0 ? delta : 6.0) - 1.0);
 }
 
+/*
+ * A model with one bidirectional GRU layer, run a step at a time over a
+ * series that grows (the bigru estimator, estimators/bigru.c): the dense
+ * layers before the GRU and its input projections W_x u + b_x read one step
+ * alone, so a caller can keep them per step and feed the recurrences itself;
+ * the layers after the GRU read one step's [h_fwd; h_bwd].  The arithmetic
+ * is mpxkit_model_forward_seq's (the same kernels in the same order), so
+ * steps fed as that pass feeds them give its outputs bit for bit.
+ */
+typedef struct model_gru_plan {
+	size_t layer;  /* the GRU layer's index */
+	size_t hidden; /* its units per direction */
+} model_gru_plan;
+
+/* 0 and *plan when the model has exactly one GRU layer; -1 otherwise. */
+int model_gru_plan_of(const mpxkit_model *m, model_gru_plan *plan);
+
+/* Floats of scratch model_gru_project and model_gru_output need. */
+size_t model_gru_step_scratch_len(const mpxkit_model *m);
+
+/*
+ * One step's model input in (width[0] floats) through the normalisation and
+ * the dense layers before the GRU, then the GRU's input projections: proj
+ * receives 3 hidden floats of the forward direction, then 3 hidden of the
+ * backward one.
+ */
+void model_gru_project(const mpxkit_model *m, const model_gru_plan *p, const float *in, float *proj,
+		       float *scratch);
+
+/*
+ * One step of a direction (backward 0 or 1) from its projection ax (3 hidden
+ * floats of model_gru_project's) and the previous state prev (NULL: the zero
+ * state a sequence starts from): h receives the new state (hidden floats; h
+ * may be prev).  tmp holds 3 hidden floats.
+ */
+void model_gru_step(const mpxkit_model *m, const model_gru_plan *p, int backward, const float *ax,
+		    const float *prev, float *h, float *tmp);
+
+/* One step's outputs (width[n_layers] floats) from its two states: the layers after the GRU. */
+void model_gru_output(const mpxkit_model *m, const model_gru_plan *p, const float *hf,
+		      const float *hb, float *out, float *scratch);
+
 /* Floats of workspace model_seq_grad needs for sequences of up to n_steps steps. */
 size_t model_seq_grad_ws_len(const mpxkit_model *m, size_t n_steps);
 

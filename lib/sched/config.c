@@ -11,6 +11,7 @@ void mpxkit_sched_config_default(mpxkit_sched_config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->slice_ns = (uint64_t)MPXKIT_SCHED_DEFAULT_SLICE_US * 1000u;
 	strcpy(cfg->estimator, MPXKIT_SCHED_DEFAULT_ESTIMATOR);
+	cfg->whole_max = MPXKIT_SCHED_DEFAULT_WHOLE_MAX;
 }
 
 /* A whole decimal number in [lo, hi]: no sign, no blanks, no suffix. */
@@ -95,6 +96,15 @@ int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const cha
 		strcpy(cfg->reference, value);
 		return 0;
 	}
+	if (strcmp(key, "MPXKIT_WHOLE_MAX") == 0) {
+		if (parse_whole(value, 0, MPXKIT_SCHED_MAX_WHOLE_MAX, &v) < 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_WHOLE_MAX=%s: not a whole number of rotations "
+					   "in [0, %d]",
+					   value, MPXKIT_SCHED_MAX_WHOLE_MAX);
+		cfg->whole_max = (size_t)v;
+		return 0;
+	}
 	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
 }
 
@@ -115,9 +125,9 @@ int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag)
 
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 {
-	static const char *const keys[] = {"MPXKIT_COUNTERS",  "MPXKIT_SLICE_US",
-					   "MPXKIT_ESTIMATOR", "MPXKIT_MODEL",
-					   "MPXKIT_REPLAY",    "MPXKIT_REFERENCE"};
+	static const char *const keys[] = {"MPXKIT_COUNTERS", "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
+					   "MPXKIT_MODEL",    "MPXKIT_REPLAY",	 "MPXKIT_REFERENCE",
+					   "MPXKIT_WHOLE_MAX"};
 
 	if (cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");

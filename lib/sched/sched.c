@@ -63,6 +63,20 @@ struct mpxkit_sched {
 	mpxkit_sched_series_fn series;
 	void *series_arg;
 	size_t emitted; /* rotations handed to series */
+
+	/*
+	 * The whole-run pass (doc/component.md): with an estimator that has
+	 * one, every rotation as pushed, up to whole_max; at the end of the
+	 * run the pass replaces the windowed sums and gives whole_est.
+	 */
+	int whole;	    /* the estimator has a whole-run pass and whole_max > 0 */
+	size_t whole_max;   /* rotations kept at most */
+	uint64_t *kept_obs; /* n_kept rows of n */
+	uint64_t *kept_ref; /* n_kept rows of G, with a reference */
+	size_t n_kept, cap_kept;
+	int kept_all;	   /* every rotation of this run is kept: under the cap, memory found */
+	double *whole_est; /* n_kept rows of n, once the pass ran */
+	int whole_done;	   /* the sums are the whole-run pass's */
 };
 
 /* ---- construction -------------------------------------------------------------------- */
@@ -114,6 +128,9 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->final_fidelity);
 	free(s->ref_raw);
 	free(s->ref_obs);
+	free(s->kept_obs);
+	free(s->kept_ref);
+	free(s->whole_est);
 }
 
 /* Condition variables on the monotonic clock: a change of the wall clock must not stretch a slice.
@@ -192,6 +209,8 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	if (rc < 0)
 		goto fail;
 	snprintf(s->estimator, sizeof s->estimator, "%s", mpxkit_estimator_info_of(s->est)->name);
+	s->whole_max = cfg->whole_max;
+	s->whole = s->whole_max > 0 && mpxkit_estimator_has_whole_run(s->est);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0) {
 		rc = mpxkit_fail_sys(diag, "scheduler: eventfd");
@@ -338,12 +357,62 @@ static void take_estimates(mpxkit_sched *s)
 	s->emitted++;
 }
 
+/* Past the cap, or out of memory: this run keeps its windowed results, and its memory goes. */
+static void stop_keeping(mpxkit_sched *s)
+{
+	free(s->kept_obs);
+	free(s->kept_ref);
+	s->kept_obs = s->kept_ref = NULL;
+	s->n_kept = s->cap_kept = 0;
+	s->kept_all = 0;
+}
+
+/* Room for one more kept rotation, doubling up to whole_max. */
+static int grow_kept(mpxkit_sched *s)
+{
+	size_t cap = s->cap_kept ? 2 * s->cap_kept : 64;
+	uint64_t *obs, *ref = NULL;
+
+	if (cap > s->whole_max)
+		cap = s->whole_max;
+	if (cap > SIZE_MAX / sizeof *obs / (s->n + s->G))
+		return -1;
+	obs = realloc(s->kept_obs, cap * s->n * sizeof *obs);
+	if (obs == NULL)
+		return -1;
+	s->kept_obs = obs;
+	if (s->has_ref) {
+		ref = realloc(s->kept_ref, cap * s->G * sizeof *ref);
+		if (ref == NULL)
+			return -1;
+		s->kept_ref = ref;
+	}
+	s->cap_kept = cap;
+	return 0;
+}
+
+/* Keeps the rotation just pushed, as pushed, for the whole-run pass. */
+static void keep_rotation(mpxkit_sched *s)
+{
+	if (!s->whole || !s->kept_all)
+		return;
+	if (s->n_kept == s->whole_max || (s->n_kept == s->cap_kept && grow_kept(s) < 0)) {
+		stop_keeping(s);
+		return;
+	}
+	memcpy(s->kept_obs + s->n_kept * s->n, s->obs, s->n * sizeof *s->obs);
+	if (s->has_ref)
+		memcpy(s->kept_ref + s->n_kept * s->G, s->ref_obs, s->G * sizeof *s->ref_obs);
+	s->n_kept++;
+}
+
 static int end_rotation(mpxkit_sched *s)
 {
 	mpxkit_rotation rot = {s->obs, s->has_ref ? s->ref_obs : NULL};
 	int rc;
 
 	scale_observations(s);
+	keep_rotation(s);
 	rc = mpxkit_estimator_push(s->est, &rot, s->out);
 	if (rc < 0)
 		return rc;
@@ -408,6 +477,34 @@ static void flush_estimator(mpxkit_sched *s)
 {
 	while (mpxkit_estimator_flush(s->est, s->out) == 1)
 		take_estimates(s);
+}
+
+/*
+ * At the stop, after the flush: the whole-run pass over the kept rotations,
+ * whose estimates replace the windowed sums, added in rotation order as the
+ * windowed ones were.  A run past the cap, out of memory or broken by an
+ * error keeps its windowed sums.
+ */
+static void whole_pass(mpxkit_sched *s)
+{
+	double *est;
+
+	if (!s->whole || !s->kept_all || s->error < 0 || s->n_kept != s->rotations)
+		return;
+	est = malloc((s->n_kept ? s->n_kept : 1) * s->n * sizeof *est);
+	if (est == NULL)
+		return;
+	if (mpxkit_estimator_run_whole(s->est, s->n_kept, s->kept_obs, s->kept_ref, est, NULL) <
+	    0) {
+		free(est);
+		return;
+	}
+	memset(s->sum, 0, s->n * sizeof *s->sum);
+	for (size_t k = 0; k < s->n_kept; k++)
+		add_to(s->sum, est + k * s->n, s->n);
+	free(s->whole_est);
+	s->whole_est = est;
+	s->whole_done = 1;
 }
 
 /*
@@ -586,6 +683,11 @@ static int begin_run(mpxkit_sched *s)
 	s->done = 0;
 	s->error = 0;
 	s->cur = 0;
+	s->n_kept = 0;
+	s->kept_all = 1;
+	s->whole_done = 0;
+	free(s->whole_est);
+	s->whole_est = NULL;
 	if (s->G == 1)
 		return mpxkit_source_enable(s->src, MPXKIT_SOURCE_ALL);
 	rc = s->has_ref ? mpxkit_source_enable(s->src, (int)s->n) : 0;
@@ -700,6 +802,7 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 	/* The thread is gone: nothing else touches the state now. */
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 	flush_estimator(s);
+	whole_pass(s); /* after the flush: the series callback has had every windowed rotation */
 	current_totals(s, s->final, s->final_fidelity);
 	s->running = 0;
 	if (s->error < 0)
@@ -746,4 +849,20 @@ int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity)
 	rc = s->error < 0 ? s->error : (int)s->rotations;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+int mpxkit_sched_whole_series(const mpxkit_sched *s, mpxkit_sched_whole *out)
+{
+	if (s == NULL || out == NULL)
+		return -MPXKIT_EINVAL;
+	memset(out, 0, sizeof *out);
+	if (s->running)
+		return -MPXKIT_ESTATE;
+	if (!s->whole_done)
+		return 0;
+	out->n_rotations = s->n_kept;
+	out->est = s->whole_est;
+	out->obs = s->kept_obs;
+	out->ref = s->has_ref ? s->kept_ref : NULL;
+	return 1;
 }
