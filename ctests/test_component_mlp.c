@@ -466,8 +466,7 @@ static void test_bigru(void)
  * bigru on real counters with MPXKIT_DUMP: what PAPI_stop returns, what
  * PAPI_read returns after it and the dump's stop.total agree; the series is
  * the whole-run pass's rows, which the totals exceed by the rotation in
- * progress at the stop only (at most about one rotation); task-clock is near
- * the CPU time.
+ * progress at the stop only; task-clock is near the CPU time.
  */
 static void test_bigru_real(void)
 {
@@ -502,14 +501,25 @@ static void test_bigru_real(void)
 		CU_ASSERT_EQUAL(d.total[e], (uint64_t)o.v[e]);
 		if (cutest_under_valgrind() || d.n_steps < 4)
 			continue;
-		/* Each step rounds by at most 1/2. */
+		/*
+		 * Each step rounds by at most 1/2.  The rest of the total is the
+		 * rotation in progress at the stop, scaled by its group's enabled
+		 * time: usually under one rotation (most), but a rotation thread
+		 * delayed by a loaded machine stretches it (2.6 rotations seen under
+		 * the sanitizers), so its size is bounded only through the CPU-time
+		 * check below.
+		 */
 		CU_ASSERT((double)o.v[e] >= (double)sum - 0.5 * (double)d.n_steps - 1);
-		CU_ASSERT((double)o.v[e] <= (double)(sum + 2 * most) + 0.5 * (double)d.n_steps + 1);
+		if ((double)o.v[e] > (double)(sum + most) + 0.5 * (double)d.n_steps + 1)
+			printf(" (rotation in progress: %.1f rotations)",
+			       (double)((uint64_t)o.v[e] - sum) / (double)(most ? most : 1));
 	}
 	printf("\n  cpu %lld ns\n  ", o.cpu_ns);
 	if (!cutest_under_valgrind()) {
 		CU_ASSERT(d.n_steps >= 4);
-		CU_ASSERT(o.v[0] > 0.75 * (double)o.cpu_ns && o.v[0] < 1.25 * (double)o.cpu_ns);
+		/* task-clock and cpu-clock: the thread only computes, so both follow its CPU time. */
+		for (size_t e = 0; e < 2; e++)
+			CU_ASSERT(o.v[e] > 0.75 * (double)o.cpu_ns && o.v[e] < 1.25 * (double)o.cpu_ns);
 	}
 	free(d.series);
 }
