@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared CUnit driver for every check program. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <CUnit/Basic.h>
 
@@ -71,4 +74,72 @@ int cutest_under_valgrind(void)
 #else
 	return 0;
 #endif
+}
+
+uint64_t cutest_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cutest_burn_cpu(uint64_t ns)
+{
+	uint64_t t0 = cutest_thread_cpu_ns(), t;
+	volatile uint64_t sink = 0;
+
+	do {
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i * 2654435761u;
+		t = cutest_thread_cpu_ns();
+	} while (t - t0 < ns);
+	(void)sink; /* clang counts stores alone as "set but not used" */
+	return t - t0;
+}
+
+static char scratch[256];
+
+int cutest_scratch_make(const char *tag)
+{
+	snprintf(scratch, sizeof scratch, "/tmp/mpxkit-test-%s-XXXXXX", tag);
+	if (mkdtemp(scratch) == NULL) {
+		perror("mkdtemp");
+		scratch[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+int cutest_scratch_remove(void)
+{
+	int rc;
+
+	if (scratch[0] == '\0')
+		return 0;
+	/* Depth first, without following links: a test may leave subdirectories. */
+	rc = nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch[0] = '\0';
+	return rc == 0 ? 0 : -1;
+}
+
+const char *cutest_scratch(void)
+{
+	return scratch;
+}
+
+const char *cutest_scratch_path(const char *name)
+{
+	static char path[4][512];
+	static int slot;
+
+	slot = (slot + 1) % 4;
+	snprintf(path[slot], sizeof path[slot], "%s/%s", scratch, name);
+	return path[slot];
 }

@@ -3,6 +3,8 @@
 #ifndef MPXKIT_CUTEST_H
 #define MPXKIT_CUTEST_H
 
+#include <stdint.h>
+
 #include <CUnit/CUnit.h>
 
 /* automake's code for a test that cannot run here. */
@@ -35,6 +37,28 @@ int cutest_run(const char *program, const cutest_suite *suites);
  * are what that run checks.
  */
 int cutest_under_valgrind(void);
+
+/* This thread's CPU time in ns: what task-clock and cpu-clock count for it. */
+uint64_t cutest_thread_cpu_ns(void);
+
+/*
+ * Computes until this thread has used ns of CPU time, checking the clock
+ * every few microseconds; returns the CPU time used as the clock saw it.
+ */
+uint64_t cutest_burn_cpu(uint64_t ns);
+
+/*
+ * One scratch directory per test program, /tmp/mpxkit-test-TAG-XXXXXX:
+ * cutest_scratch_make in a suite's setup, cutest_scratch_remove (everything
+ * in it, then the directory; a no-op when none was made) in the last suite's
+ * teardown.  Both return 0 or -1, as CUnit's setup and teardown do.
+ * cutest_scratch_path gives DIR/name in one of 4 rotating buffers, so a
+ * call may take up to 4 paths at once.
+ */
+int cutest_scratch_make(const char *tag);
+int cutest_scratch_remove(void);
+const char *cutest_scratch(void);
+const char *cutest_scratch_path(const char *name);
 
 /* Directory of the source tree's top, from $top_srcdir, or "." */
 const char *cutest_srcdir(void);

@@ -75,23 +75,6 @@ static long long raw_value(int fd)
 	return (long long)v;
 }
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void burn_cpu(long long ns)
-{
-	long long t0 = thread_cpu_ns();
-	volatile uint64_t sink = 0;
-
-	while (thread_cpu_ns() - t0 < ns)
-		for (int i = 0; i < 10000; i++)
-			sink += (uint64_t)i * 2654435761u;
-}
-
 /* Not instrumented: ASan's shadow writes would add a fault per 8 pages touched. */
 __attribute__((no_sanitize_address)) static void touch(volatile char *p, size_t n, size_t page)
 {
@@ -194,7 +177,7 @@ static void test_task_clock_match_raw(void)
 
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	CU_ASSERT_EQUAL(PAPI_start(es), PAPI_OK);
-	burn_cpu(BUSY_NS);
+	cutest_burn_cpu(BUSY_NS);
 	CU_ASSERT_EQUAL(PAPI_stop(es, v), PAPI_OK);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	raw = raw_value(fd);
@@ -220,11 +203,11 @@ static void test_reset_and_restart(void)
 	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&es), PAPI_OK);
 	CU_ASSERT_EQUAL_FATAL(PAPI_add_named_event(es, "mpxkit:::perf::TASK-CLOCK"), PAPI_OK);
 	CU_ASSERT_EQUAL(PAPI_start(es), PAPI_OK);
-	burn_cpu(BUSY_NS / 2);
+	cutest_burn_cpu(BUSY_NS / 2);
 	CU_ASSERT_EQUAL(PAPI_reset(es), PAPI_OK);
 	CU_ASSERT_EQUAL(PAPI_read(es, v), PAPI_OK);
 	CU_ASSERT(v[0] < BUSY_NS / 10);
-	burn_cpu(BUSY_NS / 5);
+	cutest_burn_cpu(BUSY_NS / 5);
 	CU_ASSERT_EQUAL(PAPI_stop(es, v), PAPI_OK);
 	CU_ASSERT(v[0] + CLOCK_SLACK_NS >= BUSY_NS / 5);
 	CU_ASSERT(v[0] < BUSY_NS / 2);
@@ -248,7 +231,7 @@ __attribute__((no_sanitize_address)) static void steady_work(long long total_ns)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), max = 1 + (size_t)(total_ns / step_ns), i = 0;
 	volatile char *p =
 	    mmap(NULL, max * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long long t0 = thread_cpu_ns(), t = t0;
+	long long t0 = (long long)cutest_thread_cpu_ns(), t = t0;
 	volatile uint64_t sink = 0;
 
 	if (p == MAP_FAILED)
@@ -258,7 +241,7 @@ __attribute__((no_sanitize_address)) static void steady_work(long long total_ns)
 		long long next = t + step_ns;
 		if (i < max)
 			p[i++ * page] = 1;
-		while ((t = thread_cpu_ns()) < next)
+		while ((t = (long long)cutest_thread_cpu_ns()) < next)
 			for (int j = 0; j < 1000; j++)
 				sink += (uint64_t)j * 2654435761u;
 	}

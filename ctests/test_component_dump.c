@@ -70,23 +70,6 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void burn_cpu(long long ns)
-{
-	long long t0 = thread_cpu_ns();
-	volatile uint64_t sink = 0;
-
-	while (thread_cpu_ns() - t0 < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i * 2654435761u;
-}
-
 static void *thread_main(void *arg)
 {
 	worker *w = arg;
@@ -101,7 +84,7 @@ static void *thread_main(void *arg)
 	if (rc == PAPI_OK)
 		rc = PAPI_start(es);
 	pthread_barrier_wait(&started);
-	burn_cpu(WORK_NS);
+	cutest_burn_cpu(WORK_NS);
 	pthread_barrier_wait(&worked);
 	if (rc == PAPI_OK)
 		rc = PAPI_stop(es, w->values);
@@ -296,7 +279,7 @@ static void test_lost_directory(void)
 	for (int i = 0; i < N_EVENTS; i++)
 		CU_ASSERT_EQUAL(PAPI_add_named_event(es, events[i]), PAPI_OK);
 	CU_ASSERT_EQUAL(PAPI_start(es), PAPI_OK);
-	burn_cpu(WORK_NS / 4);
+	cutest_burn_cpu(WORK_NS / 4);
 	CU_ASSERT_EQUAL(PAPI_stop(es, v), PAPI_OK);
 	CU_ASSERT(v[0] > 0);
 	CU_ASSERT_EQUAL(PAPI_cleanup_eventset(es), PAPI_OK);

@@ -99,23 +99,6 @@ static int make_model(void)
 	return rc;
 }
 
-static long long cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void burn_cpu(long long ns)
-{
-	long long t0 = cpu_ns();
-	volatile uint64_t sink = 0;
-
-	while (cpu_ns() - t0 < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i * 2654435761u;
-}
-
 /* Software events of constant rate (ns of CPU per ns), and one that hardly counts. */
 static const char *const perf_events[3] = {"mpxkit:::perf::TASK-CLOCK", "mpxkit:::perf::CPU-CLOCK",
 					   "mpxkit:::perf::PAGE-FAULTS"};
@@ -152,14 +135,14 @@ static void papi_child(int replay, outcome *o)
 			return;
 	}
 	o->rc = 4;
-	o->cpu_ns = cpu_ns();
+	o->cpu_ns = (long long)cutest_thread_cpu_ns();
 	if (PAPI_start(es) != PAPI_OK)
 		return;
 	if (!replay)
-		burn_cpu(200000000ll);
+		cutest_burn_cpu(200000000ll);
 	if (PAPI_read(es, o->before) != PAPI_OK || PAPI_stop(es, o->v) != PAPI_OK)
 		return;
-	o->cpu_ns = cpu_ns() - o->cpu_ns;
+	o->cpu_ns = (long long)cutest_thread_cpu_ns() - o->cpu_ns;
 	if (PAPI_read(es, o->after) != PAPI_OK)
 		return;
 	PAPI_cleanup_eventset(es);

@@ -38,23 +38,6 @@ typedef struct worker {
 	long long values[N_EVENTS];
 } worker;
 
-static long long thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
-static void burn_cpu(long long ns)
-{
-	long long t0 = thread_cpu_ns();
-	volatile uint64_t sink = 0;
-
-	while (thread_cpu_ns() - t0 < ns)
-		for (int i = 0; i < 1000; i++)
-			sink += (uint64_t)i * 2654435761u;
-}
-
 static void *thread_main(void *arg)
 {
 	worker *w = arg;
@@ -65,12 +48,12 @@ static void *thread_main(void *arg)
 		rc = PAPI_create_eventset(&es);
 	for (int i = 0; rc == PAPI_OK && i < N_EVENTS; i++)
 		rc = PAPI_add_named_event(es, events[i]);
-	t0 = thread_cpu_ns();
+	t0 = (long long)cutest_thread_cpu_ns();
 	if (rc == PAPI_OK)
 		rc = PAPI_start(es);
 	w->monotonic = 1;
 	for (int r = 0; rc == PAPI_OK && r < N_READS; r++) {
-		burn_cpu(WORK_NS);
+		cutest_burn_cpu(WORK_NS);
 		rc = PAPI_read(es, v);
 		/* Estimates may dip a little between reads; a big drop would be a bug. */
 		w->monotonic &= v[0] >= last - WORK_NS / 2;
@@ -78,7 +61,7 @@ static void *thread_main(void *arg)
 	}
 	if (rc == PAPI_OK)
 		rc = PAPI_stop(es, w->values);
-	w->cpu_ns = thread_cpu_ns() - t0;
+	w->cpu_ns = (long long)cutest_thread_cpu_ns() - t0;
 	if (rc == PAPI_OK)
 		rc = PAPI_cleanup_eventset(es);
 	if (rc == PAPI_OK)

@@ -10,17 +10,15 @@
 #include "cutest.h"
 #include "mpxkit/outfile.h"
 
-static char dir[] = "/tmp/mpxkit-test-outfile-XXXXXX";
-
 static int setup(void)
 {
-	return mkdtemp(dir) ? 0 : -1;
+	return cutest_scratch_make("outfile");
 }
 
 /* Entries in the test directory, so a stray temporary file is caught. */
 static int count_entries(void)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(cutest_scratch());
 	struct dirent *e;
 	int n = 0;
 
@@ -33,26 +31,13 @@ static int count_entries(void)
 	return n;
 }
 
-static int teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static char *path_of(const char *name)
-{
-	static char path[256];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return path;
-}
 
 static void test_write_all_then_read_back(void)
 {
 	char buf[64] = { 0 };
 	FILE *f;
 	size_t n;
-	const char *path = path_of("a.txt");
+	const char *path = cutest_scratch_path("a.txt");
 
 	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(path, "hello\n", 6, NULL), 0);
 	f = fopen(path, "rb");
@@ -69,7 +54,7 @@ static void test_mode_follows_umask(void)
 {
 	struct stat st;
 	mode_t old = umask(022);
-	const char *path = path_of("mode.txt");
+	const char *path = cutest_scratch_path("mode.txt");
 
 	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(path, "x", 1, NULL), 0);
 	umask(old);
@@ -81,7 +66,7 @@ static void test_mode_follows_umask(void)
 static void test_nothing_before_commit(void)
 {
 	mpxkit_outfile *f = NULL;
-	const char *path = path_of("b.txt");
+	const char *path = cutest_scratch_path("b.txt");
 	struct stat st;
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_outfile_open(&f, path, NULL), 0);
@@ -98,7 +83,7 @@ static void test_nothing_before_commit(void)
 static void test_abort_leaves_nothing(void)
 {
 	mpxkit_outfile *f = NULL;
-	const char *path = path_of("c.txt");
+	const char *path = cutest_scratch_path("c.txt");
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_outfile_open(&f, path, NULL), 0);
 	CU_ASSERT_EQUAL(mpxkit_outfile_write(f, "part", 4, NULL), 0);
@@ -110,7 +95,7 @@ static void test_abort_leaves_nothing(void)
 static void test_abort_keeps_old_file(void)
 {
 	mpxkit_outfile *f = NULL;
-	const char *path = path_of("d.txt");
+	const char *path = cutest_scratch_path("d.txt");
 	char buf[8] = { 0 };
 	FILE *in;
 
@@ -130,7 +115,7 @@ static void test_missing_directory_is_one_line(void)
 {
 	mpxkit_diag d = { 0 };
 	mpxkit_outfile *f = NULL;
-	const char *path = path_of("no/such/dir/e.txt");
+	const char *path = cutest_scratch_path("no/such/dir/e.txt");
 	int rc = mpxkit_outfile_open(&f, path, &d);
 
 	CU_ASSERT_EQUAL(rc, -MPXKIT_ESYS);
@@ -154,7 +139,7 @@ static const cutest_case outfile_cases[] = {
 
 int main(void)
 {
-	const cutest_suite suites[] = { { "outfile", outfile_cases, setup, teardown },
+	const cutest_suite suites[] = { { "outfile", outfile_cases, setup, cutest_scratch_remove },
 					{ NULL, NULL, NULL, NULL } };
 	return cutest_run("test_outfile", suites);
 }

@@ -33,27 +33,9 @@ struct tregion {
 	struct tunit units[MAXU];
 };
 
-static char tmpdir[] = "/tmp/test_pcz.XXXXXX";
-
 static int setup(void)
 {
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tpath(const char *name)
-{
-	static char buf[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-	return buf[k];
+	return cutest_scratch_make("pcz");
 }
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -118,7 +100,7 @@ static void memory_matches_file(const char *path, const struct tregion *regs, si
 static void round_trip(const struct tregion *regs, size_t n_regs, size_t n_events,
 		       const mpxkit_pcz_options *opt)
 {
-	const char *path = tpath("rt.pcz");
+	const char *path = cutest_scratch_path("rt.pcz");
 	mpxkit_pcz_writer *w;
 	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
@@ -274,7 +256,7 @@ static void test_duration_predictor_by_hand(void)
 	static const char *const ev[] = { "A", "B" };
 	const uint64_t times[2] = { 1000, 1000 + 123456 }, values[2] = { 123456, 5 };
 	const mpxkit_pcz_unit u = { "t0", 1, times, values, -1, -1 };
-	const char *path = tpath("dur.pcz");
+	const char *path = cutest_scratch_path("dur.pcz");
 	mpxkit_pcz_options o;
 	mpxkit_pcz_writer *w;
 	mpxkit_diag d = { 0 };
@@ -323,7 +305,7 @@ static int decode_all(const uint8_t *b, size_t n, mpxkit_diag *d);
 static void test_fast_predictors_by_hand(void)
 {
 	static const char *const ev[] = { "A", "B", "C" };
-	const char *path = tpath("fast.pcz");
+	const char *path = cutest_scratch_path("fast.pcz");
 	mpxkit_pcz_writer *w;
 	mpxkit_diag d = { 0 };
 	pcz_decompressor dz = { 0 };
@@ -404,7 +386,7 @@ static void test_round_trip_many_regions(void)
 	mpxkit_pcz_options_init(&o);
 	o.chunk_size = 1024;
 	round_trip(regs, 600, 3, &o);
-	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(tpath("rt.pcz"), &r, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(cutest_scratch_path("rt.pcz"), &r, NULL), 0);
 	mpxkit_pcz_reader_stats(r, &st);
 	CU_ASSERT(st.n_region_sections > 5);
 	CU_ASSERT_EQUAL(st.n_regions, 600);
@@ -413,7 +395,7 @@ static void test_round_trip_many_regions(void)
 
 static void test_meta_and_topology(void)
 {
-	const char *path = tpath("meta.pcz");
+	const char *path = cutest_scratch_path("meta.pcz");
 	mpxkit_pcz_writer *w;
 	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
@@ -499,7 +481,7 @@ static size_t sample(mpxkit_pcz_codec codec, uint8_t **buf)
 	for (size_t g = 0; g < 4; g++)
 		fill_region(&regs[g], "s", 3, 1 + g % 2, 3, 100 * g);
 	round_trip(regs, 4, 3, &o);
-	*buf = load(tpath("rt.pcz"), &len);
+	*buf = load(cutest_scratch_path("rt.pcz"), &len);
 	return len;
 }
 
@@ -579,11 +561,11 @@ static void test_close_kind_checked(void)
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 1, events8, &w, &d), 0);
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_close(w, &d), -MPXKIT_ESTATE);
-	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(tpath("kind.pcz"), NULL, 1, events8, &w, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(cutest_scratch_path("kind.pcz"), NULL, 1, events8, &w, &d), 0);
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_close_memory(w, &mem, &len, &d), -MPXKIT_ESTATE);
 	CU_ASSERT(mem == NULL);
 	CU_ASSERT_EQUAL(len, 0);
-	CU_ASSERT(access(tpath("kind.pcz"), F_OK) != 0);
+	CU_ASSERT(access(cutest_scratch_path("kind.pcz"), F_OK) != 0);
 }
 
 static void test_not_a_pcz(void)
@@ -594,7 +576,7 @@ static void test_not_a_pcz(void)
 	CU_ASSERT_EQUAL(decode_all((const uint8_t *)"hello, world", 12, &d), -MPXKIT_EFORMAT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "magic"));
 	CU_ASSERT_EQUAL(decode_all((const uint8_t *)"", 0, &d), -MPXKIT_ETRUNC);
-	CU_ASSERT_EQUAL(mpxkit_pcz_reader_open(tpath("missing.pcz"), &r, &d), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_open(cutest_scratch_path("missing.pcz"), &r, &d), -MPXKIT_ESYS);
 	CU_ASSERT_EQUAL(d.sys_errno, 2);
 }
 
@@ -862,7 +844,7 @@ static void run_threads(void *(*fn)(void *), const char *path)
 
 static void test_threads_add_regions(void)
 {
-	const char *path = tpath("threads.pcz");
+	const char *path = cutest_scratch_path("threads.pcz");
 	int seen[N_THREADS][N_PER_THREAD] = { { 0 } }, rc, n = 0;
 	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
@@ -890,7 +872,7 @@ static void test_threads_add_regions(void)
 
 static void test_threads_stage_units(void)
 {
-	const char *path = tpath("staged.pcz");
+	const char *path = cutest_scratch_path("staged.pcz");
 	int next[N_THREADS] = { 0 }, rc, n = 0;
 	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
@@ -929,7 +911,7 @@ static int write_text(const char *path, const char *text)
 /* pack then unpack, as text; NULL when packing failed (diag filled). */
 static char *csv_round_trip(const char *csv, mpxkit_diag *d)
 {
-	const char *in = tpath("in.csv"), *out = tpath("out.pcz");
+	const char *in = cutest_scratch_path("in.csv"), *out = cutest_scratch_path("out.pcz");
 	mpxkit_pcz_reader *r;
 	char *text = NULL;
 	size_t len = 0;
@@ -1006,7 +988,7 @@ static void test_csv_errors(void)
 			fprintf(stderr, "case %zu: got '%s'\n", i, d.msg);
 		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, cases[i].msg));
 		/* A failed pack leaves no file under the final name. */
-		CU_ASSERT_NOT_EQUAL(access(tpath("out.pcz"), F_OK), 0);
+		CU_ASSERT_NOT_EQUAL(access(cutest_scratch_path("out.pcz"), F_OK), 0);
 	}
 }
 
@@ -1062,7 +1044,7 @@ int main(void)
 		{ "pcz damage", damage_cases, NULL, NULL },
 		{ "pcz method", method_cases, NULL, NULL },
 		{ "pcz threads", thread_cases, NULL, NULL },
-		{ "pcz csv", csv_cases, NULL, teardown },
+		{ "pcz csv", csv_cases, NULL, cutest_scratch_remove },
 		{ NULL, NULL, NULL, NULL },
 	};
 	return cutest_run("test_pcz", suites);

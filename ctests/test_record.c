@@ -9,43 +9,14 @@
 #include "cutest.h"
 #include "mpxkit/record.h"
 
-static char tmpdir[] = "/tmp/mpxkit-test-record-XXXXXX";
-
 static int make_tmpdir(void)
 {
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *e;
-	char path[512];
-
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	return rmdir(tmpdir);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char path[4][512];
-	static int slot;
-	slot = (slot + 1) % 4;
-	snprintf(path[slot], sizeof path[slot], "%s/%s", tmpdir, name);
-	return path[slot];
+	return cutest_scratch_make("record");
 }
 
 static void put_file(const char *name, const char *text)
 {
-	FILE *f = fopen(tmp_path(name), "wb");
+	FILE *f = fopen(cutest_scratch_path(name), "wb");
 	CU_ASSERT_FATAL(f != NULL);
 	CU_ASSERT_FATAL(fwrite(text, 1, strlen(text), f) == strlen(text));
 	CU_ASSERT_FATAL(fclose(f) == 0);
@@ -65,7 +36,7 @@ static void expect_bad(const char *name, int code, int line, const char *reason)
 	mpxkit_callgrind_dump *d = (mpxkit_callgrind_dump *)0x1;
 	mpxkit_diag diag = {0};
 	char want[600];
-	const char *path = tmp_path(name);
+	const char *path = cutest_scratch_path(name);
 
 	CU_ASSERT_EQUAL(mpxkit_callgrind_read(path, &d, &diag), -code);
 	CU_ASSERT_PTR_EQUAL(d, (mpxkit_callgrind_dump *)0x1); /* untouched on failure */
@@ -82,7 +53,7 @@ static void test_read_one_dump(void)
 	mpxkit_diag diag = {0};
 
 	put_file("one", HEAD("3", "200", "350") "totals: 7 6 5\n\n");
-	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_read(tmp_path("one"), &d, &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_read(cutest_scratch_path("one"), &d, &diag), 0);
 	CU_ASSERT_EQUAL(d->part, 3);
 	CU_ASSERT_STRING_EQUAL(d->creator, "callgrind-3.19.0");
 	CU_ASSERT_EQUAL_FATAL(d->n_events, 5);
@@ -105,7 +76,7 @@ static void test_largest_count(void)
 	mpxkit_callgrind_dump *d = NULL;
 
 	put_file("max", HEAD("1", "0", "1") "totals: 18446744073709551615 0 0 0 1\n");
-	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_read(tmp_path("max"), &d, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_read(cutest_scratch_path("max"), &d, NULL), 0);
 	CU_ASSERT_EQUAL(d->totals[0], UINT64_MAX);
 	CU_ASSERT_EQUAL(d->totals[4], 1);
 	mpxkit_callgrind_dump_free(d);
@@ -149,7 +120,7 @@ static void test_bad_dumps(void)
 	expect_bad("part", MPXKIT_EFORMAT, 1, "bad part: number");
 	/* put_file stops at a NUL: write these bytes by hand. */
 	{
-		FILE *f = fopen(tmp_path("nul"), "wb");
+		FILE *f = fopen(cutest_scratch_path("nul"), "wb");
 		CU_ASSERT_FATAL(f != NULL);
 		fwrite("events: Ir\ntot\0als: 1\n", 1, 22, f);
 		fclose(f);
@@ -163,9 +134,9 @@ static void test_missing_file(void)
 	mpxkit_callgrind_dump *d = NULL;
 	mpxkit_trace *t = NULL;
 
-	CU_ASSERT_EQUAL(mpxkit_callgrind_read(tmp_path("nothere"), &d, &diag), -MPXKIT_ENOENT);
+	CU_ASSERT_EQUAL(mpxkit_callgrind_read(cutest_scratch_path("nothere"), &d, &diag), -MPXKIT_ENOENT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "nothere: no such file"));
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("nothere"), &t, NULL), -MPXKIT_ENOENT);
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("nothere"), &t, NULL), -MPXKIT_ENOENT);
 	CU_ASSERT_PTR_NULL(t);
 }
 
@@ -179,7 +150,7 @@ static void test_collect_three_parts(void)
 	put_file("run.1", HEAD("1", "0", "120") "totals: 10 1 2 3 4\n");
 	put_file("run.2", HEAD("2", "120", "240") "totals: 20 0 0 5\n");
 	put_file("run", HEAD("3", "240", "275") "totals: 30 3\n");
-	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_collect(tmp_path("run"), &t, &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_collect(cutest_scratch_path("run"), &t, &diag), 0);
 	CU_ASSERT_STRING_EQUAL(t->index_name, "step");
 	CU_ASSERT_EQUAL_FATAL(t->n_events, 5);
 	CU_ASSERT_STRING_EQUAL(t->events[3], "Bc");
@@ -202,7 +173,7 @@ static void test_collect_single(void)
 	mpxkit_trace *t = NULL;
 
 	put_file("single", "events: Ir Dr\ntotals: 5 6\n");
-	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_collect(tmp_path("single"), &t, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_callgrind_collect(cutest_scratch_path("single"), &t, NULL), 0);
 	CU_ASSERT_EQUAL(t->n_steps, 1);
 	CU_ASSERT_EQUAL(t->values[1], 6);
 	CU_ASSERT_PTR_NULL(mpxkit_trace_get_meta(t, "valgrind"));
@@ -218,31 +189,31 @@ static void test_collect_inconsistent(void)
 	/* A gap: the final dump says part 3 but base.2 is missing. */
 	put_file("gap.1", HEAD("1", "0", "1") "totals: 1\n");
 	put_file("gap", HEAD("3", "2", "3") "totals: 1\n");
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("gap"), &t, &diag), -MPXKIT_ENOENT);
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("gap"), &t, &diag), -MPXKIT_ENOENT);
 	CU_ASSERT_PTR_NULL(t);
 	/* A dump of another run under the numbered name. */
 	put_file("swap.1", HEAD("2", "0", "1") "totals: 1\n");
 	put_file("swap", HEAD("2", "2", "3") "totals: 1\n");
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("swap"), &t, &diag), -MPXKIT_EFORMAT);
-	snprintf(want, sizeof want, "%s.1: holds part 2, expected part 1", tmp_path("swap"));
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("swap"), &t, &diag), -MPXKIT_EFORMAT);
+	snprintf(want, sizeof want, "%s.1: holds part 2, expected part 1", cutest_scratch_path("swap"));
 	CU_ASSERT_STRING_EQUAL(diag.msg, want);
 	/* Other events in one dump. */
 	put_file("ev.1", "part: 1\nevents: Ir Dw\ntotals: 1\n");
 	put_file("ev", "part: 2\nevents: Ir Dr\ntotals: 1\n");
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("ev"), &t, &diag), -MPXKIT_EFORMAT);
-	snprintf(want, sizeof want, "%s.1: events differ from those of %s", tmp_path("ev"),
-		 tmp_path("ev"));
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("ev"), &t, &diag), -MPXKIT_EFORMAT);
+	snprintf(want, sizeof want, "%s.1: events differ from those of %s", cutest_scratch_path("ev"),
+		 cutest_scratch_path("ev"));
 	CU_ASSERT_STRING_EQUAL(diag.msg, want);
 	/* A bad periodic dump fails the whole collection with its own line. */
 	put_file("bad.1", "part: 1\nevents: Ir\ntotals: one\n");
 	put_file("bad", "part: 2\nevents: Ir\ntotals: 1\n");
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("bad"), &t, &diag), -MPXKIT_EFORMAT);
-	snprintf(want, sizeof want, "%s.1:3: count 'one' is not a number", tmp_path("bad"));
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("bad"), &t, &diag), -MPXKIT_EFORMAT);
+	snprintf(want, sizeof want, "%s.1:3: count 'one' is not a number", cutest_scratch_path("bad"));
 	CU_ASSERT_STRING_EQUAL(diag.msg, want);
 	/* Duplicate event names cannot make a trace. */
 	put_file("dup", "events: Ir Dr Ir\ntotals: 1 2\n");
-	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(tmp_path("dup"), &t, &diag), -MPXKIT_EFORMAT);
-	snprintf(want, sizeof want, "%s:1: duplicate event 'Ir'", tmp_path("dup"));
+	CU_ASSERT_EQUAL(mpxkit_callgrind_collect(cutest_scratch_path("dup"), &t, &diag), -MPXKIT_EFORMAT);
+	snprintf(want, sizeof want, "%s:1: duplicate event 'Ir'", cutest_scratch_path("dup"));
 	CU_ASSERT_STRING_EQUAL(diag.msg, want);
 	CU_ASSERT_PTR_NULL(t);
 }
@@ -340,7 +311,7 @@ static const cutest_case option_cases[] = {
 int main(void)
 {
 	const cutest_suite suites[] = {
-	    {"callgrind dumps", parse_cases, make_tmpdir, remove_tmpdir},
+	    {"callgrind dumps", parse_cases, make_tmpdir, cutest_scratch_remove},
 	    {"record options", option_cases, NULL, NULL},
 	    {NULL, NULL, NULL, NULL},
 	};

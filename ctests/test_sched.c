@@ -842,13 +842,6 @@ static const char *const sw_events[SW_EVENTS] = {
     "perf::MINOR-FAULTS", "perf::CONTEXT-SWITCHES", "perf::MAJOR-FAULTS",
 };
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * A steady workload: one fresh page touched, then ~step_ns of CPU, over and
  * over for total_ns of CPU time, so every event's rate is even over time and
@@ -860,7 +853,7 @@ __attribute__((no_sanitize_address)) static void steady_work(uint64_t total_ns, 
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), max = 1 + total_ns / step_ns, i = 0;
 	volatile char *p =
 	    mmap(NULL, max * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint64_t t0 = thread_cpu_ns(), t = t0;
+	uint64_t t0 = cutest_thread_cpu_ns(), t = t0;
 	volatile uint64_t sink = 0;
 
 	(void)sink; /* clang counts stores alone as "set but not used" */
@@ -871,7 +864,7 @@ __attribute__((no_sanitize_address)) static void steady_work(uint64_t total_ns, 
 		uint64_t next = t + step_ns;
 		if (i < max)
 			p[i++ * page] = 1;
-		while ((t = thread_cpu_ns()) < next)
+		while ((t = cutest_thread_cpu_ns()) < next)
 			for (int j = 0; j < 1000; j++)
 				sink += (uint64_t)j * 2654435761u;
 	}
@@ -1033,9 +1026,9 @@ static void test_perf_restart_reset(void)
 		steady_work(20000000, 200000);
 		CU_ASSERT(mpxkit_sched_read(s, est, NULL) >= 0);
 		CU_ASSERT_EQUAL(mpxkit_sched_reset(s), 0);
-		t0 = thread_cpu_ns();
+		t0 = cutest_thread_cpu_ns();
 		steady_work(60000000, 200000);
-		used = thread_cpu_ns() - t0;
+		used = cutest_thread_cpu_ns() - t0;
 		CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
 		CU_ASSERT(mpxkit_sched_read(s, again, NULL) >= 0);
 		/* task-clock: the 60 ms after the reset, not the 20 ms before it */
@@ -1071,11 +1064,11 @@ static void test_perf_whole(void)
 	strcpy(cfg.estimator, "bigru");
 	CU_ASSERT_EQUAL_FATAL(open_events(&src, 3), 0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
-	t0 = thread_cpu_ns();
+	t0 = cutest_thread_cpu_ns();
 	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
 	steady_work(150000000, 100000);
 	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
-	used = thread_cpu_ns() - t0;
+	used = cutest_thread_cpu_ns() - t0;
 	rotations = mpxkit_sched_read(s, est, NULL);
 	CU_ASSERT(rotations >= 0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_whole_series(s, &w), 1);
@@ -1143,7 +1136,7 @@ static void *thread_main(void *arg)
 	cfg.slice_ns = 1000000;
 	if (open_events(&src, 3) < 0 || mpxkit_sched_new(&s, src, &cfg, NULL) < 0)
 		return NULL;
-	t0 = thread_cpu_ns();
+	t0 = cutest_thread_cpu_ns();
 	if (mpxkit_sched_start(s) == 0) {
 		for (int i = 0; i < 5; i++) {
 			steady_work(10000000, 500000);
@@ -1151,7 +1144,7 @@ static void *thread_main(void *arg)
 		}
 		w->ok = mpxkit_sched_stop(s) == 0 && mpxkit_sched_read(s, est, NULL) >= 0;
 	}
-	w->cpu_ns = thread_cpu_ns() - t0;
+	w->cpu_ns = cutest_thread_cpu_ns() - t0;
 	w->task_clock = est[0];
 	mpxkit_sched_free(s);
 	return NULL;

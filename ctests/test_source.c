@@ -33,28 +33,6 @@ static mpxkit_source *open_self(void)
 	return s;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Spins until this thread has used ns of CPU time; returns the time used as the clock saw it. */
-static uint64_t burn_cpu(uint64_t ns)
-{
-	uint64_t t0 = thread_cpu_ns(), t;
-	volatile uint64_t sink = 0;
-
-	do {
-		for (int i = 0; i < 10000; i++)
-			sink += (uint64_t)i * 2654435761u;
-		t = thread_cpu_ns();
-	} while (t - t0 < ns);
-	(void)sink; /* clang counts stores alone as "set but not used" */
-	return t - t0;
-}
-
 /*
  * Maps n pages that were never touched and writes one byte to each.  Each
  * first write to an anonymous private page is one minor fault; huge pages are
@@ -226,7 +204,7 @@ static void test_task_clock(void)
 
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::TASK-CLOCK", NULL), 0);
 	CU_ASSERT_EQUAL(mpxkit_source_enable(s, 0), 0);
-	used = burn_cpu(BUSY_NS);
+	used = cutest_burn_cpu(BUSY_NS);
 	CU_ASSERT_EQUAL(mpxkit_source_disable(s, 0), 0);
 	CU_ASSERT_EQUAL(mpxkit_source_read(s, c, 1), 1);
 
@@ -251,11 +229,11 @@ static void test_disable_reset(void)
 	CU_ASSERT_EQUAL(mpxkit_source_read(s, a, 1), 1);
 	CU_ASSERT_EQUAL(a[0].value, 0); /* added disabled */
 	CU_ASSERT_EQUAL(mpxkit_source_enable(s, 0), 0);
-	burn_cpu(BUSY_NS / 5);
+	cutest_burn_cpu(BUSY_NS / 5);
 	CU_ASSERT_EQUAL(mpxkit_source_disable(s, 0), 0);
 	CU_ASSERT_EQUAL(mpxkit_source_read(s, a, 1), 1);
 	CU_ASSERT(a[0].value + CLOCK_SLACK_NS >= BUSY_NS / 5);
-	burn_cpu(BUSY_NS / 5);
+	cutest_burn_cpu(BUSY_NS / 5);
 	CU_ASSERT_EQUAL(mpxkit_source_read(s, b, 1), 1);
 	CU_ASSERT_EQUAL(b[0].value, a[0].value); /* disabled: no counting */
 	CU_ASSERT_EQUAL(mpxkit_source_reset(s, MPXKIT_SOURCE_ALL), 0);

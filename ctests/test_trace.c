@@ -11,38 +11,9 @@
 #include "cutest.h"
 #include "mpxkit/trace.h"
 
-static char tmpdir[] = "/tmp/mpxkit-test-trace-XXXXXX";
-
 static int make_tmpdir(void)
 {
-	return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *e;
-	char path[512];
-
-	if (d == NULL)
-		return 0;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	return rmdir(tmpdir);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char path[4][512];
-	static int slot;
-	slot = (slot + 1) % 4;
-	snprintf(path[slot], sizeof path[slot], "%s/%s", tmpdir, name);
-	return path[slot];
+	return cutest_scratch_make("trace");
 }
 
 static void put_file(const char *path, const char *bytes, size_t len)
@@ -240,7 +211,7 @@ static void test_round_trip(void)
 	for (int i = 0; i < 2; i++) {
 		mpxkit_trace *back = NULL;
 		mpxkit_diag d = {0};
-		const char *path = tmp_path(suffixes[i]);
+		const char *path = cutest_scratch_path(suffixes[i]);
 		CU_ASSERT_EQUAL_FATAL(mpxkit_trace_write(t, path, &d), 0);
 		CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(path, &back, &d), 0);
 		check_same(t, back);
@@ -260,8 +231,8 @@ static void test_exact_text(void)
 	size_t n;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_write(t, tmp_path("exact.csv"), NULL), 0);
-	f = fopen(tmp_path("exact.csv"), "rb");
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_write(t, cutest_scratch_path("exact.csv"), NULL), 0);
+	f = fopen(cutest_scratch_path("exact.csv"), "rb");
 	CU_ASSERT_FATAL(f != NULL);
 	n = fread(got, 1, sizeof got - 1, f);
 	fclose(f);
@@ -275,14 +246,14 @@ static void test_gzip_by_content(void)
 	const char *csv = "step,a\n0,1\n1,2\n";
 	mpxkit_trace *t = NULL;
 	/* A gzip file without the .gz suffix, and a plain file with it: content decides. */
-	put_gz(tmp_path("gz-without-suffix.csv"), csv, strlen(csv));
-	put_file(tmp_path("plain-with-suffix.csv.gz"), csv, strlen(csv));
-	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(tmp_path("gz-without-suffix.csv"), &t, NULL), 0);
+	put_gz(cutest_scratch_path("gz-without-suffix.csv"), csv, strlen(csv));
+	put_file(cutest_scratch_path("plain-with-suffix.csv.gz"), csv, strlen(csv));
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(cutest_scratch_path("gz-without-suffix.csv"), &t, NULL), 0);
 	CU_ASSERT_EQUAL(t->n_steps, 2);
 	CU_ASSERT_EQUAL(t->values[1], 2);
 	mpxkit_trace_free(t);
 	t = NULL;
-	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(tmp_path("plain-with-suffix.csv.gz"), &t, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(cutest_scratch_path("plain-with-suffix.csv.gz"), &t, NULL), 0);
 	CU_ASSERT_EQUAL(t->n_steps, 2);
 	mpxkit_trace_free(t);
 }
@@ -298,36 +269,36 @@ static void test_bad_files(void)
 	size_t n;
 
 	/* A gzip stream cut short is an error, never a silently shorter trace. */
-	put_gz(tmp_path("cut.csv.gz"), csv, strlen(csv));
-	f = fopen(tmp_path("cut.csv.gz"), "rb");
+	put_gz(cutest_scratch_path("cut.csv.gz"), csv, strlen(csv));
+	f = fopen(cutest_scratch_path("cut.csv.gz"), "rb");
 	CU_ASSERT_FATAL(f != NULL);
 	n = fread(whole, 1, sizeof whole, f);
 	fclose(f);
 	CU_ASSERT_FATAL(n > 12);
-	put_file(tmp_path("cut.csv.gz"), whole, n - 6);
-	CU_ASSERT(mpxkit_trace_read(tmp_path("cut.csv.gz"), &t, &d) < 0);
+	put_file(cutest_scratch_path("cut.csv.gz"), whole, n - 6);
+	CU_ASSERT(mpxkit_trace_read(cutest_scratch_path("cut.csv.gz"), &t, &d) < 0);
 	CU_ASSERT_PTR_NULL(t);
-	snprintf(want, sizeof want, "%s:", tmp_path("cut.csv.gz"));
+	snprintf(want, sizeof want, "%s:", cutest_scratch_path("cut.csv.gz"));
 	CU_ASSERT(strncmp(d.msg, want, strlen(want)) == 0);
 
 	/* A corrupted deflate body. */
 	whole[n / 2] ^= 0x55;
 	whole[n / 2 + 1] ^= 0x55;
-	put_file(tmp_path("corrupt.csv.gz"), whole, n);
-	CU_ASSERT(mpxkit_trace_read(tmp_path("corrupt.csv.gz"), &t, &d) < 0);
+	put_file(cutest_scratch_path("corrupt.csv.gz"), whole, n);
+	CU_ASSERT(mpxkit_trace_read(cutest_scratch_path("corrupt.csv.gz"), &t, &d) < 0);
 	CU_ASSERT_PTR_NULL(t);
 
-	put_file(tmp_path("empty.csv"), "", 0);
-	CU_ASSERT_EQUAL(mpxkit_trace_read(tmp_path("empty.csv"), &t, &d), -MPXKIT_EFORMAT);
-	snprintf(want, sizeof want, "%s:1: empty file", tmp_path("empty.csv"));
+	put_file(cutest_scratch_path("empty.csv"), "", 0);
+	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch_path("empty.csv"), &t, &d), -MPXKIT_EFORMAT);
+	snprintf(want, sizeof want, "%s:1: empty file", cutest_scratch_path("empty.csv"));
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 
-	CU_ASSERT_EQUAL(mpxkit_trace_read(tmp_path("missing.csv"), &t, &d), -MPXKIT_ESYS);
-	snprintf(want, sizeof want, "%s: No such file or directory", tmp_path("missing.csv"));
+	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch_path("missing.csv"), &t, &d), -MPXKIT_ESYS);
+	snprintf(want, sizeof want, "%s: No such file or directory", cutest_scratch_path("missing.csv"));
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 
-	CU_ASSERT_EQUAL(mpxkit_trace_read(tmpdir, &t, &d), -MPXKIT_EINVAL);
-	snprintf(want, sizeof want, "%s: is a directory", tmpdir);
+	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch(), &t, &d), -MPXKIT_EINVAL);
+	snprintf(want, sizeof want, "%s: is a directory", cutest_scratch());
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 	CU_ASSERT_PTR_NULL(t);
 }
@@ -336,7 +307,7 @@ static void test_write_failure_leaves_nothing(void)
 {
 	mpxkit_trace *t = sample_trace();
 	mpxkit_diag d = {0};
-	const char *path = tmp_path("no-such-dir/out.csv");
+	const char *path = cutest_scratch_path("no-such-dir/out.csv");
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
 	CU_ASSERT(mpxkit_trace_write(t, path, &d) < 0);
@@ -377,8 +348,8 @@ static void test_many_rows(void)
 		uint64_t row[2] = {i * i, i ^ 0x5555};
 		CU_ASSERT_EQUAL_FATAL(mpxkit_trace_append(t, i, row), 0);
 	}
-	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_write(t, tmp_path("many.csv.gz"), NULL), 0);
-	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(tmp_path("many.csv.gz"), &back, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_write(t, cutest_scratch_path("many.csv.gz"), NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_read(cutest_scratch_path("many.csv.gz"), &back, NULL), 0);
 	check_same(t, back);
 	CU_ASSERT_EQUAL(back->values[2 * 9999], 9999ULL * 9999ULL);
 	mpxkit_trace_free(t);
@@ -408,7 +379,7 @@ int main(void)
 {
 	const cutest_suite suites[] = {
 	    {"trace parse", parse_cases, NULL, NULL},
-	    {"trace files", file_cases, make_tmpdir, remove_tmpdir},
+	    {"trace files", file_cases, make_tmpdir, cutest_scratch_remove},
 	    {NULL, NULL, NULL, NULL},
 	};
 	return cutest_run("test_trace", suites);
