@@ -76,6 +76,16 @@ int cutest_under_valgrind(void)
 #endif
 }
 
+double cutest_urand(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 4503599627370496.0 - 1.0;
+}
+
 uint64_t cutest_thread_cpu_ns(void)
 {
 	struct timespec ts;

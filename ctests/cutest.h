@@ -38,6 +38,12 @@ int cutest_run(const char *program, const cutest_suite *suites);
  */
 int cutest_under_valgrind(void);
 
+/*
+ * splitmix64 on *state, mapped to [-1, 1) with 52 bits: each test keeps its
+ * own state and seed, so its random models are the same on every run.
+ */
+double cutest_urand(uint64_t *state);
+
 /* This thread's CPU time in ns: what task-clock and cpu-clock count for it. */
 uint64_t cutest_thread_cpu_ns(void);
 

@@ -616,29 +616,37 @@ static void test_mlp_bad_models(void)
 }
 
 /*
- * No model named: the default one under MPXKIT_DATADIR.  Pointed at a
- * directory without one, a clean failure that says so; pointed at the test's
- * own directory, whose models/default.mpxm is const_model, that model.
+ * No model named: estimator name's default, models/FILE under
+ * MPXKIT_DATADIR.  Pointed at a directory without one, a clean failure that
+ * says so; pointed at the test's own directory, whose models/FILE is
+ * const_model, that model, read with the given look-back and look-ahead.
  */
-static void test_mlp_default_model(void)
+static void check_default_model(const char *name, const char *file, unsigned lookback,
+				unsigned lookahead)
 {
 	const char *old = getenv("MPXKIT_DATADIR");
 	char *saved = old ? strdup(old) : NULL;
-	char want[200];
+	char want[300];
 
 	setenv("MPXKIT_DATADIR", "/nonexistent-mpxkit-datadir", 1);
 	snprintf(want, sizeof want,
-		 "estimator mlp: /nonexistent-mpxkit-datadir/models/default.mpxm: cannot open "
-		 "model: No such file or directory (the default model; set MPXKIT_DATADIR or "
-		 "name a model file)");
-	expect_refused(NULL, -MPXKIT_ESYS, want);
+		 "estimator %s: /nonexistent-mpxkit-datadir/models/%s: cannot open model: No "
+		 "such file or directory (the default model; set MPXKIT_DATADIR or name a model "
+		 "file)",
+		 name, file);
+	expect_refused_by(name, NULL, -MPXKIT_ESYS, want);
 	setenv("MPXKIT_DATADIR", model_dir, 1);
-	check_const_model("mlp", NULL, MLP_H, MLP_H);
+	check_const_model(name, NULL, lookback, lookahead);
 	if (saved)
 		setenv("MPXKIT_DATADIR", saved, 1);
 	else
 		unsetenv("MPXKIT_DATADIR");
 	free(saved);
+}
+
+static void test_mlp_default_model(void)
+{
+	check_default_model("mlp", "default.mpxm", MLP_H, MLP_H);
 }
 
 /* make check points MPXKIT_DATADIR at the source tree's data/: the shipped model loads. */
@@ -979,24 +987,9 @@ static void test_bigru_bad_models(void)
 	expect_refused_by("bigru", path, -MPXKIT_EFORMAT, want);
 }
 
-/* No model named: models/bigru.mpxm under MPXKIT_DATADIR, as for mlp. */
 static void test_bigru_default_model(void)
 {
-	const char *old = getenv("MPXKIT_DATADIR");
-	char *saved = old ? strdup(old) : NULL;
-
-	setenv("MPXKIT_DATADIR", "/nonexistent-mpxkit-datadir", 1);
-	expect_refused_by("bigru", NULL, -MPXKIT_ESYS,
-			  "estimator bigru: /nonexistent-mpxkit-datadir/models/bigru.mpxm: "
-			  "cannot open model: No such file or directory (the default model; set "
-			  "MPXKIT_DATADIR or name a model file)");
-	setenv("MPXKIT_DATADIR", model_dir, 1);
-	check_const_model("bigru", NULL, BIGRU_LOOKBACK, BIGRU_LOOKAHEAD);
-	if (saved)
-		setenv("MPXKIT_DATADIR", saved, 1);
-	else
-		unsetenv("MPXKIT_DATADIR");
-	free(saved);
+	check_default_model("bigru", "bigru.mpxm", BIGRU_LOOKBACK, BIGRU_LOOKAHEAD);
 }
 
 /* make check points MPXKIT_DATADIR at the source tree's data/: the shipped bigru model loads. */

@@ -15,20 +15,10 @@
 
 static uint64_t rng_state = 0x243f6a8885a308d3ull;
 
-static double urand(void) /* splitmix64 -> [-1, 1) */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 /* Values exactly representable in float, so both sides start from the same numbers. */
 static double frand(double scale)
 {
-	return (double)(float)(urand() * scale);
+	return (double)(float)(cutest_urand(&rng_state) * scale);
 }
 
 /* --- the reference: every gate its own named array, double precision --- */
@@ -283,10 +273,11 @@ static void random_shape(refnet *r, int trial)
 		break;
 	}
 	for (size_t l = 0; l <= r->n_layers; l++)
-		r->w[l] = 1 + (size_t)((urand() + 1) * 0.5 * (RW - 1));
+		r->w[l] = 1 + (size_t)((cutest_urand(&rng_state) + 1) * 0.5 * (RW - 1));
 	for (size_t l = 0; l < r->n_layers; l++) {
 		if (r->type[l] == MPXKIT_LAYER_BIGRU)
-			r->w[l + 1] = 2 * (1 + (size_t)((urand() + 1) * 0.5 * (RH - 1)));
+			r->w[l + 1] =
+			    2 * (1 + (size_t)((cutest_urand(&rng_state) + 1) * 0.5 * (RH - 1)));
 		else
 			r->act[l] = (trial + (int)l) % 4;
 	}
@@ -303,7 +294,7 @@ static void test_forward_random(void)
 		mpxkit_model *m2 = roundtrip(m);
 		CU_ASSERT(mpxkit_model_is_recurrent(m2));
 		for (int rep = 0; rep < 3; rep++) {
-			size_t T = 1 + (size_t)((urand() + 1) * 0.5 * (RT - 1));
+			size_t T = 1 + (size_t)((cutest_urand(&rng_state) + 1) * 0.5 * (RT - 1));
 			for (size_t i = 0; i < T * r.w[0]; i++)
 				x[i] = frand(3);
 			compare(m2, &r, T, x, "whole");
@@ -516,7 +507,7 @@ static void make_lookahead(void)
 	for (size_t s = 0; s <= NSEQ; s++)
 		gstart[s] = s * SEQ_LEN;
 	for (size_t i = 0; i < NSEQ * SEQ_LEN; i++)
-		gx[i] = (float)urand();
+		gx[i] = (float)cutest_urand(&rng_state);
 	for (size_t s = 0; s < NSEQ; s++)
 		for (size_t t = 0; t < SEQ_LEN; t++) {
 			size_t i = s * SEQ_LEN + t;
@@ -674,8 +665,10 @@ static uint64_t br_obs[BR_ROT * BR_EVENTS], br_ocoe[BR_ROT * BR_EVENTS];
 static void make_run(void)
 {
 	for (size_t i = 0; i < BR_ROT * BR_EVENTS; i++) {
-		br_ocoe[i] = (uint64_t)((urand() + 1) * 5e6);
-		br_obs[i] = i % 7 == 3 ? 0 : br_ocoe[i] / 2 + (uint64_t)((urand() + 1) * 1e5);
+		br_ocoe[i] = (uint64_t)((cutest_urand(&rng_state) + 1) * 5e6);
+		br_obs[i] = i % 7 == 3
+				? 0
+				: br_ocoe[i] / 2 + (uint64_t)((cutest_urand(&rng_state) + 1) * 1e5);
 	}
 }
 

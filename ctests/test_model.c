@@ -178,22 +178,27 @@ static void test_hand_built(void)
 	mpxkit_model_free(m);
 }
 
+/* Every prefix of a good file is truncated, and one byte too many is refused. */
+static void expect_every_truncation(bytes *b)
+{
+	for (size_t n = 0; n < b->n; n++) {
+		unsigned char *copy = malloc(n ? n : 1);
+
+		/* A fresh allocation of exactly n bytes, so ASan and valgrind see any over-read. */
+		memcpy(copy, b->d, n);
+		expect_fail(copy, n, MPXKIT_ETRUNC);
+		free(copy);
+	}
+	b->d[b->n] = 0;
+	expect_fail(b->d, b->n + 1, MPXKIT_EFORMAT);
+}
+
 static void test_truncated_every_length(void)
 {
 	bytes b;
 
 	hand_file(&b);
-	for (size_t n = 0; n < b.n; n++) {
-		unsigned char *copy = malloc(n ? n : 1);
-
-		/* A fresh allocation of exactly n bytes, so ASan and valgrind see any over-read. */
-		memcpy(copy, b.d, n);
-		expect_fail(copy, n, MPXKIT_ETRUNC);
-		free(copy);
-	}
-	/* One byte too many. */
-	b.d[b.n] = 0;
-	expect_fail(b.d, b.n + 1, MPXKIT_EFORMAT);
+	expect_every_truncation(&b);
 }
 
 static void test_header_errors(void)
@@ -412,15 +417,7 @@ static void test_v2_truncated(void)
 	bytes b;
 
 	gru_file(&b, 2);
-	for (size_t n = 0; n < b.n; n++) {
-		unsigned char *copy = malloc(n ? n : 1);
-
-		memcpy(copy, b.d, n);
-		expect_fail(copy, n, MPXKIT_ETRUNC);
-		free(copy);
-	}
-	b.d[b.n] = 0;
-	expect_fail(b.d, b.n + 1, MPXKIT_EFORMAT);
+	expect_every_truncation(&b);
 }
 
 static void test_v2_errors(void)
@@ -498,16 +495,6 @@ static void test_v2_errors(void)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
-static double urand(void) /* splitmix64 -> [-1, 1) */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / 4503599627370496.0 - 1.0;
-}
-
 static double ref_act(int a, double x)
 {
 	if (a == MPXKIT_ACT_RELU)
@@ -552,7 +539,7 @@ static void ref_forward(const refnet *r, const double *x, double *y)
 /* Values exactly representable in float, so both sides start from the same numbers. */
 static double frand(double scale)
 {
-	return (double)(float)(urand() * scale);
+	return (double)(float)(cutest_urand(&rng_state) * scale);
 }
 
 static void test_forward_random(void)
@@ -564,7 +551,8 @@ static void test_forward_random(void)
 	for (int trial = 0; trial < 20; trial++) {
 		mpxkit_model_shape s = {.n_layers = RN};
 		for (size_t l = 0; l <= RN; l++)
-			s.width[l] = r.w[l] = 1 + (size_t)((urand() + 1) * 0.5 * (RW - 1));
+			s.width[l] = r.w[l] =
+			    1 + (size_t)((cutest_urand(&rng_state) + 1) * 0.5 * (RW - 1));
 		for (size_t l = 0; l < RN; l++)
 			s.activation[l] = r.act[l] = (trial + (int)l) % 4;
 		mpxkit_model *m = NULL;
@@ -775,8 +763,8 @@ static float tx[NT][2], ty[NT];
 static void make_data(void)
 {
 	for (size_t i = 0; i < NT; i++) {
-		tx[i][0] = (float)(urand() * 2);
-		tx[i][1] = (float)(urand() * 2);
+		tx[i][0] = (float)(cutest_urand(&rng_state) * 2);
+		tx[i][1] = (float)(cutest_urand(&rng_state) * 2);
 		ty[i] = (float)(sin(tx[i][0]) + 0.5 * tx[i][1] * tx[i][1]);
 	}
 }

@@ -1180,9 +1180,15 @@ static int fail_sticky(mpxkit_pcz_writer *w, int rc, mpxkit_diag *diag)
 	return rc;
 }
 
-static int add_region_fast(mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			   const mpxkit_pcz_unit *units, const struct name_key *keys,
-			   mpxkit_diag *diag)
+/*
+ * The writer's side of adding a region, under its lock: refused after an
+ * earlier failure, else the file is started if need be, the region coded
+ * (through plan by the grouping coder, or by the fast one when plan is
+ * NULL) and the chunk flushed once full.  A failure here sticks.
+ */
+static int add_region_locked(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+			     const mpxkit_pcz_unit *units, const struct name_key *keys,
+			     const pcz_plan *plan, size_t *members, mpxkit_diag *diag)
 {
 	int rc;
 
@@ -1194,7 +1200,8 @@ static int add_region_fast(mpxkit_pcz_writer *w, const char *region, size_t n_un
 	}
 	rc = w->started ? 0 : write_start(w, diag);
 	if (rc == 0)
-		rc = code_region_fast(w, region, n_units, units, keys);
+		rc = plan ? code_region(w, region, n_units, units, keys, plan, members)
+			  : code_region_fast(w, region, n_units, units, keys);
 	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
 		rc = flush_chunk(w, diag);
 	if (rc < 0)
@@ -1204,12 +1211,18 @@ out:
 	return rc;
 }
 
+static int add_region_fast(mpxkit_pcz_writer *w, const char *region, size_t n_units,
+			   const mpxkit_pcz_unit *units, const struct name_key *keys,
+			   mpxkit_diag *diag)
+{
+	return add_region_locked(w, region, n_units, units, keys, NULL, NULL, diag);
+}
+
 static int add_region_slow(mpxkit_pcz_writer *w, const char *region, size_t n_units,
 			   const mpxkit_pcz_unit *units, const struct name_key *keys,
 			   mpxkit_diag *diag)
 {
 	pcz_plan plan;
-	size_t *members = NULL;
 	int rc;
 
 	/* The costly part, grouping and medoids, runs outside the lock. */
@@ -1217,22 +1230,7 @@ static int add_region_slow(mpxkit_pcz_writer *w, const char *region, size_t n_un
 			     &plan);
 	if (rc < 0)
 		return rc;
-	members = plan.work;
-	pthread_mutex_lock(&w->lock);
-	if (w->failed) {
-		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
-				 mpxkit_diag_message(&w->fail_diag, w->failed));
-		goto out;
-	}
-	rc = w->started ? 0 : write_start(w, diag);
-	if (rc == 0)
-		rc = code_region(w, region, n_units, units, keys, &plan, members);
-	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
-		rc = flush_chunk(w, diag);
-	if (rc < 0)
-		fail_sticky(w, rc, diag);
-out:
-	pthread_mutex_unlock(&w->lock);
+	rc = add_region_locked(w, region, n_units, units, keys, &plan, plan.work, diag);
 	pcz_plan_free(&plan);
 	return rc;
 }
