@@ -12,10 +12,21 @@ extern "C" {
 #endif
 
 /*
- * An output file is written under PATH.tmp.XXXXXX next to PATH and renamed
- * onto PATH by mpxkit_outfile_commit, so a crash, a full disk or a failed
- * encoder never leaves partial output under the final name.  The file gets
- * the mode a plain creat(path, 0666) would give it under the current umask.
+ * What an output path may be, and what happens to it:
+ * - absent, or a regular file: written under PATH.tmp.XXXXXX next to it and
+ *   renamed onto PATH by mpxkit_outfile_commit, so a crash, a full disk or a
+ *   failed encoder never leaves partial output under the final name.  The
+ *   file gets the mode a plain creat(path, 0666) would give it.
+ * - a symbolic link: followed (up to 40 links); its final target is treated
+ *   as above, so a link to a regular file has that file replaced atomically
+ *   and the link itself stays a link.
+ * - a character device, a FIFO, or a link to one (/dev/null, /dev/full,
+ *   /proc/self/fd/1 on a pipe or terminal): written through, never renamed
+ *   over or replaced; a failed write (ENOSPC on /dev/full) is an error.
+ * - "-": standard output, written through (never closed).
+ * - a directory, a socket or a block device: refused at open ("Is a
+ *   directory", "not a regular file, device or FIFO").
+ * A write-through output cannot be taken back: abort closes it.
  */
 typedef struct mpxkit_outfile mpxkit_outfile;
 
@@ -29,6 +40,20 @@ int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag);
 
 /* Closes and removes the temporary file and frees f; NULL is a no-op. */
 void mpxkit_outfile_abort(mpxkit_outfile *f);
+
+/*
+ * Checks, before any long work starts, that path can be written as open
+ * would write it: the directory of a regular output exists and takes a new
+ * file (a temporary file is created and removed), a device or FIFO is
+ * writable.  Nothing is left behind.  0 or the error open would give.
+ */
+int mpxkit_outfile_check(const char *path, mpxkit_diag *diag);
+
+/* True when path is written through (device, FIFO, "-"), so callers that stream know no rename follows. */
+int mpxkit_outfile_is_stream(const mpxkit_outfile *f);
+
+/* The descriptor being written, for encoders that write through their own calls (the pcz writer). */
+int mpxkit_outfile_fd(const mpxkit_outfile *f);
 
 /* open + write + commit of one buffer. */
 int mpxkit_outfile_write_all(const char *path, const void *buf, size_t len, mpxkit_diag *diag);
