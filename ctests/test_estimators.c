@@ -52,6 +52,11 @@ static char deep_gru[128];
 #define BIGRU_LOOKBACK	      BIGRU_LOOKBACK_OF(MLP_H)
 #define BIGRU_LOOKAHEAD	      BIGRU_LOOKAHEAD_OF(MLP_H)
 #define BIGRU_FULL	      512
+/* A learned estimator's look-ahead: its own, widened to tell a short run (estimator.h). */
+#define LEARNED_AHEAD(x)                                                                           \
+	((x) + 1 < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS                                          \
+	     ? MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS - 1                                          \
+	     : (x))
 
 static int is_bigru(const char *name)
 {
@@ -236,14 +241,253 @@ static void test_edge_cases_all_estimators(void)
 	const uint64_t ref_g1[4] = {5, 5, 5, 5};
 
 	/*
-	 * Events that never fire: every interpolating estimator says 0, the
-	 * reference too.  A learned model may not (test_mlp_const_model).
+	 * Events that never fire: every estimator says 0, the reference too; a
+	 * learned one by the library's rule, whatever its model says
+	 * (test_mlp_const_model: 2 per rotation in a long run).
 	 */
-	expect_all(&g4r, 3, zeros, ref_zero, zero, 0);
-	/* A single rotation: no neighbour, so every interpolation is fixed's G x obs. */
-	expect_all(&g4r, 1, single_obs, ref_flat, single_want, 0);
+	expect_all(&g4r, 3, zeros, ref_zero, zero, 1);
+	/* A single rotation: no neighbour, so every estimate is fixed's G x obs. */
+	expect_all(&g4r, 1, single_obs, ref_flat, single_want, 1);
 	/* G = 1, nothing multiplexed: every estimator returns the observation itself. */
 	expect_all(&g1, 4, g1_obs, ref_g1, g1_want, 1);
+}
+
+/* ---- short runs and constant runs -------------------------------------------------------- */
+
+/*
+ * What the library's rules for learned estimators (estimator.h,
+ * MPXKIT_ESTIMATOR_LEARNED) make of a model's estimates, written out
+ * plainly: fixed's G a for every rotation of a run shorter than
+ * MIN_LEARNED_ROTATIONS, and for each rotation whose window (lookback
+ * before, lookahead after, clipped to the run) holds the same counts in
+ * every rotation, the reference's included.
+ */
+static void learned_rules(const mpxkit_layout *l, size_t n, const uint64_t *obs,
+			  const uint64_t *ref, unsigned lookback, unsigned lookahead, double *out)
+{
+	size_t ne = l->n_events, ng = l->n_groups;
+
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = k < lookback ? 0 : k - lookback;
+		size_t hi = k + lookahead < n ? k + lookahead : n - 1;
+		int flat = 1;
+
+		for (size_t r = lo; r <= hi && flat; r++) {
+			for (size_t e = 0; e < ne; e++)
+				flat &= obs[r * ne + e] == obs[lo * ne + e];
+			for (size_t j = 0; ref && j < ng; j++)
+				flat &= ref[r * ng + j] == ref[lo * ng + j];
+		}
+		if (n < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS || flat)
+			for (size_t e = 0; e < ne; e++)
+				out[k * ne + e] = (double)ng * (double)obs[k * ne + e];
+	}
+}
+
+/* Pushes every rotation with a peek after each, then flushes: the online estimates, in order. */
+static size_t online_all(mpxkit_estimator *est, const mpxkit_layout *l, size_t n,
+			 const uint64_t *obs, const uint64_t *ref, double *out)
+{
+	double peek[16];
+	size_t got = 0;
+
+	mpxkit_estimator_reset(est);
+	for (size_t k = 0; k < n; k++) {
+		mpxkit_rotation rot = {obs + k * l->n_events, ref ? ref + k * l->n_groups : NULL};
+		got += mpxkit_estimator_push(est, &rot, out + got * l->n_events) == 1;
+		CU_ASSERT(mpxkit_estimator_peek(est, peek) >= 0);
+	}
+	while (mpxkit_estimator_flush(est, out + got * l->n_events) == 1)
+		got++;
+	return got;
+}
+
+/*
+ * Every estimator the registry lists, built on layout l: with the test's
+ * random models, and with the shipped ones when make check names them
+ * (MPXKIT_DATADIR).  fn(est, arg) is called on each.
+ */
+static void for_each_estimator(const mpxkit_layout *l, void (*fn)(mpxkit_estimator *est, void *arg),
+			       void *arg)
+{
+	const char *dir = getenv("MPXKIT_DATADIR");
+
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const mpxkit_estimator_info *info = mpxkit_estimator_info_at(i);
+		const mpxkit_estimator_options shipped = {NULL};
+		mpxkit_estimator *est = NULL;
+
+		if ((info->flags & MPXKIT_ESTIMATOR_NEEDS_REFERENCE) && !l->has_reference)
+			continue;
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, info->name, l, test_options(info->name), NULL), 0);
+		fn(est, arg);
+		mpxkit_estimator_free(est);
+		if (!is_learned(info->name) || dir == NULL || dir[0] == '\0')
+			continue;
+		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, info->name, l, &shipped, NULL), 0);
+		fn(est, arg);
+		mpxkit_estimator_free(est);
+	}
+}
+
+/* A run of n rotations and what each estimate must be, for every estimator. */
+typedef struct exact_run {
+	const mpxkit_layout *l;
+	size_t n;
+	const uint64_t *obs, *ref;
+	const double *want;
+} exact_run;
+
+/* Offline, whole-run and online (with peeks) estimates all equal want, exactly. */
+static void expect_exact(mpxkit_estimator *est, void *arg)
+{
+	const exact_run *r = arg;
+	size_t len = r->n * r->l->n_events;
+	double *out = malloc(len * sizeof *out);
+	int same = 1;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, r->n, r->obs, r->ref, out), 0);
+	same &= memcmp(out, r->want, len * sizeof *out) == 0;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run_whole(est, r->n, r->obs, r->ref, out, NULL), 0);
+	same &= memcmp(out, r->want, len * sizeof *out) == 0;
+	CU_ASSERT_EQUAL(online_all(est, r->l, r->n, r->obs, r->ref, out), r->n);
+	same &= memcmp(out, r->want, len * sizeof *out) == 0;
+	if (!same)
+		printf("\n  %s: not exact on a run of %zu rotations, G = %zu",
+		       mpxkit_estimator_info_of(est)->name, r->n, r->l->n_groups);
+	CU_ASSERT(same);
+	free(out);
+}
+
+/*
+ * Runs of 1 to 20 rotations where every event, and the reference, counts
+ * the same in every slice: every estimator gives G times the count, exactly,
+ * and 0 where nothing is counted.  Layouts of 1 to 6 groups, with and
+ * without a reference, constants from 0 to 10^12.
+ */
+static void test_constant_runs(void)
+{
+	enum { MAX_N = 20, MAX_E = 6 };
+	unsigned seed = 1212;
+
+	for (size_t n = 1; n <= MAX_N; n++) {
+		for (int all_zero = 0; all_zero < 2; all_zero++) {
+			size_t ng = 1 + (size_t)rand_r(&seed) % 6,
+			       ne = 1 + (size_t)rand_r(&seed) % MAX_E;
+			size_t slice[MAX_E];
+			uint64_t c[MAX_E], cref = all_zero ? 0 : 1 + (uint64_t)rand_r(&seed) % 5000;
+			uint64_t obs[MAX_N * MAX_E], ref[MAX_N * 6];
+			double want[MAX_N * MAX_E];
+			mpxkit_layout l = {ne, ng, slice, (int)(n % 2)};
+			exact_run r = {&l, n, obs, l.has_reference ? ref : NULL, want};
+
+			for (size_t e = 0; e < ne; e++) {
+				slice[e] = e % ng;
+				c[e] = all_zero ? 0
+				       : e == 0 ? 1000000000000ull
+						: (uint64_t)rand_r(&seed) % 1000;
+			}
+			for (size_t k = 0; k < n; k++) {
+				for (size_t e = 0; e < ne; e++) {
+					obs[k * ne + e] = c[e];
+					want[k * ne + e] = (double)ng * (double)c[e];
+				}
+				for (size_t j = 0; j < ng; j++)
+					ref[k * ng + j] = cref;
+			}
+			for_each_estimator(&l, expect_exact, &r);
+		}
+	}
+}
+
+/*
+ * Learned estimators on runs of 1 to 10 rotations (doc/estimators.md, "Short
+ * runs and flat windows"): fixed's estimates, exactly, on random counts, so
+ * never worse than fixed; from 11 rotations on, what their model gives
+ * (the other tests compare it with the model's own passes).
+ */
+static void test_learned_short_runs(void)
+{
+	enum { MAX_N = 20, MAX_E = 6 };
+	unsigned seed = 1313;
+
+	for (size_t n = 1; n <= MAX_N; n++) {
+		for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+			const char *name = mpxkit_estimator_info_at(i)->name;
+			size_t ng = 2 + (size_t)rand_r(&seed) % 5,
+			       ne = 1 + (size_t)rand_r(&seed) % MAX_E;
+			size_t slice[MAX_E], len = n * ne;
+			uint64_t obs[MAX_N * MAX_E];
+			double fixed[MAX_N * MAX_E], out[MAX_N * MAX_E];
+			mpxkit_layout l = {ne, ng, slice, 0};
+			mpxkit_estimator *est = NULL;
+			int is_fixed;
+
+			if (!is_learned(name))
+				continue;
+			for (size_t e = 0; e < ne; e++)
+				slice[e] = (size_t)rand_r(&seed) % ng;
+			for (size_t j = 0; j < len; j++) {
+				obs[j] =
+				    rand_r(&seed) % 4 == 0 ? 0 : (uint64_t)(rand_r(&seed) % 100000);
+				fixed[j] = (double)ng * (double)obs[j];
+			}
+			CU_ASSERT_EQUAL_FATAL(
+			    mpxkit_estimator_new(&est, name, &l, test_options(name), NULL), 0);
+			CU_ASSERT(mpxkit_estimator_info_of(est)->flags & MPXKIT_ESTIMATOR_LEARNED);
+			CU_ASSERT(mpxkit_estimator_info_of(est)->lookahead + 1 >=
+				  MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS);
+			CU_ASSERT_EQUAL(mpxkit_estimator_run(est, n, obs, NULL, out), 0);
+			is_fixed = memcmp(out, fixed, len * sizeof *out) == 0;
+			CU_ASSERT_EQUAL(is_fixed, n < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS);
+			CU_ASSERT_EQUAL(mpxkit_estimator_run_whole(est, n, obs, NULL, out, NULL),
+					0);
+			CU_ASSERT_EQUAL(memcmp(out, fixed, len * sizeof *out) == 0, is_fixed);
+			CU_ASSERT_EQUAL(online_all(est, &l, n, obs, NULL, out), n);
+			CU_ASSERT_EQUAL(memcmp(out, fixed, len * sizeof *out) == 0, is_fixed);
+			mpxkit_estimator_free(est);
+		}
+	}
+}
+
+/*
+ * A long run that is flat except for one burst: the rotations whose window
+ * misses the burst are fixed's, the others the model's, online and offline.
+ */
+static void test_learned_flat_windows(void)
+{
+	enum { N = 60, BURST = 30 };
+	const size_t slice[3] = {0, 1, 1};
+	const mpxkit_layout l = {3, 3, slice, 0};
+	uint64_t obs[N * 3];
+	double out[N * 3], fixed[N * 3];
+
+	for (size_t k = 0; k < N; k++)
+		for (size_t e = 0; e < 3; e++)
+			obs[k * 3 + e] = k == BURST && e == 1 ? 9000 : 100 * (e + 1);
+	for (size_t i = 0; i < N * 3; i++)
+		fixed[i] = 3.0 * (double)obs[i];
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const char *name = mpxkit_estimator_info_at(i)->name;
+		mpxkit_estimator *est = NULL;
+		unsigned back, ahead;
+
+		if (!is_learned(name))
+			continue;
+		CU_ASSERT_EQUAL_FATAL(
+		    mpxkit_estimator_new(&est, name, &l, test_options(name), NULL), 0);
+		back = mpxkit_estimator_info_of(est)->lookback;
+		ahead = mpxkit_estimator_info_of(est)->lookahead;
+		CU_ASSERT_EQUAL(online_all(est, &l, N, obs, NULL, out), N);
+		for (size_t k = 0; k < N; k++) {
+			int sees = k + ahead >= BURST && k <= BURST + back;
+			int same = memcmp(out + k * 3, fixed + k * 3, 3 * sizeof *out) == 0;
+			/* The random models never give fixed's three estimates by chance. */
+			CU_ASSERT_EQUAL(same, !sees);
+		}
+		mpxkit_estimator_free(est);
+	}
 }
 
 static void test_registry(void)
@@ -515,7 +759,7 @@ static void check_const_model(const char *name, const mpxkit_estimator_options *
 static void test_mlp_const_model(void)
 {
 	const mpxkit_estimator_options opts = {const_model};
-	check_const_model("mlp", &opts, MLP_H, MLP_H);
+	check_const_model("mlp", &opts, MLP_H, LEARNED_AHEAD(MLP_H));
 }
 
 /* The registered estimator and mpxkit_mlp_run (the trainer's scorer) agree bit for bit. */
@@ -545,6 +789,7 @@ static void test_mlp_equals_mlp_run(void)
 		    mpxkit_estimator_new(&est, "mlp", &l, test_options("mlp"), NULL), 0);
 		CU_ASSERT_EQUAL(mpxkit_estimator_run(est, n, obs, has_ref ? ref : NULL, a), 0);
 		CU_ASSERT_EQUAL(mpxkit_mlp_run(m, &l, n, obs, has_ref ? ref : NULL, b, NULL), 0);
+		learned_rules(&l, n, obs, has_ref ? ref : NULL, MLP_H, LEARNED_AHEAD(MLP_H), b);
 		CU_ASSERT(memcmp(a, b, n * ne * sizeof *a) == 0);
 		mpxkit_estimator_free(est);
 		free(slice), free(obs), free(ref), free(a), free(b);
@@ -646,7 +891,7 @@ static void check_default_model(const char *name, const char *file, unsigned loo
 
 static void test_mlp_default_model(void)
 {
-	check_default_model("mlp", "default.mpxm", MLP_H, MLP_H);
+	check_default_model("mlp", "default.mpxm", MLP_H, LEARNED_AHEAD(MLP_H));
 }
 
 /* make check points MPXKIT_DATADIR at the source tree's data/: the shipped model loads. */
@@ -669,7 +914,7 @@ static void test_mlp_shipped_model(void)
 	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookback,
 			mpxkit_model_shape_of(m)->feature_param);
 	CU_ASSERT_EQUAL(mpxkit_estimator_info_of(est)->lookahead,
-			mpxkit_model_shape_of(m)->feature_param);
+			LEARNED_AHEAD(mpxkit_model_shape_of(m)->feature_param));
 	CU_ASSERT_EQUAL(mpxkit_estimator_run(est, N_ROT, g4_obs, NULL, out), 0);
 	for (size_t i = 0; i < N_ROT * 2; i++)
 		CU_ASSERT(isfinite(out[i]) && out[i] >= (double)g4_obs[i]);
@@ -843,17 +1088,18 @@ static void test_bigru_stream_reference(void)
 			size_t got = 0, ne = r.ne;
 			double *off = malloc(r.n * ne * sizeof *off),
 			       *on = malloc(r.n * ne * sizeof *on);
-			double *want = malloc(ne * sizeof *want);
+			double *want = malloc(r.n * ne * sizeof *want);
 			const mpxkit_estimator_options opts = {models[mi]};
 			mpxkit_estimator *est = NULL;
 
 			CU_ASSERT_EQUAL_FATAL(
 			    mpxkit_estimator_new(&est, "bigru", &r.l, &opts, NULL), 0);
 			CU_ASSERT_EQUAL(mpxkit_estimator_run(est, r.n, r.obs, r.ref, off), 0);
-			for (size_t k = 0; k < r.n; k++) {
-				bigru_reference(m, &r, k, want);
-				CU_ASSERT(memcmp(off + k * ne, want, ne * sizeof *want) == 0);
-			}
+			for (size_t k = 0; k < r.n; k++)
+				bigru_reference(m, &r, k, want + k * ne);
+			learned_rules(&r.l, r.n, r.obs, r.ref, BIGRU_LOOKBACK, BIGRU_LOOKAHEAD,
+				      want);
+			CU_ASSERT(memcmp(off, want, r.n * ne * sizeof *want) == 0);
 			push_peeking(est, &r, 0, r.n, &seed, on, &got);
 			CU_ASSERT_EQUAL(got, r.n);
 			CU_ASSERT(memcmp(on, off, r.n * ne * sizeof *on) == 0);
@@ -948,6 +1194,7 @@ static void test_bigru_full_equals_bigru_run(void)
 		    mpxkit_estimator_new(&est, "bigru-full", &r.l, test_options("bigru"), NULL), 0);
 		CU_ASSERT_EQUAL(mpxkit_estimator_run(est, r.n, r.obs, r.ref, a), 0);
 		CU_ASSERT_EQUAL(mpxkit_bigru_run(m, &r.l, r.n, r.obs, r.ref, b, NULL), 0);
+		learned_rules(&r.l, r.n, r.obs, r.ref, BIGRU_FULL, BIGRU_FULL, b);
 		CU_ASSERT(memcmp(a, b, r.n * r.ne * sizeof *a) == 0);
 		mpxkit_estimator_free(est);
 		free(a), free(b);
@@ -1029,6 +1276,9 @@ static const cutest_case estimator_cases[] = {
     {"cam floor and r near 1", test_cam_floor_and_ratio_one},
     {"ref-rate", test_ref_rate},
     {"zeros, single rotation, G = 1", test_edge_cases_all_estimators},
+    {"constant runs of 1-20 rotations: exact", test_constant_runs},
+    {"learned: runs of 1-10 rotations are fixed's", test_learned_short_runs},
+    {"learned: flat windows are fixed's", test_learned_flat_windows},
     {"registry", test_registry},
     {"online equals offline", test_online_equals_offline},
     {"lower bound", test_estimates_bound_below},

@@ -438,6 +438,7 @@ const estimator_ops estimator_bigru = {
 	    /* Set by init from the model's H. */
 	    .lookback = 0,
 	    .lookahead = 0,
+	    .flags = MPXKIT_ESTIMATOR_LEARNED,
 	},
     .init = bigru_init,
     .fini = bigru_fini,
@@ -452,6 +453,7 @@ const estimator_ops estimator_bigru_full = {
 	    .summary = "the bigru model over the whole run (up to 1025 rotations): offline",
 	    .lookback = 0,
 	    .lookahead = 0,
+	    .flags = MPXKIT_ESTIMATOR_LEARNED,
 	},
     .init = bigru_full_init,
     .fini = bigru_fini,

@@ -35,6 +35,12 @@ struct mpxkit_estimator {
 	mpxkit_layout layout;	    /* layout.slice points at slice below */
 	size_t *slice;
 	void *state; /* the estimator's own, from init */
+	/*
+	 * The look-ahead estimate() reads: info.lookahead as init left it.  A
+	 * learned estimator's info.lookahead may be wider (the short-run rule
+	 * of estimator.h); the core then trims each window back to this.
+	 */
+	unsigned own_lookahead;
 
 	/* Online state: a ring of the last lookback + lookahead + 1 rotations. */
 	size_t ring_len;

@@ -94,6 +94,10 @@ int mpxkit_estimator_new(mpxkit_estimator **out, const char *name, const mpxkit_
 			return rc;
 		}
 	}
+	est->own_lookahead = est->info.lookahead;
+	if ((est->info.flags & MPXKIT_ESTIMATOR_LEARNED) &&
+	    est->info.lookahead + 1 < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS)
+		est->info.lookahead = MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS - 1;
 	if (alloc_ring(est) < 0)
 		goto nomem;
 	*out = est;
@@ -116,6 +120,55 @@ void mpxkit_estimator_reset(mpxkit_estimator *est)
 	est->emitted = 0;
 }
 
+/* Every estimate of rotation k is fixed's: G times what its one slice saw. */
+static void estimate_as_fixed(const mpxkit_layout *l, const uint64_t *obs, double *out)
+{
+	for (size_t e = 0; e < l->n_events; e++)
+		out[e] = estimate_fixed((double)l->n_groups, (double)obs[e]);
+}
+
+/* Rotations a and b counted the same: every event, and the reference. */
+static int same_rotation(const mpxkit_layout *l, const mpxkit_rotation *a, const mpxkit_rotation *b)
+{
+	return memcmp(a->obs, b->obs, l->n_events * sizeof *a->obs) == 0 &&
+	       (!l->has_reference || memcmp(a->ref, b->ref, l->n_groups * sizeof *a->ref) == 0);
+}
+
+/*
+ * The learned estimators' rules (estimator.h, MPXKIT_ESTIMATOR_LEARNED): the
+ * run is known to end before MIN_LEARNED_ROTATIONS (the window reaches its
+ * end, n_after short of the look-ahead), or nothing in the window changes.
+ */
+static int learned_holds_back(const mpxkit_estimator *est, const mpxkit_window *w)
+{
+	size_t len = w->n_before + w->n_after + 1;
+
+	if (w->n_after < est->info.lookahead &&
+	    w->k + w->n_after + 1 < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS)
+		return 1;
+	for (size_t i = 1; i < len; i++)
+		if (!same_rotation(w->layout, &w->rot[0], &w->rot[i]))
+			return 0;
+	return 1;
+}
+
+/*
+ * Every window goes through here, online and offline.  The estimator always
+ * runs (its own state, bigru's stream, follows every rotation), on the
+ * window trimmed to its own look-ahead; the learned rules may then replace
+ * what it gave.
+ */
+static void estimate_window(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
+{
+	mpxkit_window own = *w;
+
+	if (own.n_after > est->own_lookahead)
+		own.n_after = est->own_lookahead;
+	est->ops->estimate(est, &own, out);
+	if ((est->info.flags & MPXKIT_ESTIMATOR_LEARNED) && learned_holds_back(est, w))
+		estimate_as_fixed(w->layout, w->rot[w->n_before].obs, out);
+}
+
 /* Estimates rotation k from the ring, with what has been pushed after it. */
 static void estimate_at(mpxkit_estimator *est, size_t k, double *out)
 {
@@ -130,7 +183,7 @@ static void estimate_at(mpxkit_estimator *est, size_t k, double *out)
 		est->window[i].ref =
 		    est->ring_ref ? est->ring_ref + slot * est->layout.n_groups : NULL;
 	}
-	est->ops->estimate(est, &w, out);
+	estimate_window(est, &w, out);
 }
 
 static void estimate_from_ring(mpxkit_estimator *est, double *out)
@@ -215,7 +268,7 @@ int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const 
 			rot[i].obs = obs + r * ne;
 			rot[i].ref = l->has_reference ? ref + r * ng : NULL;
 		}
-		est->ops->estimate(est, &w, out + k * ne);
+		estimate_window(est, &w, out + k * ne);
 	}
 	free(rot);
 	return 0;
@@ -224,6 +277,44 @@ int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const 
 int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est)
 {
 	return est != NULL && est->ops->whole_run != NULL;
+}
+
+/*
+ * The learned rules over a whole-run pass, with the windows the online path
+ * would build: a run shorter than MIN_LEARNED_ROTATIONS is fixed's, and so
+ * is each rotation whose window shows no change.  same_to[r] is the last
+ * rotation up to which rotations r, r + 1, ... all count the same, so each
+ * window is checked in constant time.
+ */
+static int whole_run_holds_back(const mpxkit_estimator *est, size_t n, const uint64_t *obs,
+				const uint64_t *ref, double *out, mpxkit_diag *diag)
+{
+	const mpxkit_layout *l = &est->layout;
+	size_t ne = l->n_events, ng = l->n_groups, *same_to;
+
+	if (n < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS) {
+		for (size_t k = 0; k < n; k++)
+			estimate_as_fixed(l, obs + k * ne, out + k * ne);
+		return 0;
+	}
+	same_to = malloc(n * sizeof *same_to);
+	if (same_to == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory",
+				   est->info.name);
+	same_to[n - 1] = n - 1;
+	for (size_t r = n - 1; r-- > 0;) {
+		mpxkit_rotation a = {obs + r * ne, ref ? ref + r * ng : NULL},
+				b = {obs + (r + 1) * ne, ref ? ref + (r + 1) * ng : NULL};
+		same_to[r] = same_rotation(l, &a, &b) ? same_to[r + 1] : r;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t lo = k < est->info.lookback ? 0 : k - est->info.lookback;
+		size_t hi = n - 1 - k < est->info.lookahead ? n - 1 : k + est->info.lookahead;
+		if (same_to[lo] >= hi)
+			estimate_as_fixed(l, obs + k * ne, out + k * ne);
+	}
+	free(same_to);
+	return 0;
 }
 
 int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
@@ -236,8 +327,12 @@ int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, 
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "estimator: missing argument");
 	if (n_rotations == 0)
 		return 0;
-	if (est->ops->whole_run != NULL)
-		return est->ops->whole_run(est, n_rotations, obs, ref, out, diag);
+	if (est->ops->whole_run != NULL) {
+		rc = est->ops->whole_run(est, n_rotations, obs, ref, out, diag);
+		if (rc == 0 && (est->info.flags & MPXKIT_ESTIMATOR_LEARNED))
+			rc = whole_run_holds_back(est, n_rotations, obs, ref, out, diag);
+		return rc;
+	}
 	rc = mpxkit_estimator_run(est, n_rotations, obs, ref, out);
 	/* Its arguments were checked above: only its window array can fail. */
 	return rc < 0

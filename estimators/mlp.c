@@ -133,6 +133,7 @@ const estimator_ops estimator_mlp = {
 	    /* The model's half-window H, set by init: H = 4 for the default model. */
 	    .lookback = 0,
 	    .lookahead = 0,
+	    .flags = MPXKIT_ESTIMATOR_LEARNED,
 	},
     .init = mlp_init,
     .fini = mlp_fini,

@@ -15,9 +15,12 @@ static void ref_rate_estimate(const mpxkit_estimator *est, const mpxkit_window *
 	for (size_t e = 0; e < l->n_events; e++) {
 		double a = (double)window_obs(w, 0, e);
 		double in_slice = (double)ref[l->slice[e]];
-		/* A reference that counted nothing in the slice gives no rate: scale as fixed does.
+		/*
+		 * A reference that counted nothing in the slice gives no rate: scale
+		 * as fixed does.  The product first, so a constant reference gives
+		 * G a exactly (a x total is exact below 2^53, and so is G a).
 		 */
-		out[e] = in_slice > 0.0 ? a / in_slice * total : estimate_fixed(g, a);
+		out[e] = in_slice > 0.0 ? a * total / in_slice : estimate_fixed(g, a);
 	}
 }
 

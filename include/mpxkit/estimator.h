@@ -50,6 +50,23 @@ typedef struct mpxkit_window {
 /* An estimator needs a reference event (mpxkit_layout.has_reference). */
 #define MPXKIT_ESTIMATOR_NEEDS_REFERENCE 0x1u
 
+/*
+ * A learned estimator (mlp, bigru, bigru-full): its model has only seen runs
+ * of many rotations that start with a program, so the library holds it to
+ * two rules (doc/estimators.md, "Short runs and flat windows"), on every
+ * path, online, offline and whole-run alike:
+ * - a run of fewer than MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS rotations is
+ *   estimated as fixed estimates it (G a);
+ * - so is a rotation whose window (its look-back and look-ahead) shows no
+ *   change at all: every event, and the reference, counted the same in
+ *   every rotation of it.  A constant run is thus exact, an all-zero run 0.
+ * To tell a short run from the start of a long one before it estimates
+ * rotation 0, such an estimator's look-ahead is at least
+ * MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS - 1.
+ */
+#define MPXKIT_ESTIMATOR_LEARNED	       0x2u
+#define MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS 11
+
 /* What the registry says about an estimator before one is built. */
 typedef struct mpxkit_estimator_info {
 	const char *name;    /* canonical name, e.g. "linear-dira" */
