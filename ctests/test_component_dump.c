@@ -22,7 +22,9 @@ int main(void)
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -305,9 +307,96 @@ static void test_lost_directory(void)
 	unsetenv("MPXKIT_DUMP");
 }
 
+/* The names in dir, one per line after a blank, for a message; "" when it is empty. */
+static size_t list_dir(const char *dir, char *names, size_t cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t n = 0, used = 0;
+
+	names[0] = '\0';
+	while (d && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		n++;
+		used +=
+		    (size_t)snprintf(names + used, used < cap ? cap - used : 0, " %s", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * A child that counts and stops, then ends without PAPI_shutdown: through
+ * exit(), it still writes the dump (3 events, one stop.total unit); through
+ * _exit() it writes nothing.  Either way nothing else is left in the
+ * directory: no temporary file.
+ */
+static void child_without_shutdown(int use_exit)
+{
+	char sub[300], path[320], names[512];
+	mpxkit_pcz_reader *r = NULL;
+	const mpxkit_pcz_region *reg;
+	int status = -1;
+	pid_t pid;
+
+	snprintf(sub, sizeof sub, "%s/%s", dump_dir, use_exit ? "exit" : "_exit");
+	snprintf(path, sizeof path, "%s/x.pcz", sub);
+	CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0700), 0);
+	fflush(NULL);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		long long v[N_EVENTS];
+		int es = PAPI_NULL, ok = 1;
+
+		setenv("MPXKIT_DUMP", path, 1);
+		ok &= PAPI_library_init(PAPI_VER_CURRENT) == PAPI_VER_CURRENT;
+		ok &= PAPI_create_eventset(&es) == PAPI_OK;
+		for (int i = 0; ok && i < N_EVENTS; i++)
+			ok &= PAPI_add_named_event(es, events[i]) == PAPI_OK;
+		ok = ok && PAPI_start(es) == PAPI_OK;
+		cutest_burn_cpu(WORK_NS / 4);
+		ok = ok && PAPI_stop(es, v) == PAPI_OK;
+		if (use_exit)
+			exit(ok ? 0 : 3);
+		_exit(ok ? 0 : 3);
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (use_exit) {
+		CU_ASSERT_EQUAL(list_dir(sub, names, sizeof names), 1);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(path, &r, NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), N_EVENTS);
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_next(r, &reg, NULL), 1);
+		CU_ASSERT_STRING_EQUAL(reg->name, "stop.total");
+		CU_ASSERT_EQUAL(reg->n_units, 1);
+		mpxkit_pcz_reader_free(r);
+		unlink(path);
+	} else {
+		CU_ASSERT_EQUAL(list_dir(sub, names, sizeof names), 0);
+	}
+	printf("\n  %s: left%s%s  ", use_exit ? "exit()" : "_exit()", names[0] ? "" : " nothing",
+	       names);
+	CU_ASSERT_EQUAL(rmdir(sub), 0);
+}
+
+static void test_no_shutdown_exit(void)
+{
+	child_without_shutdown(1);
+}
+
+static void test_no_shutdown_underscore_exit(void)
+{
+	child_without_shutdown(0);
+}
+
 static const cutest_case dump_cases[] = {
     {"8 threads dump at shutdown, read back", test_dump},
     {"directory lost after init: one stderr line", test_lost_directory},
+    {"no PAPI_shutdown, exit(): the dump, nothing else", test_no_shutdown_exit},
+    {"no PAPI_shutdown, _exit(): nothing left", test_no_shutdown_underscore_exit},
     /* Last: PAPI never calls init_component again for a component once disabled. */
     {"unwritable directory disables", test_unwritable},
     {NULL, NULL},

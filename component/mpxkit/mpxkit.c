@@ -26,6 +26,7 @@
 #include "papi_vector.h"
 #pragma GCC diagnostic pop
 
+#include "mpxkit/outfile.h"
 #include "mpxkit/pcz.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
@@ -202,16 +203,35 @@ static uint64_t dump_count(double est)
 	return est >= 9.2e18 ? (uint64_t)LLONG_MAX : (uint64_t)llround(est);
 }
 
+static void dump_close(void);
+
+static pid_t dump_pid; /* the process that read MPXKIT_DUMP: a forked child never writes it */
+
+/* A program that never calls PAPI_shutdown still gets its dump when it exits. */
+static void dump_at_exit(void)
+{
+	if (getpid() == dump_pid)
+		dump_close();
+}
+
+static void dump_register_exit(void)
+{
+	atexit(dump_at_exit);
+}
+
 /*
- * Reads MPXKIT_DUMP.  A path whose directory the process cannot write to
- * disables the component, as a bad value of any other setting does: the
- * dump would be lost at shutdown, long after the run.
+ * Reads MPXKIT_DUMP.  A path that cannot be written (mpxkit_outfile_check:
+ * a missing or read-only directory, a directory as the path) disables the
+ * component, as a bad value of any other setting does: the dump would be
+ * lost at shutdown, long after the run.  Nothing is created until the dump
+ * is written, at PAPI_shutdown or at exit, whichever comes first.
  */
 static int dump_init(void)
 {
+	static pthread_once_t at_exit_once = PTHREAD_ONCE_INIT;
 	const char *path = getenv("MPXKIT_DUMP");
-	char dir[PATH_MAX];
-	const char *slash;
+	mpxkit_diag diag = {0};
+	int rc;
 
 	dump_path[0] = '\0';
 	if (path == NULL || path[0] == '\0')
@@ -221,21 +241,13 @@ static int dump_init(void)
 				    sizeof dump_path - 16);
 		return PAPI_EINVAL;
 	}
-	slash = strrchr(path, '/');
-	if (slash == NULL)
-		snprintf(dir, sizeof dir, ".");
-	else
-		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	if (slash != NULL && slash[1] == '\0') {
-		set_disabled_reason("MPXKIT_DUMP=%s: names a directory, not a file", path);
-		return PAPI_EINVAL;
-	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		set_disabled_reason("MPXKIT_DUMP=%s: cannot write in %s: %s", path, dir,
-				    strerror(errno));
+	if ((rc = mpxkit_outfile_check(path, &diag)) < 0) {
+		set_disabled_reason("MPXKIT_DUMP=%s: %s", path, mpxkit_diag_message(&diag, rc));
 		return PAPI_EINVAL;
 	}
 	snprintf(dump_path, sizeof dump_path, "%s", path);
+	dump_pid = getpid();
+	pthread_once(&at_exit_once, dump_register_exit);
 	return PAPI_OK;
 }
 
@@ -272,7 +284,11 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 	return rc;
 }
 
-/* Opens the writer with c's events.  Caller holds dump_lock. */
+/*
+ * Opens the writer with c's events, in memory: the file appears whole at
+ * shutdown or exit (dump_close), so a program killed before leaves nothing.
+ * Caller holds dump_lock.
+ */
 static int dump_open(const mpxkit_control *c)
 {
 	const char *names[MPXKIT_MAX_EVENTS] = {0};
@@ -289,8 +305,7 @@ static int dump_open(const mpxkit_control *c)
 		sprintf(n, "mpxkit:::%s", natives[c->codes[i]].name);
 		names[i] = n;
 	}
-	rc = mpxkit_pcz_writer_open(dump_path, &opt, (size_t)c->n_events, names, &dump_writer,
-				    &diag);
+	rc = mpxkit_pcz_writer_open_memory(&opt, (size_t)c->n_events, names, &dump_writer, &diag);
 	if (rc >= 0)
 		rc = dump_set_meta(dump_writer, c, &diag);
 	if (rc >= 0)
@@ -450,15 +465,24 @@ static void dump_stop(mpxkit_control *c)
 	free(times);
 }
 
-/* At shutdown: writes the dump, or says in one stderr line why it was not written whole. */
+/*
+ * At shutdown or exit, whichever comes first (the second finds nothing to
+ * do): writes the dump whole through mpxkit_outfile, or says in one stderr
+ * line why it was not written.
+ */
 static void dump_close(void)
 {
 	mpxkit_diag diag = {0};
+	void *data = NULL;
+	size_t len = 0;
 	int rc = 0;
 
 	pthread_mutex_lock(&dump_lock);
 	if (dump_writer != NULL)
-		rc = mpxkit_pcz_writer_close(dump_writer, &diag);
+		rc = mpxkit_pcz_writer_close_memory(dump_writer, &data, &len, &diag);
+	if (dump_writer != NULL && rc == 0)
+		rc = mpxkit_outfile_write_all(dump_path, data, len, &diag);
+	free(data);
 	if (rc < 0)
 		dump_note("cannot write the dump", &diag, rc);
 	if (dump_path[0] && dump_error[0])
