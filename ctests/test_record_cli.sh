@@ -73,9 +73,9 @@ expect "command not executable" 2 "program '$tmp/plain' is not an executable fil
 	-o "$tmp/x.csv" -- "$tmp/plain"
 expect "valgrind missing" 2 "valgrind '/nonexistent/valgrind' not found" -- \
 	--valgrind /nonexistent/valgrind -o "$tmp/x.csv" -- "$workload" 1
-expect "output directory missing" 2 "directory $tmp/none does not exist" -- \
+expect "output directory missing" 2 "cannot create $tmp/none/x.csv: No such file or directory" -- \
 	-o "$tmp/none/x.csv" -- "$workload" 1
-expect "output is a directory" 2 "$tmp: is a directory" -- -o "$tmp" -- "$workload" 1
+expect "output is a directory" 2 "cannot write $tmp: Is a directory" -- -o "$tmp" -- "$workload" 1
 expect "command fails" 2 "lu exited with status 2; no trace written" -- \
 	-o "$tmp/x.csv" -- "$workload" 0
 expect "program that execs another" 2 "valgrind wrote an empty profile: did the program exec" -- \

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mpxkit/outfile.h"
+
 #include "cli.h"
 
 __attribute__((format(printf, 2, 0))) static void vreport(const char *cmd, const char *fmt,
@@ -40,6 +42,17 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag)
 {
 	return cli_error(cmd, "%s", mpxkit_diag_message(diag, code));
+}
+
+int cli_check_outputs(const char *cmd, const char *const *paths, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		mpxkit_diag diag = {0};
+		int rc = paths[i] ? mpxkit_outfile_check(paths[i], &diag) : 0;
+		if (rc < 0)
+			return cli_lib_error(cmd, rc, &diag);
+	}
+	return CLI_OK;
 }
 
 int cli_parse_long(const char *text, long min, long max, long *out)

@@ -28,6 +28,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Reports a library failure with its diag line; returns CLI_FAIL. */
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag);
 
+/*
+ * Checks, before any long work starts, that each of the n output paths can
+ * be written as mpxkit_outfile will write it (mpxkit_outfile_check): the
+ * directory of a file exists and takes a new one, a device or FIFO is
+ * writable.  NULL entries (outputs not asked for) are skipped.  CLI_OK, or
+ * CLI_FAIL after one line about the first that cannot be written.
+ */
+int cli_check_outputs(const char *cmd, const char *const *paths, size_t n);
+
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *text, long min, long max, long *out);
 

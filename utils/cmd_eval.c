@@ -945,6 +945,9 @@ int cmd_eval(int argc, char **argv)
 	rc = parse_options(&ev, argc, argv);
 	if (rc != 0)
 		goto out;
+	/* Before the traces are read and scored: the plot's file can be written. */
+	if ((rc = cli_check_outputs(ev.cmd, &ev.plot, 1)) != CLI_OK)
+		goto out;
 	if (ev.plot) {
 		rc = add_input(&ev, ev.plot_trace);
 		if (rc == 0 && (ev.series = calloc(ev.n_estimators + 1, sizeof *ev.series)) == NULL)

@@ -184,6 +184,10 @@ int cmd_pack(int argc, char **argv)
 		output = out_alloc = default_output(argv[optind]);
 	if (output == NULL)
 		return cli_error(cmd, "out of memory");
+	if (cli_check_outputs(cmd, &output, 1) != CLI_OK) {
+		free(out_alloc);
+		return CLI_FAIL;
+	}
 	if (topology_file) {
 		xml = read_text_file(topology_file, cmd);
 		if (xml == NULL) {
@@ -308,6 +312,11 @@ int cmd_unpack(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return cli_usage_error(cmd, "need exactly one .pcz file");
+	{
+		const char *outputs[] = {output, topology};
+		if (cli_check_outputs(cmd, outputs, 2) != CLI_OK)
+			return CLI_FAIL;
+	}
 	rc = check_all(cmd, argv[optind], NULL);
 	if (rc == CLI_OK)
 		rc = open_reader(cmd, argv[optind], &r);

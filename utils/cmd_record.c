@@ -74,31 +74,6 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Fails before the run, not after minutes of it, when the output cannot be created. */
-static int check_output(const char *cmd, const char *path)
-{
-	char *copy = strdup(path), *slash;
-	const char *dir = ".";
-	struct stat st;
-	int rc = CLI_OK;
-
-	if (copy == NULL)
-		return cli_error(cmd, "out of memory");
-	slash = strrchr(copy, '/');
-	if (slash == copy)
-		dir = "/";
-	else if (slash != NULL)
-		*slash = '\0', dir = copy;
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		rc = cli_error(cmd, "%s: is a directory", path);
-	else if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		rc = cli_error(cmd, "%s: directory %s does not exist", path, dir);
-	else if (access(dir, W_OK | X_OK) != 0)
-		rc = cli_error(cmd, "%s: directory %s is not writable", path, dir);
-	free(copy);
-	return rc;
-}
-
 static int parse_geometry(const char *cmd, const char *text, const char *name,
 			  mpxkit_cache_geometry *g)
 {
@@ -309,7 +284,7 @@ static int record_perf(int argc, char **argv)
 		rc = cli_usage_error(cmd,
 				     "no command to record (mpxkit record --perf -e EV -- CMD)");
 	if (rc == CLI_OK)
-		rc = check_output(cmd, output);
+		rc = cli_check_outputs(cmd, &output, 1);
 	if (rc != CLI_OK) {
 		free(list);
 		return rc;
@@ -413,7 +388,8 @@ int cmd_record(int argc, char **argv)
 					    "name a file");
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no command to record (mpxkit record -o TRACE -- CMD)");
-	if ((rc = check_output(cmd, output)) != CLI_OK)
+	/* Fails before the run, not after minutes of it, when the output cannot be created. */
+	if ((rc = cli_check_outputs(cmd, &output, 1)) != CLI_OK)
 		return rc;
 	env[n_env] = NULL;
 	if (clean_env)

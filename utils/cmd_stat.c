@@ -222,12 +222,13 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	fprintf(out, "\n Performance counter stats for '");
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
-	fprintf(out,
-		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
-		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
-		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
-		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
-		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
+	fprintf(
+	    out,
+	    "' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+	    l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
+	    plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
+	    (unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
+	    st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
 	for (size_t e = 0; e < st->n_events; e++)
 		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
 			100.0 * fid[e]);
@@ -297,9 +298,9 @@ static int run(stat_run *st, char **argv)
 			goto out;
 		}
 		report(st, out, argv, s, est, fid, rotations);
-		rc = ferror(out) | (fclose(out) != 0) ? -MPXKIT_ENOMEM
-						   : mpxkit_outfile_write_all(st->output_path, text,
-									      len, &diag);
+		rc = ferror(out) | (fclose(out) != 0)
+			 ? -MPXKIT_ENOMEM
+			 : mpxkit_outfile_write_all(st->output_path, text, len, &diag);
 		free(text);
 		if (rc < 0)
 			goto lib_fail;
@@ -335,6 +336,14 @@ int cmd_stat(int argc, char **argv)
 	if (done) {
 		free(st.event_list);
 		return rc;
+	}
+	/* Before CMD runs: a report that cannot be written is known now, not after the run. */
+	{
+		const char *outputs[] = {st.output_path, st.series_path};
+		if ((rc = cli_check_outputs(st.cmd, outputs, 2)) != CLI_OK) {
+			free(st.event_list);
+			return rc;
+		}
 	}
 	rc = mpxkit_source_open_perf(&probe, NULL, &diag);
 	if (rc < 0) {

@@ -560,6 +560,9 @@ int cmd_train(int argc, char **argv)
 		t.dropout = t.kind == MODEL_BIGRU ? GRU_DROPOUT : DROPOUT;
 	if (optind == argc)
 		return cli_usage_error(t.cmd, "no corpus given");
+	/* Before the traces are read and the model trained: the model's file can be written. */
+	if ((rc = cli_check_outputs(t.cmd, &output, 1)) != CLI_OK)
+		return rc;
 	for (int i = optind; i < argc && rc == 0; i++)
 		rc = cli_for_each_trace(t.cmd, argv[i], add_program_cb, &t);
 	t.bar = isatty(STDERR_FILENO);
