@@ -222,13 +222,12 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	fprintf(out, "\n Performance counter stats for '");
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
-	fprintf(
-	    out,
-	    "' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
-	    l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
-	    plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
-	    (unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
-	    st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
+	fprintf(out,
+		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
+		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
+		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
+		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
 	for (size_t e = 0; e < st->n_events; e++)
 		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
 			100.0 * fid[e]);
@@ -298,9 +297,9 @@ static int run(stat_run *st, char **argv)
 			goto out;
 		}
 		report(st, out, argv, s, est, fid, rotations);
-		rc = ferror(out) | (fclose(out) != 0)
-			 ? -MPXKIT_ENOMEM
-			 : mpxkit_outfile_write_all(st->output_path, text, len, &diag);
+		rc = ferror(out) | (fclose(out) != 0) ? -MPXKIT_ENOMEM
+						   : mpxkit_outfile_write_all(st->output_path, text,
+									      len, &diag);
 		free(text);
 		if (rc < 0)
 			goto lib_fail;
