@@ -187,4 +187,53 @@ if command -v gzip >/dev/null 2>&1; then
 	fi
 fi
 
+# A signal sent to the recorder alone stops the program and leaves nothing behind: valgrind
+# gone, and no private directory (or valgrind FIFO) in TMPDIR.  SIGKILL cannot be caught:
+# valgrind dies with the recorder, and only the private directory stays.
+# signalled SIG: starts a recording of sleep 60 in the background, sends SIG to the recorder
+# once valgrind runs; $status, $left (what TMPDIR holds) and $child_left (valgrind's pid, if
+# it still runs) describe the outcome.
+signalled() {
+	mkdir "$tmp/sig-$1"
+	# shellcheck disable=SC2086
+	TMPDIR="$tmp/sig-$1" $mpxkit record -o "$tmp/sig-$1.csv" -- sleep 60 \
+		>/dev/null 2>"$tmp/sig-$1.err" &
+	rec=$!
+	child= i=0
+	while [ -z "$child" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		child=$(pgrep -P "$rec" | head -n 1)
+		i=$((i + 1))
+	done
+	sleep 0.5 # valgrind has started the program
+	kill -s "$1" "$rec"
+	wait "$rec"
+	status=$?
+	sleep 0.2
+	child_left=
+	# A dead child whose parent is gone is a zombie until init reaps it: that counts as gone.
+	[ -n "$child" ] && case $(ps -o stat= -p "$child" 2>/dev/null) in
+	'' | Z*) ;;
+	*) child_left=$child ;;
+	esac
+	left=$(ls -A "$tmp/sig-$1")
+	[ -n "$child_left" ] && kill -KILL "$child_left"
+}
+for sig in TERM INT HUP; do
+	signalled $sig
+	num=$(kill -l $sig)
+	if [ -n "$child" ] && [ "$status" -eq 2 ] && [ -z "$child_left" ] && [ -z "$left" ] &&
+		grep -q "sleep was killed by signal $num" "$tmp/sig-$sig.err" && [ ! -e "$tmp/sig-$sig.csv" ]; then
+		ok "SIG$sig to the recorder: valgrind stopped, nothing left, status 2"
+	else
+		not_ok "SIG$sig: child '$child', status $status, still running '$child_left', left '$left': $(cat "$tmp/sig-$sig.err")"
+	fi
+done
+signalled KILL
+if [ -n "$child" ] && [ -z "$child_left" ]; then
+	ok "SIGKILL to the recorder: valgrind killed with it"
+else
+	not_ok "SIGKILL: child '$child' still running '$child_left'"
+fi
+
 exit $failed

@@ -124,7 +124,11 @@ int mpxkit_callgrind_collect(const char *base, mpxkit_trace **out, mpxkit_diag *
  * Child processes the program starts are not traced.  The program starts
  * with default signal dispositions and an empty signal mask, whatever the
  * caller's, since inherited ones change some programs' start-up.  Like
- * system(3), the call ignores SIGINT and SIGQUIT while the program runs.
+ * system(3), the call ignores ^C and ^\ while the program (which gets them
+ * from the terminal) runs; SIGINT, SIGTERM and SIGHUP sent to the caller by
+ * kill(2) are passed on to valgrind (a second one as SIGKILL), so the
+ * program stops, the call returns as it does after a ^C and the temporary
+ * directory is removed.  Valgrind is killed if the caller dies (SIGKILL).
  *
  * A program that exits nonzero or dies from a signal still yields its trace:
  * status says how it ended and the caller decides.  Failures: ENOENT (program

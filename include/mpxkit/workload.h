@@ -38,7 +38,15 @@ int mpxkit_workload_start(mpxkit_workload *w, mpxkit_diag *diag);
 /* Abandons a prepared child that was never started: it exits 127 and is reaped. */
 void mpxkit_workload_cancel(mpxkit_workload *w);
 
-/* Waits for the child (retrying on EINTR) and stores its wait status; 0 or -MPXKIT_ESYS. */
+/*
+ * Waits for the child (retrying on EINTR) and stores its wait status; 0 or
+ * -MPXKIT_ESYS.  While it waits, SIGINT, SIGTERM and SIGHUP sent to this
+ * process with kill(2) are passed on to the child (a second one as
+ * SIGKILL), so the program stops with the tool and the caller still reports
+ * and cleans up; the terminal's ^C reaches the child by itself.  SIGQUIT is
+ * ignored meanwhile.  A child that outlives its parent (killed by SIGKILL)
+ * is killed too.
+ */
 int mpxkit_workload_wait(mpxkit_workload *w, int *wstatus);
 
 #ifdef __cplusplus

@@ -9,6 +9,8 @@
 
 #include "mpxkit/workload.h"
 
+#include "child.h"
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -17,11 +19,12 @@ static void close_fd(int *fd)
 }
 
 /* In the child: wait for the go byte, exec, and on failure send errno back. */
-static void __attribute__((noreturn)) child(char *const argv[], int go, int err)
+static void __attribute__((noreturn)) child(char *const argv[], int go, int err, pid_t parent)
 {
 	char byte;
 	int e;
 
+	mpxkit__die_with_parent(parent);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	if (read(go, &byte, 1) != 1)
@@ -36,6 +39,7 @@ static void __attribute__((noreturn)) child(char *const argv[], int go, int err)
 int mpxkit_workload_prepare(mpxkit_workload *w, char *const argv[], mpxkit_diag *diag)
 {
 	int go[2], err[2];
+	pid_t parent = getpid();
 
 	w->pid = -1;
 	w->go_fd = w->err_fd = -1;
@@ -55,7 +59,7 @@ int mpxkit_workload_prepare(mpxkit_workload *w, char *const argv[], mpxkit_diag 
 	if (w->pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		child(argv, go[0], err[1]);
+		child(argv, go[0], err[1], parent);
 	}
 	close(go[0]);
 	close(err[1]);
@@ -106,10 +110,8 @@ int mpxkit_workload_wait(mpxkit_workload *w, int *wstatus)
 
 	if (w->pid <= 0)
 		return -MPXKIT_ESTATE;
-	while (waitpid(w->pid, &status, 0) < 0) {
-		if (errno != EINTR)
-			return -MPXKIT_ESYS;
-	}
+	if (mpxkit__wait_child(w->pid, &status) < 0)
+		return -MPXKIT_ESYS;
 	w->pid = -1;
 	if (wstatus)
 		*wstatus = status;

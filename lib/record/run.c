@@ -16,6 +16,8 @@
 
 #include "mpxkit/record.h"
 
+#include "../common/child.h"
+
 void mpxkit_record_options_init(mpxkit_record_options *o)
 {
 	const mpxkit_cache_geometry i1 = MPXKIT_RECORD_I1, d1 = MPXKIT_RECORD_D1,
@@ -193,7 +195,7 @@ static char *make_private_dir(const char *tmpdir)
 
 /* valgrind's argument vector: fixed tool options, then the program and its arguments. */
 typedef struct vg_args {
-	char *opt[12];
+	char *opt[13];
 	char **argv;
 } vg_args;
 
@@ -236,6 +238,8 @@ static int build_args(vg_args *a, const mpxkit_record_options *o, const char *va
 	/* Stated explicitly so a changed valgrind default cannot change the trace. */
 	a->opt[n_opt++] = strdup("--separate-threads=no");
 	a->opt[n_opt++] = strdup("--trace-children=no");
+	/* No gdbserver FIFOs in $TMPDIR: a valgrind killed (SIGKILL) would leave them behind. */
+	a->opt[n_opt++] = strdup("--vgdb=no");
 	a->opt[n_opt++] = format_opt("--dump-every-bb=%" PRIu64, o->interval_bb);
 	a->opt[n_opt++] = geometry_opt("I1", &o->i1);
 	a->opt[n_opt++] = geometry_opt("D1", &o->d1);
@@ -281,10 +285,11 @@ static void reset_signals(void)
 }
 
 /* Writes errno to the pipe when exec fails, so the parent can tell "no valgrind" apart. */
-static void child_exec(char *const argv[], char *const envp[], int err_fd)
+static void child_exec(char *const argv[], char *const envp[], int err_fd, pid_t parent)
 {
 	int e;
 
+	mpxkit__die_with_parent(parent);
 	reset_signals();
 	execve(argv[0], argv, envp ? envp : environ);
 	e = errno;
@@ -293,16 +298,22 @@ static void child_exec(char *const argv[], char *const envp[], int err_fd)
 	_exit(127);
 }
 
-/* Like system(3): the parent ignores ^C and ^\ while the program (which gets them) runs. */
+/*
+ * Like system(3), with the program's end assured: ^C and ^\ reach the program
+ * (the foreground group) and not the caller, and SIGINT, SIGTERM or SIGHUP
+ * sent to the caller by kill(2) is passed on to valgrind (mpxkit__wait_child),
+ * so the program stops and the private directory is still removed.
+ */
 static int spawn_and_wait(char *const argv[], char *const envp[], int *wstatus, int *exec_errno)
 {
 	struct sigaction ign, old_int, old_quit;
 	int fds[2], rc = -1;
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	*exec_errno = 0;
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return -1;
+	/* Until the wait takes over: a ^C between fork and wait must not end the caller. */
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
@@ -310,7 +321,7 @@ static int spawn_and_wait(char *const argv[], char *const envp[], int *wstatus, 
 	sigaction(SIGQUIT, &ign, &old_quit);
 	pid = fork();
 	if (pid == 0)
-		child_exec(argv, envp, fds[1]);
+		child_exec(argv, envp, fds[1], parent);
 	close(fds[1]);
 	if (pid > 0) {
 		ssize_t got;
@@ -319,9 +330,7 @@ static int spawn_and_wait(char *const argv[], char *const envp[], int *wstatus, 
 		while (got < 0 && errno == EINTR);
 		if (got != (ssize_t)sizeof *exec_errno)
 			*exec_errno = 0;
-		while ((rc = (int)waitpid(pid, wstatus, 0)) < 0 && errno == EINTR)
-			;
-		rc = rc < 0 ? -1 : 0;
+		rc = mpxkit__wait_child(pid, wstatus);
 	}
 	close(fds[0]);
 	sigaction(SIGINT, &old_int, NULL);
