@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared CUnit driver for every check program. */
-#define _XOPEN_SOURCE 700 /* nftw */
+#define _GNU_SOURCE /* nftw, syscall */
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
 
 #include <CUnit/Basic.h>
 
@@ -152,4 +158,47 @@ const char *cutest_scratch_path(const char *name)
 	slot = (slot + 1) % 4;
 	snprintf(path[slot], sizeof path[slot], "%s/%s", scratch, name);
 	return path[slot];
+}
+
+int cutest_perf_open(const char *name)
+{
+	static const struct {
+		const char *name;
+		uint64_t config;
+	} sw[] = {
+	    {"TASK-CLOCK", PERF_COUNT_SW_TASK_CLOCK},
+	    {"CPU-CLOCK", PERF_COUNT_SW_CPU_CLOCK},
+	    {"PAGE-FAULTS", PERF_COUNT_SW_PAGE_FAULTS},
+	    {"MINOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MIN},
+	    {"MAJOR-FAULTS", PERF_COUNT_SW_PAGE_FAULTS_MAJ},
+	    {"CONTEXT-SWITCHES", PERF_COUNT_SW_CONTEXT_SWITCHES},
+	    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
+	};
+	const char *p = strstr(name, "perf::");
+	struct perf_event_attr attr;
+
+	if (p)
+		name = p + 6;
+	for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
+		if (strcmp(sw[i].name, name) != 0)
+			continue;
+		memset(&attr, 0, sizeof attr);
+		attr.size = sizeof attr;
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = sw[i].config;
+		attr.disabled = 1;
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return -1;
+}
+
+long long cutest_perf_read(int fd)
+{
+	uint64_t v = 0;
+
+	if (fd < 0 || read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+		return -1;
+	return (long long)v;
 }

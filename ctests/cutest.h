@@ -66,6 +66,20 @@ int cutest_scratch_remove(void);
 const char *cutest_scratch(void);
 const char *cutest_scratch_path(const char *name);
 
+/*
+ * Exact counts to check estimates against, from the same run: a disabled
+ * perf_event_open descriptor, written here rather than taken from
+ * libmpxkit, counting one of the kernel's software events for the calling
+ * thread in user mode, as the engine and the component count by default.
+ * name is the event's name after "perf::" (TASK-CLOCK, CPU-CLOCK,
+ * PAGE-FAULTS, MINOR-FAULTS, MAJOR-FAULTS, CONTEXT-SWITCHES,
+ * CPU-MIGRATIONS), with or without a "mpxkit:::perf::" or "perf::" prefix.
+ * Enable and disable it with ioctl; -1 when the name is unknown or the
+ * kernel refuses.  cutest_perf_read gives its count, or -1.
+ */
+int cutest_perf_open(const char *name);
+long long cutest_perf_read(int fd);
+
 /* Directory of the source tree's top, from $top_srcdir, or "." */
 const char *cutest_srcdir(void);
 
