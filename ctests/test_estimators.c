@@ -889,6 +889,50 @@ static void check_default_model(const char *name, const char *file, unsigned loo
 	free(saved);
 }
 
+/*
+ * Uninstalled, from the build tree, with MPXKIT_DATADIR unset: each learned
+ * estimator's default model is the source tree's data/models/ file (the
+ * library lies in the build tree, estimators/learned.c), not an installed
+ * one: its estimates equal those of that file named explicitly.
+ */
+static void test_uninstalled_default_models(void)
+{
+	static const char *const names[][2] = {
+	    {"mlp", "default.mpxm"}, {"bigru", "bigru.mpxm"}, {"bigru-full", "bigru.mpxm"}};
+	const char *old = getenv("MPXKIT_DATADIR");
+	char *saved = old ? strdup(old) : NULL;
+	uint64_t obs[40 * 2];
+	const size_t s[2] = {0, 1};
+	const mpxkit_layout l = {2, 2, s, 0};
+
+	for (size_t i = 0; i < 40 * 2; i++)
+		obs[i] = 1000 + (i * 7919) % 5000;
+	unsetenv("MPXKIT_DATADIR");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char path[1024];
+		mpxkit_estimator_options named = {path};
+		mpxkit_estimator *a = NULL, *b = NULL;
+		mpxkit_diag d = {0};
+		double x[40 * 2], y[40 * 2];
+
+		snprintf(path, sizeof path, "%s/data/models/%s", cutest_srcdir(), names[i][1]);
+		CU_ASSERT_EQUAL(mpxkit_estimator_new(&a, names[i][0], &l, NULL, &d), 0);
+		if (a == NULL) {
+			printf("\n  %s: %s", names[i][0], d.msg);
+			continue;
+		}
+		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&b, names[i][0], &l, &named, NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run(a, 40, obs, NULL, x), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run(b, 40, obs, NULL, y), 0);
+		CU_ASSERT(memcmp(x, y, sizeof x) == 0);
+		mpxkit_estimator_free(a);
+		mpxkit_estimator_free(b);
+	}
+	if (saved)
+		setenv("MPXKIT_DATADIR", saved, 1);
+	free(saved);
+}
+
 static void test_mlp_default_model(void)
 {
 	check_default_model("mlp", "default.mpxm", MLP_H, LEARNED_AHEAD(MLP_H));
@@ -1286,6 +1330,7 @@ static const cutest_case estimator_cases[] = {
     {"mlp = mpxkit_mlp_run", test_mlp_equals_mlp_run},
     {"mlp: bad model files", test_mlp_bad_models},
     {"mlp: default model, MPXKIT_DATADIR", test_mlp_default_model},
+    {"uninstalled: the source tree's default models", test_uninstalled_default_models},
     {"mlp: the shipped model", test_mlp_shipped_model},
     {"bigru: constant model, closed form", test_bigru_const_model},
     {"bigru = a plain forward and backward pass, online and offline", test_bigru_stream_reference},
