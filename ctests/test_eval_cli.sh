@@ -71,8 +71,10 @@ else
 	not_ok "--help: status $status"
 fi
 expect "unknown option" 1 "unknown option '--bogus'.*try 'mpxkit eval --help'" --bogus "$tmp/small.csv"
-expect "option without a value" 1 "option '--counters' needs a value" "$tmp/small.csv" --counters
-expect "zero counters" 1 "--counters takes a whole number >= 1" -c 0 "$tmp/small.csv"
+expect "option without a value" 1 "option '--counters' needs an argument" "$tmp/small.csv" --counters
+expect "zero counters" 1 "--counters 0: not a whole number in \[1, 1048576\]" -c 0 "$tmp/small.csv"
+expect "too many counters" 1 "--counters 99999999999: not a whole number in \[1, 1048576\]" \
+	-c 99999999999 "$tmp/small.csv"
 expect "bad format" 1 "--format takes table, csv or json" -f xml "$tmp/small.csv"
 expect "unknown estimator" 1 "unknown estimator 'magic'" -e fixed,magic "$tmp/small.csv"
 expect "ref-rate without reference" 1 "estimator ref-rate needs --reference" -e ref-rate "$tmp/small.csv"
@@ -88,7 +90,8 @@ expect "unknown reference" 2 "no reference event 'zz'" -r zz "$tmp/small.csv"
 expect "too short after cleaning" 2 "4 steps leave nothing after tail truncation" --clean "$tmp/small.csv"
 expect "nothing from --from-step on" 2 "small.csv: 4 steps leave nothing from step 4 on" \
 	--from-step 4 "$tmp/small.csv"
-expect "negative --from-step" 1 "--from-step takes a whole number >= 0" --from-step -1 "$tmp/small.csv"
+expect "negative --from-step" 1 "--from-step -1: not a whole number in \[0, 1099511627776\]" \
+	--from-step -1 "$tmp/small.csv"
 printf 'step,a,b\n0,1,2\n' >"$tmp/one-row.csv"
 expect "one slice, two groups" 2 "1 slices make no whole rotation of 2 slices" -c 1 "$tmp/one-row.csv"
 printf 'a\nzz\n' >"$tmp/groups.txt"

@@ -43,7 +43,7 @@ for cmd in pack unpack info verify; do
 	else
 		not_ok "$cmd --help"
 	fi
-	expect_fail "$cmd: bad option" 1 "bad option '--bogus'" "$cmd" --bogus
+	expect_fail "$cmd: bad option" 1 "unknown option '--bogus'" "$cmd" --bogus
 done
 expect_fail "pack: no input" 1 "need exactly one input file" pack
 expect_fail "pack: bad codec" 1 "unknown codec 'lz4'" pack -c lz4 x.csv

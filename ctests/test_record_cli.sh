@@ -56,8 +56,8 @@ expect "option without its argument" 1 "option '-o' needs an argument" -- -o
 expect "no command" 1 "no command to record" -- -o "$tmp/x.csv"
 expect "no output" 1 "no output file" -- -- true
 expect "output on stdout refused" 1 "name a file" -- -o - -- true
-expect "bad interval" 1 "--interval-bb: '0' is not" -- -i 0 -o "$tmp/x.csv" -- true
-expect "bad interval text" 1 "--interval-bb: '1e6' is not" -- -i 1e6 -o "$tmp/x.csv" -- true
+expect "bad interval" 1 "--interval-bb 0: not a whole number in \[1, 1000000000000\]" -- -i 0 -o "$tmp/x.csv" -- true
+expect "bad interval text" 1 "--interval-bb 1e6: not a whole number" -- -i 1e6 -o "$tmp/x.csv" -- true
 expect "bad geometry" 1 "--LL: LL: 3000000 bytes / (16 ways x 64-byte lines) is not a power" -- \
 	--LL 3000000,16,64 -o "$tmp/x.csv" -- true
 expect "bad --meta" 1 "--meta: 'novalue' is not KEY=VALUE" -- --meta novalue -o "$tmp/x.csv" -- true

@@ -21,8 +21,8 @@ expect() {
 }
 
 expect 1 "^mpxkit record: --perf: no events" $MPXKIT record --perf -- true
-expect 1 "interval-ms: '0'" $MPXKIT record --perf -e perf::TASK-CLOCK --interval-ms 0 -- true
-expect 1 "counters: '65'" $MPXKIT record --perf -e perf::TASK-CLOCK -c 65 -- true
+expect 1 "interval-ms 0: not a whole number in \[1, 3600000\]" $MPXKIT record --perf -e perf::TASK-CLOCK --interval-ms 0 -- true
+expect 1 "counters 65: not a whole number in \[1, 64\]" $MPXKIT record --perf -e perf::TASK-CLOCK -c 65 -- true
 expect 1 "unknown option '--I1' with --perf" $MPXKIT record --perf --I1 1,1,64 -e perf::TASK-CLOCK -- true
 expect 1 "no command to record" $MPXKIT record --perf -e perf::TASK-CLOCK
 $MPXKIT record --perf --help | grep -q "^usage: mpxkit record --perf" || fail "--perf --help"

@@ -54,10 +54,10 @@ else
 fi
 expect "no output named" 1 "no model file named" "$tmp/prog1.csv"
 expect "no corpus" 1 "no corpus given" -o "$tmp/m.mpxm"
-expect "bad --epochs" 1 "--epochs takes" -o "$tmp/m.mpxm" --epochs 0 "$tmp/prog1.csv"
-expect "bad --seed" 1 "--seed takes" -o "$tmp/m.mpxm" --seed x "$tmp/prog1.csv"
+expect "bad --epochs" 1 "--epochs 0: not a whole number in \[1, 100000\]" -o "$tmp/m.mpxm" --epochs 0 "$tmp/prog1.csv"
+expect "bad --seed" 1 "--seed x: not a whole number in \[0, 2147483647\]" -o "$tmp/m.mpxm" --seed x "$tmp/prog1.csv"
 expect "bad --loss" 1 "--loss takes ra or mse" -o "$tmp/m.mpxm" --loss l1 "$tmp/prog1.csv"
-expect "bad --hidden" 1 "--hidden takes" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
+expect "bad --hidden" 1 "--hidden 0: not a whole number in \[1, 1024\]" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
 expect "bad --dropout" 1 "--dropout takes" -o "$tmp/m.mpxm" --dropout 1 "$tmp/prog1.csv"
 expect "bad --model" 1 "--model takes mlp or bigru" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
 expect "bigru --hidden too wide" 1 "--hidden takes 1 to 512 for a bigru" -o "$tmp/m.mpxm" \

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Error reporting and option parsing shared by the subcommands. */
 #include <dirent.h>
+#include <getopt.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -44,6 +45,23 @@ int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag)
 	return cli_error(cmd, "%s", mpxkit_diag_message(diag, code));
 }
 
+int cli_option_error(const char *cmd, int c, char *const argv[])
+{
+	const char *given = optind > 0 ? argv[optind - 1] : "";
+	char name[64];
+
+	/* A long option as typed (without =VALUE); a short one by its letter, even inside -xyz. */
+	if (strncmp(given, "--", 2) == 0)
+		snprintf(name, sizeof name, "%.*s", (int)strcspn(given, "="), given);
+	else if (optopt > 0 && optopt < 128)
+		snprintf(name, sizeof name, "-%c", optopt);
+	else
+		snprintf(name, sizeof name, "%s", given);
+	if (c == ':')
+		return cli_usage_error(cmd, "option '%s' needs an argument", name);
+	return cli_usage_error(cmd, "unknown option '%s'", name);
+}
+
 int cli_check_outputs(const char *cmd, const char *const *paths, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -53,6 +71,15 @@ int cli_check_outputs(const char *cmd, const char *const *paths, size_t n)
 			return cli_lib_error(cmd, rc, &diag);
 	}
 	return CLI_OK;
+}
+
+int cli_option_long(const char *cmd, const char *option, const char *text, long min, long max,
+		    long *out)
+{
+	if (cli_parse_long(text, min, max, out) == 0)
+		return CLI_OK;
+	return cli_usage_error(cmd, "%s %s: not a whole number in [%ld, %ld]", option, text, min,
+			       max);
 }
 
 int cli_parse_long(const char *text, long min, long max, long *out)

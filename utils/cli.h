@@ -25,6 +25,14 @@ int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* "mpxkit CMD: MESSAGE (try 'mpxkit CMD --help')" on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The one usage line for what getopt_long returned as an error: ':' (an
+ * option without its argument) or anything else (an unknown option), for
+ * option strings that start with ':' (after any '+') and opterr = 0.  Names
+ * the option as given ("--counters", "-c").  Returns CLI_USAGE.
+ */
+int cli_option_error(const char *cmd, int c, char *const argv[]);
+
 /* Reports a library failure with its diag line; returns CLI_FAIL. */
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag);
 
@@ -36,6 +44,14 @@ int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag);
  * CLI_FAIL after one line about the first that cannot be written.
  */
 int cli_check_outputs(const char *cmd, const char *const *paths, size_t n);
+
+/*
+ * An option's whole number in [min, max]: CLI_OK with *out set, or CLI_USAGE
+ * after the line "OPTION TEXT: not a whole number in [MIN, MAX]", the form
+ * of the engine's settings (mpxkit_sched_config_set), so every limit is said.
+ */
+int cli_option_long(const char *cmd, const char *option, const char *text, long min, long max,
+		    long *out);
 
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *text, long min, long max, long *out);

@@ -830,9 +830,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:f:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
-				return cli_usage_error(ev->cmd,
-						       "--counters takes a whole number >= 1");
+			if (cli_option_long(ev->cmd, "--counters", optarg, 1, 1 << 20, &v) != CLI_OK)
+				return CLI_USAGE;
 			ev->counters = (size_t)v;
 			break;
 		case 'e':
@@ -852,9 +851,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 				return rc;
 			break;
 		case OPT_FROM_STEP:
-			if (cli_parse_long(optarg, 0, 1L << 40, &v) != 0)
-				return cli_usage_error(ev->cmd,
-						       "--from-step takes a whole number >= 0");
+			if (cli_option_long(ev->cmd, "--from-step", optarg, 0, 1L << 40, &v) != CLI_OK)
+				return CLI_USAGE;
 			ev->from_step = (size_t)v;
 			break;
 		case 'f':
@@ -869,8 +867,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 						       "--format takes table, csv or json");
 			break;
 		case OPT_BAND:
-			if (cli_parse_long(optarg, 0, 1L << 30, &v) != 0)
-				return cli_usage_error(ev->cmd, "--band takes a whole number >= 0");
+			if (cli_option_long(ev->cmd, "--band", optarg, 0, 1L << 30, &v) != CLI_OK)
+				return CLI_USAGE;
 			ev->band = (size_t)v;
 			break;
 		case OPT_PLOT:
@@ -891,11 +889,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return cli_close_stdout(ev->cmd) == CLI_OK ? -1 : CLI_FAIL;
-		case ':':
-			return cli_usage_error(ev->cmd, "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error(ev->cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(ev->cmd, c, argv);
 		}
 	}
 	if (list) /* after the loop: --model may follow --list */

@@ -59,11 +59,8 @@ int cmd_list(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return cli_close_stdout(cmd);
-		case ':':
-			return cli_usage_error(cmd, "option '%s' needs an argument",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, opt, argv);
 		}
 	}
 	if (optind < argc)

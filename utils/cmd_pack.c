@@ -134,7 +134,7 @@ int cmd_pack(int argc, char **argv)
 	mpxkit_pcz_options_init(&opt);
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:c:l:t:g:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:c:l:t:g:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -144,8 +144,8 @@ int cmd_pack(int argc, char **argv)
 				return cli_usage_error(cmd, "unknown codec '%s'", optarg);
 			break;
 		case 'l':
-			if (cli_parse_long(optarg, -7, 22, &v) != 0)
-				return cli_usage_error(cmd, "bad level '%s'", optarg);
+			if (cli_option_long(cmd, "--level", optarg, -7, 22, &v) != CLI_OK)
+				return CLI_USAGE;
 			opt.level = (int)v;
 			level_set = 1;
 			break;
@@ -158,9 +158,9 @@ int cmd_pack(int argc, char **argv)
 				return cli_usage_error(cmd, "unknown grouping '%s'", optarg);
 			break;
 		case OPT_CHUNK:
-			if (cli_parse_long(optarg, 1024, MPXKIT_PCZ_MAX_SECTION / 4, &v) != 0)
-				return cli_usage_error(cmd, "chunk size '%s' not in 1024..%u", optarg,
-						       MPXKIT_PCZ_MAX_SECTION / 4);
+			if (cli_option_long(cmd, "--chunk-size", optarg, 1024, MPXKIT_PCZ_MAX_SECTION / 4,
+					    &v) != CLI_OK)
+				return CLI_USAGE;
 			opt.chunk_size = (size_t)v;
 			break;
 		case OPT_TOPOLOGY:
@@ -171,7 +171,7 @@ int cmd_pack(int argc, char **argv)
 			pack_usage(stdout);
 			return cli_close_stdout(cmd);
 		default:
-			return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -295,7 +295,7 @@ int cmd_unpack(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -307,7 +307,7 @@ int cmd_unpack(int argc, char **argv)
 			unpack_usage(stdout);
 			return cli_close_stdout(cmd);
 		default:
-			return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (optind + 1 != argc)
@@ -404,12 +404,12 @@ int cmd_info(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			info_usage(stdout);
 			return cli_close_stdout(cmd);
 		}
-		return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+		return cli_option_error(cmd, c, argv);
 	}
 	if (optind + 1 != argc)
 		return cli_usage_error(cmd, "need exactly one .pcz file");
@@ -438,7 +438,7 @@ int cmd_verify(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		if (c == 'q') {
 			quiet = 1;
 			continue;
@@ -451,7 +451,7 @@ int cmd_verify(int argc, char **argv)
 			       "  -h, --help             show this help\n");
 			return cli_close_stdout(cmd);
 		}
-		return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+		return cli_option_error(cmd, c, argv);
 	}
 	if (optind >= argc)
 		return cli_usage_error(cmd, "need at least one .pcz file");

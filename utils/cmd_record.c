@@ -239,18 +239,13 @@ static int record_perf(int argc, char **argv)
 				  : cli_error(cmd, "out of memory");
 			break;
 		case 'c':
-			if (cli_parse_long(optarg, 1, 64, &v) < 0)
-				rc = cli_usage_error(
-				    cmd, "--counters: '%s' is not a number in [1, 64]", optarg);
-			o.counters = (size_t)v;
+			if ((rc = cli_option_long(cmd, "--counters", optarg, 1, 64, &v)) == CLI_OK)
+				o.counters = (size_t)v;
 			break;
 		case 'T':
-			if (cli_parse_long(optarg, 1, 3600000, &v) < 0)
-				rc = cli_usage_error(
-				    cmd,
-				    "--interval-ms: '%s' is not a number of ms in [1, 3600000]",
-				    optarg);
-			o.interval_ns = (uint64_t)v * 1000000u;
+			if ((rc = cli_option_long(cmd, "--interval-ms", optarg, 1, 3600000, &v)) ==
+			    CLI_OK)
+				o.interval_ns = (uint64_t)v * 1000000u;
 			break;
 		case 'o':
 			output = optarg;
@@ -263,8 +258,7 @@ static int record_perf(int argc, char **argv)
 			free(list);
 			return cli_close_stdout(cmd);
 		case ':':
-			rc =
-			    cli_usage_error(cmd, "option '%s' needs an argument", argv[optind - 1]);
+			rc = cli_option_error(cmd, c, argv);
 			break;
 		default:
 			rc = cli_usage_error(cmd, "unknown option '%s' with --perf",
@@ -329,11 +323,9 @@ int cmd_record(int argc, char **argv)
 			output = optarg;
 			break;
 		case 'i':
-			if (cli_parse_long(optarg, 1, 1000000000000L, &interval) < 0)
-				return cli_usage_error(cmd,
-						       "--interval-bb: '%s' is not a number "
-						       "of basic blocks >= 1",
-						       optarg);
+			if (cli_option_long(cmd, "--interval-bb", optarg, 1, 1000000000000L,
+					    &interval) != CLI_OK)
+				return CLI_USAGE;
 			o.interval_bb = (uint64_t)interval;
 			break;
 		case OPT_I1:
@@ -374,11 +366,8 @@ int cmd_record(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return cli_close_stdout(cmd);
-		case ':':
-			return cli_usage_error(cmd, "option '%s' needs an argument",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (output == NULL)

@@ -153,11 +153,8 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 		case 'h':
 			usage(stdout);
 			return cli_close_stdout(st->cmd);
-		case ':':
-			return cli_usage_error(st->cmd, "option '%s' needs an argument",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error(st->cmd, "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error(st->cmd, c, argv);
 		}
 	}
 	if (rc == 0 && optind >= argc)

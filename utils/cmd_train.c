@@ -77,10 +77,10 @@ static uint64_t next_u64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static int usage(FILE *out)
+static int usage(void)
 {
 	fprintf(
-	    out,
+	    stdout,
 	    "usage: mpxkit train -o MODEL [--model mlp|bigru] [--epochs N] [--seed S] CORPUS...\n"
 	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
 	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
@@ -96,7 +96,7 @@ static int usage(FILE *out)
 	    "      --dropout P     dropout, 0 to 0.9: mlp on the hidden layers (default 0.1),\n"
 	    "                      bigru on the GRU's outputs (default 0)\n"
 	    "  -h, --help          this text\n");
-	return out == stdout ? CLI_OK : CLI_USAGE;
+	return cli_close_stdout("train");
 }
 
 static int add_program(train *t, const char *path)
@@ -494,21 +494,20 @@ int cmd_train(int argc, char **argv)
 	int c, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
 		case OPT_EPOCHS:
-			if (cli_parse_long(optarg, 1, 100000, &v) != 0)
-				return cli_usage_error(
-				    t.cmd, "--epochs takes 1 to 100000, not '%s'", optarg);
+			if (cli_option_long(t.cmd, "--epochs", optarg, 1, 100000, &v) != CLI_OK)
+				return CLI_USAGE;
 			t.epochs = (unsigned)v;
 			break;
 		case OPT_SEED:
-			if (cli_parse_long(optarg, 0, 0x7fffffffL, &v) != 0)
-				return cli_usage_error(
-				    t.cmd, "--seed takes 0 to 2147483647, not '%s'", optarg);
+			if (cli_option_long(t.cmd, "--seed", optarg, 0, 0x7fffffffL, &v) != CLI_OK)
+				return CLI_USAGE;
 			t.seed = (uint64_t)v;
 			break;
 		case OPT_LOSS:
@@ -521,9 +520,8 @@ int cmd_train(int argc, char **argv)
 						       optarg);
 			break;
 		case OPT_HIDDEN:
-			if (cli_parse_long(optarg, 1, 1024, &v) != 0)
-				return cli_usage_error(t.cmd, "--hidden takes 1 to 1024, not '%s'",
-						       optarg);
+			if (cli_option_long(t.cmd, "--hidden", optarg, 1, 1024, &v) != CLI_OK)
+				return CLI_USAGE;
 			t.hidden = (size_t)v;
 			break;
 		case OPT_DROPOUT:
@@ -544,9 +542,9 @@ int cmd_train(int argc, char **argv)
 				    t.cmd, "--model takes mlp or bigru, not '%s'", optarg);
 			break;
 		case 'h':
-			return usage(stdout);
+			return usage();
 		default:
-			return usage(stderr);
+			return cli_option_error(t.cmd, c, argv);
 		}
 	}
 	if (!output)

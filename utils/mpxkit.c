@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The mpxkit front end: one binary, subcommands in the manner of perf and git. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,14 +47,18 @@ static const cli_command *find_command(const char *name)
 
 static int cmd_help(int argc, char **argv)
 {
-	const cli_command *c;
 	char help[] = "--help";
 	char *sub_argv[3];
+	const cli_command *c;
 
-	if (argc < 2) {
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		list_commands(stdout);
 		return cli_close_stdout(NULL);
 	}
+	if (argv[1][0] == '-')
+		return cli_usage_error("help", "unknown option '%s'", argv[1]);
+	if (argc > 2)
+		return cli_usage_error("help", "takes one command name, not %d", argc - 1);
 	c = find_command(argv[1]);
 	if (c == NULL)
 		return cli_usage_error(NULL, "'%s' is not an mpxkit command", argv[1]);
@@ -69,8 +74,22 @@ static int cmd_help(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	static const struct option options[] = {
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (c != 'h')
+			return cli_option_error("version", c, argv);
+		printf("usage: mpxkit version\n\nPrint mpxkit's version.\n");
+		return cli_close_stdout("version");
+	}
+	if (optind < argc)
+		return cli_usage_error("version", "takes no arguments, not '%s'", argv[optind]);
 	printf("mpxkit %s\n", PACKAGE_VERSION);
 	return cli_close_stdout(NULL);
 }

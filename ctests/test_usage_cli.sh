@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# One rule for every subcommand: --help prints its usage on stdout and exits 0; an unknown
+# option, an option without its argument or a number out of range is one line on stderr and
+# exit 1, naming the limit.
+set -u
+: "${MPXKIT:?run through make check}"
+
+# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
+mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-usage.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT INT TERM
+failed=0
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1"; failed=1; }
+
+# usage_error PATTERN ARGS...: exit 1, nothing on stdout, exactly one stderr line matching PATTERN.
+usage_error() {
+	pattern=$1
+	shift
+	# shellcheck disable=SC2086
+	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+	if [ $status -eq 1 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+		grep -q -- "$pattern" "$tmp/err"; then
+		ok "$*: $(cat "$tmp/err")"
+	else
+		not_ok "$* (status $status, $(wc -l <"$tmp/err") stderr lines, $(wc -c <"$tmp/out") stdout bytes): $(head -c 300 "$tmp/err")"
+	fi
+}
+
+# helps ARGS...: exit 0, usage on stdout, nothing on stderr.
+helps() {
+	# shellcheck disable=SC2086
+	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	status=$?
+	if [ $status -eq 0 ] && grep -q 'usage: mpxkit' "$tmp/out" && [ ! -s "$tmp/err" ]; then
+		ok "$*: usage on stdout, status 0"
+	else
+		not_ok "$* (status $status): $(head -c 300 "$tmp/err")"
+	fi
+}
+
+for cmd in eval train record pack unpack info verify stat list help version; do
+	helps "$cmd" --help
+	usage_error "^mpxkit $cmd: unknown option '--bogus' (try 'mpxkit $cmd --help')\$" "$cmd" --bogus
+done
+helps --help
+helps help
+helps help version
+usage_error "^mpxkit version: takes no arguments, not 'x'" version x
+usage_error "^mpxkit help: takes one command name" help eval stat
+usage_error "^mpxkit: 'bogus' is not an mpxkit command" bogus
+for cmd in train pack unpack stat; do
+	usage_error "^mpxkit $cmd: option '-o' needs an argument" "$cmd" -o
+done
+usage_error "^mpxkit eval: unknown option '-q'" eval -qz x.csv
+# Numbers out of range say the range.
+usage_error "^mpxkit eval: --counters 99999999999: not a whole number in \[1, 1048576\]" \
+	eval -c 99999999999 x.csv
+usage_error "^mpxkit stat: --counters 99999999999: not a whole number in \[1, 64\]" \
+	stat -c 99999999999 -- true
+usage_error "^mpxkit record: --counters 99999999999: not a whole number in \[1, 64\]" \
+	record --perf -e perf::TASK-CLOCK -c 99999999999 -- true
+usage_error "^mpxkit train: --epochs 0: not a whole number in \[1, 100000\]" \
+	train --epochs 0 -o m.mpxm x.csv
+usage_error "^mpxkit pack: --level 99: not a whole number in \[-7, 22\]" pack -l 99 x.csv
+exit $failed
