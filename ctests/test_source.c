@@ -106,6 +106,15 @@ static void test_names(void)
 	CU_ASSERT_EQUAL(mpxkit_source_n_slots(s), 3); /* failures add nothing */
 	mpxkit_source_free(s);
 	mpxkit_source_free(NULL);
+
+	/* A list that names each event once: another spelling of an added event is refused. */
+	s = open_self();
+	CU_ASSERT_EQUAL(mpxkit_source_add_once(s, "perf::TASK-CLOCK", NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_add_once(s, "perf::CPU-CLOCK", NULL), 1);
+	CU_ASSERT_EQUAL(mpxkit_source_add_once(s, "task-clock", &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "task-clock: named twice");
+	CU_ASSERT_EQUAL(mpxkit_source_add_once(s, "perf::NO-SUCH-EVENT", NULL), -MPXKIT_ENOENT);
+	mpxkit_source_free(s);
 }
 
 static void test_bad_arguments(void)

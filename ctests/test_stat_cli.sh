@@ -21,6 +21,16 @@ expect() {
 	grep -Eq -- "$pattern" "$tmp/err" || fail "$*: stderr lacks '$pattern': $(cat "$tmp/err")"
 }
 
+# One rule for an event named twice, under any spelling, with or without --series (whose
+# trace needs unique columns): one line, exit 2, and CMD never runs.
+for series in "" "--series $tmp/dup.csv"; do
+	# shellcheck disable=SC2086
+	expect 2 "^mpxkit stat: perf::task-clock: named twice$" \
+		$MPXKIT stat -e perf::TASK-CLOCK,perf::task-clock $series -- touch "$tmp/ran"
+	[ ! -e "$tmp/ran" ] || fail "stat ran CMD with an event named twice ($series)"
+	[ "$(wc -l <"$tmp/err")" = 1 ] || fail "stat: more than one line for an event named twice"
+done
+
 # Usage errors: one line, exit 1, before anything runs.
 expect 1 'no command to run' $MPXKIT stat
 expect 1 "^mpxkit stat: --counters 0: not a whole number in \[1, 64\]" $MPXKIT stat -c 0 -- true

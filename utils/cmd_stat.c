@@ -348,6 +348,16 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (st.n_events == 0 && (rc = default_events(&st, probe)) != 0)
 		goto out;
+	/*
+	 * Before CMD runs, with or without --series: every event exists and is
+	 * named once, the rule of a trace's columns and of record --perf.
+	 */
+	for (size_t e = 0; e < st.n_events; e++) {
+		if ((rc = mpxkit_source_add_once(probe, st.events[e], &diag)) < 0) {
+			rc = cli_lib_error(st.cmd, rc, &diag);
+			goto out;
+		}
+	}
 	if (st.series_path) {
 		rc = mpxkit_trace_new(&st.series, "step", st.n_events, st.events, &diag);
 		if (rc < 0) {

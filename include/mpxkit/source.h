@@ -107,6 +107,15 @@ int mpxkit_source_list(mpxkit_source *s, size_t i, mpxkit_source_event *out);
  */
 int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag);
 
+/*
+ * As mpxkit_source_add, for a list that must name each event once (a
+ * trace's columns are unique): an event that is the same as one added before,
+ * under any of its spellings ("perf::page-faults", "PAGE-FAULTS"), fails with
+ * -MPXKIT_EINVAL and "NAME: named twice".  Its slot is added all the same, so
+ * check lists on a probe (mpxkit stat, mpxkit record --perf).
+ */
+int mpxkit_source_add_once(mpxkit_source *s, const char *name, mpxkit_diag *diag);
+
 /* Number of slots added. */
 size_t mpxkit_source_n_slots(const mpxkit_source *s);
 

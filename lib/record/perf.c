@@ -260,13 +260,8 @@ static int check_events(const char *const *events, size_t n, mpxkit_source **pro
 {
 	int rc = mpxkit_source_open_perf(probe, NULL, diag);
 
-	for (size_t e = 0; rc >= 0 && e < n; e++) {
-		rc = mpxkit_source_add(*probe, events[e], diag);
-		for (size_t d = 0; rc >= 0 && d < e; d++)
-			if (strcmp(mpxkit_source_slot_name(*probe, (int)d),
-				   mpxkit_source_slot_name(*probe, (int)e)) == 0)
-				rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s: named twice", events[e]);
-	}
+	for (size_t e = 0; rc >= 0 && e < n; e++)
+		rc = mpxkit_source_add_once(*probe, events[e], diag);
 	return rc < 0 ? rc : 0;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The kind-independent half of a counter source: argument checks, then the kind's operation. */
 #include <stddef.h>
+#include <string.h>
 
 #include "source_impl.h"
 
@@ -32,6 +33,16 @@ int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 	if (s == NULL || name == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "no source or no event name given");
 	return s->ops->add(s, name, diag);
+}
+
+int mpxkit_source_add_once(mpxkit_source *s, const char *name, mpxkit_diag *diag)
+{
+	int slot = mpxkit_source_add(s, name, diag);
+
+	for (int d = 0; slot > 0 && d < slot; d++)
+		if (strcmp(s->ops->slot_name(s, d), s->ops->slot_name(s, slot)) == 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: named twice", name);
+	return slot;
 }
 
 size_t mpxkit_source_n_slots(const mpxkit_source *s)
