@@ -70,6 +70,18 @@ if [ "$status" -eq 0 ] && grep -q '^usage: mpxkit eval' "$tmp/out" && [ ! -s "$t
 else
 	not_ok "--help: status $status"
 fi
+# - is standard input, read once: the same scores as the file, under the name "-".
+# shellcheck disable=SC2086
+$mpxkit eval -f csv -e fixed,cam - <"$tmp/small.csv" >"$tmp/out" 2>"$tmp/err"
+sed 's/^-,/FILE,/' "$tmp/out" >"$tmp/stdin.out"
+run -f csv -e fixed,cam "$tmp/small.csv"
+sed "s|^$tmp/small.csv,|FILE,|" "$tmp/out" >"$tmp/file.out"
+if [ "$status" -eq 0 ] && [ -s "$tmp/file.out" ] && cmp -s "$tmp/stdin.out" "$tmp/file.out"; then
+	ok "- reads the trace from standard input"
+else
+	not_ok "- (standard input): $(head -c 300 "$tmp/stdin.out")"
+fi
+expect "standard input twice" 1 "'-' (standard input) given twice" - "$tmp/small.csv" -
 expect "unknown option" 1 "unknown option '--bogus'.*try 'mpxkit eval --help'" --bogus "$tmp/small.csv"
 expect "option without a value" 1 "option '--counters' needs an argument" "$tmp/small.csv" --counters
 expect "zero counters" 1 "--counters 0: not a whole number in \[1, 1048576\]" -c 0 "$tmp/small.csv"

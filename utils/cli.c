@@ -151,6 +151,19 @@ static int list_traces(const char *cmd, const char *dir, char ***names, size_t *
 	return 0;
 }
 
+int cli_for_each_trace_arg(const char *cmd, int n, char *const args[],
+			   int (*add)(void *arg, const char *path), void *arg)
+{
+	int rc = 0, stdin_seen = 0;
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(args[i], "-") == 0 && stdin_seen++)
+			return cli_usage_error(cmd, "'-' (standard input) given twice");
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = cli_for_each_trace(cmd, args[i], add, arg);
+	return rc;
+}
+
 int cli_for_each_trace(const char *cmd, const char *path, int (*add)(void *arg, const char *path),
 		       void *arg)
 {

@@ -68,4 +68,12 @@ int cli_close_stdout(const char *cmd);
 int cli_for_each_trace(const char *cmd, const char *path, int (*add)(void *arg, const char *path),
 		       void *arg);
 
+/*
+ * cli_for_each_trace over each of the n command-line arguments in order.
+ * "-" is standard input (the trace reader's), which can be read once: given
+ * twice, it is one usage line (CLI_USAGE) before anything is read.
+ */
+int cli_for_each_trace_arg(const char *cmd, int n, char *const args[],
+			   int (*add)(void *arg, const char *path), void *arg);
+
 #endif

@@ -80,7 +80,7 @@ static void usage(FILE *out)
 		"Simulate multiplexing on ground-truth traces (one row = one slice), estimate\n"
 		"every event of every rotation and score the estimates against the true\n"
 		"per-rotation counts (doc/evaluation.md).  A DIR stands for its *.csv and\n"
-		"*.csv.gz files.\n"
+		"*.csv.gz files; - is standard input (once).\n"
 		"\n"
 		"Options:\n"
 		"  -c, --counters C        events counted per slice (default %d)\n"
@@ -227,12 +227,7 @@ static int add_input_cb(void *ev, const char *path)
 
 static int collect_inputs(eval *ev, int argc, char **argv)
 {
-	for (int i = 0; i < argc; i++) {
-		int rc = cli_for_each_trace(ev->cmd, argv[i], add_input_cb, ev);
-		if (rc != 0)
-			return rc;
-	}
-	return 0;
+	return cli_for_each_trace_arg(ev->cmd, argc, argv, add_input_cb, ev);
 }
 
 /* ---- progress ---------------------------------------------------------------------------- */

@@ -561,8 +561,7 @@ int cmd_train(int argc, char **argv)
 	/* Before the traces are read and the model trained: the model's file can be written. */
 	if ((rc = cli_check_outputs(t.cmd, &output, 1)) != CLI_OK)
 		return rc;
-	for (int i = optind; i < argc && rc == 0; i++)
-		rc = cli_for_each_trace(t.cmd, argv[i], add_program_cb, &t);
+	rc = cli_for_each_trace_arg(t.cmd, argc - optind, argv + optind, add_program_cb, &t);
 	t.bar = isatty(STDERR_FILENO);
 	if (rc == 0)
 		rc = run_training(&t, output);
