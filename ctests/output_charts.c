@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Writes every chart kind of utils/svg.h to DIR, alone and together in one HTML page, for the checks. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "output.h"
+#include "svg.h"
+
+/* Labels that need every escape: markup, quotes, a control byte, UTF-8 and a stray byte. */
+#define NASTY "a<b>&c \"q\" 'r' \x01 \xc3\xa9t\xc3\xa9 \xff end"
+
+#define N 50
+
+static double xs[N], ys[3][N], preds[N];
+static unsigned char flagged[N];
+
+static void fill(void)
+{
+	for (int k = 0; k < N; k++) {
+		xs[k] = 1000.0 * k;
+		ys[0][k] = 1e6 * (1.0 + sin(k / 5.0));
+		ys[1][k] = k % 17 == 5 ? NAN : 1e6 * (1.0 + cos(k / 7.0));
+		ys[2][k] = k == 20 ? 3e6 : NAN; /* a lone point between gaps */
+		preds[k] = ys[0][k] * (1.0 + 0.1 * sin(k));
+		flagged[k] = fabs(preds[k] - ys[0][k]) > 0.08 * ys[0][k];
+	}
+}
+
+static void lines(FILE *f, int log_y)
+{
+	const cli_series s[] = {
+	    {"measured", xs, ys[0], N, 0, NULL},
+	    {NASTY, xs, ys[1], N, 2, NULL},
+	    {NULL, xs, ys[2], N, 0, NULL},
+	    {"rings on a line", xs, preds, N, 0, flagged},
+	};
+	const cli_chart c = {log_y ? "Counts per rotation (log)" : "Counts & " NASTY, "rotation",
+			     "count", 0, 0, log_y, 0};
+	cli_svg_lines(f, &c, s, 4);
+}
+
+static void scatter(FILE *f, int log_y)
+{
+	const cli_series s[] = {{"kernels", ys[0], preds, N, 1, flagged}};
+	const cli_chart c = {"Predicted against measured: " NASTY, "measured (s)", "predicted (s)",
+			     720, 720, log_y, 1};
+	cli_svg_lines(f, &c, s, 1);
+}
+
+static void bars(FILE *f, int normalise)
+{
+	static const char *const cats[] = {"kernel_a", NASTY, "idle", "a much longer category"};
+	static const char *const parts[] = {"compute", "memory", "latency <hidden>"};
+	static const double v[] = {3, 1, 0.5, 0, 2, 2, 0, 0, 0, 1e3, NAN, 7};
+	const cli_chart c = {"Time by bound", "seconds", "kernel", 0, 0, 0, 0};
+	cli_svg_bars(f, &c, cats, 4, parts, 3, v, normalise);
+}
+
+static void heat(FILE *f, int log_scale, size_t rows, size_t cols)
+{
+	static const char *const row_labels[] = {"main", "solve", NASTY, "io"};
+	double *v = malloc(rows * cols * sizeof *v);
+	unsigned char *fl = calloc(rows * cols, 1);
+	const char **rl = calloc(rows, sizeof *rl), **cl = calloc(cols, sizeof *cl);
+	char (*names)[16] = calloc(cols, sizeof *names);
+
+	if (v == NULL || fl == NULL || rl == NULL || cl == NULL || names == NULL) {
+		fputs("output_charts: out of memory\n", stderr);
+		exit(2);
+	}
+	for (size_t r = 0; r < rows; r++) {
+		rl[r] = row_labels[r % 4];
+		for (size_t c = 0; c < cols; c++) {
+			v[r * cols + c] = (r + 1) * (c % 7 == 3 ? 1e4 : (double)c);
+			fl[r * cols + c] = (r + c) % 11 == 0;
+		}
+	}
+	v[1] = NAN;
+	for (size_t c = 0; c < cols; c++) {
+		snprintf(names[c], sizeof names[c], "t=%zu ms", c * 10);
+		cl[c] = names[c];
+	}
+	{
+		const cli_heatmap h = {"Misses over time: " NASTY, rl, rows, cl, cols, v, fl, 0, 0,
+				       log_scale, "misses per 1000 instructions"};
+		cli_svg_heatmap(f, &h);
+	}
+	free(v), free(fl), free(rl), free(cl), free(names);
+}
+
+static void chart(FILE *f, int kind)
+{
+	switch (kind) {
+	case 0:
+		lines(f, 0);
+		break;
+	case 1:
+		lines(f, 1);
+		break;
+	case 2:
+		scatter(f, 0);
+		break;
+	case 3:
+		scatter(f, 1);
+		break;
+	case 4:
+		bars(f, 0);
+		break;
+	case 5:
+		bars(f, 1);
+		break;
+	case 6:
+		heat(f, 0, 4, 12);
+		break;
+	case 7:
+		heat(f, 1, 24, 200);
+		break;
+	}
+}
+
+static const char *const names[] = {"lines",   "lines_log", "scatter", "scatter_log",
+				    "bars",    "bars_norm", "heat",    "heat_log_large"};
+
+static int write_out(const char *dir, const char *name, cli_memout *m)
+{
+	char path[4096];
+	int rc;
+
+	if (cli_memout_close(m) < 0)
+		return 2;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	rc = cli_write_file("output_charts", path, m->text, m->len);
+	free(m->text);
+	return rc;
+}
+
+static int write_page(const char *dir)
+{
+	static const cli_column cols[] = {
+	    {"chart", "chart", CLI_COL_TEXT, 0, 0, NULL},
+	    {"bytes", "SVG bytes", CLI_COL_INT, 0, 1, NULL},
+	    {"share", "share", CLI_COL_FIXED, 1, 0, "n/a"},
+	};
+	cli_table *t = cli_table_new(cols, 3);
+	cli_memout m;
+	int rc;
+
+	if (t == NULL || cli_memout_open(&m) < 0)
+		return 2;
+	cli_html_begin(m.f, "Every chart: " NASTY);
+	cli_html_paragraph(m.f, "Each chart below is inline SVG; " NASTY);
+	for (int k = 0; k < 8; k++) {
+		cli_html_heading(m.f, 2, names[k]);
+		chart(m.f, k);
+		cli_table_text(t, names[k]);
+		cli_table_int(t, 1234567 * (k + 1));
+		cli_table_real(t, k == 3 ? NAN : 12.5 * k);
+	}
+	cli_table_comment(t, "a table: %s", NASTY);
+	cli_table_html(t, m.f);
+	cli_table_free(t);
+	cli_html_end(m.f);
+	rc = write_out(dir, "page.html", &m);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fputs("usage: output_charts DIR\n", stderr);
+		return 1;
+	}
+	fill();
+	for (int k = 0; k < 8; k++) {
+		char name[64];
+		cli_memout m;
+		int rc;
+		if (cli_memout_open(&m) < 0)
+			return 2;
+		cli_svg_document(m.f);
+		chart(m.f, k);
+		snprintf(name, sizeof name, "%s.svg", names[k]);
+		if ((rc = write_out(argv[1], name, &m)) != 0)
+			return rc;
+	}
+	return write_page(argv[1]);
+}
