@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Writes every chart kind of utils/svg.h to DIR, alone and together in one HTML page, for the checks. */
+/* Writes every chart kind of utils/svg.h to DIR, alone and together in one HTML page, for the
+ * checks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,16 +38,26 @@ static void lines(FILE *f, int log_y)
 	    {NULL, xs, ys[2], N, 0, NULL},
 	    {"rings on a line", xs, preds, N, 0, flagged},
 	};
-	const cli_chart c = {log_y ? "Counts per rotation (log)" : "Counts & " NASTY, "rotation",
-			     "count", 0, 0, log_y, 0};
+	const cli_chart c = {log_y ? "Counts per rotation (log)" : "Counts & " NASTY,
+			     "rotation",
+			     "count",
+			     0,
+			     0,
+			     log_y,
+			     0};
 	cli_svg_lines(f, &c, s, 4);
 }
 
 static void scatter(FILE *f, int log_y)
 {
 	const cli_series s[] = {{"kernels", ys[0], preds, N, 1, flagged}};
-	const cli_chart c = {"Predicted against measured: " NASTY, "measured (s)", "predicted (s)",
-			     720, 720, log_y, 1};
+	const cli_chart c = {"Predicted against measured: " NASTY,
+			     "measured (s)",
+			     "predicted (s)",
+			     720,
+			     720,
+			     log_y,
+			     1};
 	cli_svg_lines(f, &c, s, 1);
 }
 
@@ -65,7 +76,7 @@ static void heat(FILE *f, int log_scale, size_t rows, size_t cols)
 	double *v = malloc(rows * cols * sizeof *v);
 	unsigned char *fl = calloc(rows * cols, 1);
 	const char **rl = calloc(rows, sizeof *rl), **cl = calloc(cols, sizeof *cl);
-	char (*names)[16] = calloc(cols, sizeof *names);
+	char(*names)[16] = calloc(cols, sizeof *names);
 
 	if (v == NULL || fl == NULL || rl == NULL || cl == NULL || names == NULL) {
 		fputs("output_charts: out of memory\n", stderr);
@@ -84,8 +95,9 @@ static void heat(FILE *f, int log_scale, size_t rows, size_t cols)
 		cl[c] = names[c];
 	}
 	{
-		const cli_heatmap h = {"Misses over time: " NASTY, rl, rows, cl, cols, v, fl, 0, 0,
-				       log_scale, "misses per 1000 instructions"};
+		const cli_heatmap h = {
+		    "Misses over time: " NASTY,	   rl, rows, cl, cols, v, fl, 0, 0, log_scale,
+		    "misses per 1000 instructions"};
 		cli_svg_heatmap(f, &h);
 	}
 	free(v), free(fl), free(rl), free(cl), free(names);
@@ -121,8 +133,8 @@ static void chart(FILE *f, int kind)
 	}
 }
 
-static const char *const names[] = {"lines",   "lines_log", "scatter", "scatter_log",
-				    "bars",    "bars_norm", "heat",    "heat_log_large"};
+static const char *const names[] = {"lines", "lines_log", "scatter", "scatter_log",
+				    "bars",  "bars_norm", "heat",    "heat_log_large"};
 
 static int write_out(const char *dir, const char *name, cli_memout *m)
 {
@@ -167,6 +179,44 @@ static int write_page(const char *dir)
 	return rc;
 }
 
+/* Charts with nothing or almost nothing to show still make valid SVG. */
+static int write_edges(const char *dir)
+{
+	static const double one = 5, nan1 = NAN, neg[2] = {-3, 2};
+	const cli_series lone[] = {{"one point", NULL, &one, 1, 0, NULL},
+				   {"only a gap", NULL, &nan1, 1, 2, NULL},
+				   {"empty", NULL, NULL, 0, 1, NULL}};
+	const cli_series negative[] = {{"negative on a log axis", neg, neg, 2, 2, NULL}};
+	const cli_chart bare = {NULL, NULL, NULL, 300, 200, 0, 0};
+	const cli_chart log_diag = {"log", NULL, NULL, 0, 0, 1, 1};
+	const cli_heatmap empty_heat = {NULL, NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL};
+	const cli_heatmap flat_heat = {"flat", NULL, 1, NULL, 1, &one, NULL, 0, 0, 1, NULL};
+	for (int k = 0; k < 6; k++) {
+		char name[64];
+		cli_memout m;
+		int rc;
+		if (cli_memout_open(&m) < 0)
+			return 2;
+		cli_svg_document(m.f);
+		if (k == 0)
+			cli_svg_lines(m.f, &bare, lone, 3);
+		else if (k == 1)
+			cli_svg_lines(m.f, &log_diag, negative, 1);
+		else if (k == 2)
+			cli_svg_lines(m.f, &bare, NULL, 0);
+		else if (k == 3)
+			cli_svg_bars(m.f, &bare, NULL, 0, NULL, 0, NULL, 1);
+		else if (k == 4)
+			cli_svg_heatmap(m.f, &empty_heat);
+		else
+			cli_svg_heatmap(m.f, &flat_heat);
+		snprintf(name, sizeof name, "edge%d.svg", k);
+		if ((rc = write_out(dir, name, &m)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -186,5 +236,7 @@ int main(int argc, char **argv)
 		if ((rc = write_out(argv[1], name, &m)) != 0)
 			return rc;
 	}
+	if (write_edges(argv[1]) != 0)
+		return 2;
 	return write_page(argv[1]);
 }

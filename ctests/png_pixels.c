@@ -80,7 +80,8 @@ static unsigned char *slurp(const char *path, size_t *len)
 		return NULL;
 	for (;;) {
 		if (*len == cap) {
-			unsigned char *grown = cap < (256u << 20) ? realloc(buf, cap ? 2 * cap : 65536) : NULL;
+			unsigned char *grown =
+			    cap < (256u << 20) ? realloc(buf, cap ? 2 * cap : 65536) : NULL;
 			if (grown == NULL) {
 				free(buf);
 				fclose(f);
@@ -127,9 +128,11 @@ int main(int argc, char **argv)
 			static const size_t per_type[7] = {1, 0, 3, 0, 2, 0, 4};
 			width = be32(data);
 			height = be32(data + 4);
-			if (data[8] != 8 || data[9] > 6 || per_type[data[9]] == 0 || data[12] != 0 ||
-			    width == 0 || height == 0 || width > 20000 || height > 20000) {
-				rc = fail(argv[1], "only 8-bit, non-interlaced, non-palette images");
+			if (data[8] != 8 || data[9] > 6 || per_type[data[9]] == 0 ||
+			    data[12] != 0 || width == 0 || height == 0 || width > 20000 ||
+			    height > 20000) {
+				rc =
+				    fail(argv[1], "only 8-bit, non-interlaced, non-palette images");
 				goto out;
 			}
 			channels = per_type[data[9]];
@@ -155,7 +158,8 @@ int main(int argc, char **argv)
 		const unsigned char *bg;
 		raw = malloc(raw_len);
 		if (raw == NULL || uncompress(raw, &raw_len, idat, idat_len) != Z_OK ||
-		    raw_len != (stride + 1) * height || unfilter(raw, height, stride, channels) < 0) {
+		    raw_len != (stride + 1) * height ||
+		    unfilter(raw, height, stride, channels) < 0) {
 			rc = fail(argv[1], "bad image data");
 			goto out;
 		}

@@ -76,7 +76,8 @@ static void test_csv_field(void)
 	EXPECT_TEXT(cli_csv_field(out_, "cr\r"), "\"cr\r\"");
 	EXPECT_TEXT(cli_csv_field(out_, "\""), "\"\"\"\"");
 	EXPECT_TEXT(cli_csv_field(out_, "tab\tsemi;colon"), "tab\tsemi;colon");
-	EXPECT_TEXT(cli_csv_field(out_, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac"), "\xc3\xa9t\xc3\xa9 \xe2\x82\xac");
+	EXPECT_TEXT(cli_csv_field(out_, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac"),
+		    "\xc3\xa9t\xc3\xa9 \xe2\x82\xac");
 	EXPECT_TEXT(cli_csv_field(out_, ""), "");
 	EXPECT_TEXT(cli_csv_field(out_, NULL), "");
 }
@@ -85,7 +86,8 @@ static void test_json_string(void)
 {
 	EXPECT_TEXT(cli_json_string(out_, "plain"), "\"plain\"");
 	EXPECT_TEXT(cli_json_string(out_, "a\"b\\c/d"), "\"a\\\"b\\\\c/d\"");
-	EXPECT_TEXT(cli_json_string(out_, "\n\t\r\x01\x1f"), "\"\\u000a\\u0009\\u000d\\u0001\\u001f\"");
+	EXPECT_TEXT(cli_json_string(out_, "\n\t\r\x01\x1f"),
+		    "\"\\u000a\\u0009\\u000d\\u0001\\u001f\"");
 	EXPECT_TEXT(cli_json_string(out_, "del\x7f"), "\"del\x7f\"");
 	/* UTF-8 passes through: 2, 3 and 4 byte sequences */
 	EXPECT_TEXT(cli_json_string(out_, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"),
@@ -419,7 +421,8 @@ static void test_table_in_document(void)
 	cli_table_free(t);
 }
 
-/* Left-aligned text last, an empty text cell between others, comments with newlines: no trailing blanks. */
+/* Left-aligned text last, an empty text cell between others, comments with newlines: no trailing
+ * blanks. */
 static void test_table_no_trailing_blanks(void)
 {
 	static const cli_column c[] = {
@@ -690,12 +693,9 @@ static const cutest_case file_cases[] = {
 int main(void)
 {
 	const cutest_suite suites[] = {
-	    {"text", text_cases, NULL, NULL},
-	    {"json writer", json_cases, NULL, NULL},
-	    {"tables", table_cases, NULL, NULL},
-	    {"pictures", picture_cases, NULL, NULL},
-	    {"files", file_cases, setup, teardown},
-	    {NULL, NULL, NULL, NULL},
+	    {"text", text_cases, NULL, NULL},	    {"json writer", json_cases, NULL, NULL},
+	    {"tables", table_cases, NULL, NULL},    {"pictures", picture_cases, NULL, NULL},
+	    {"files", file_cases, setup, teardown}, {NULL, NULL, NULL, NULL},
 	};
 	return cutest_run("test_output", suites);
 }

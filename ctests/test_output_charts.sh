@@ -52,6 +52,15 @@ for k in $kinds; do
 	fi
 done
 
+for f in "$tmp"/edge*.svg; do
+	if xmllint --noout "$f" 2>"$tmp/xerr" && ! grep -qi 'nan\|inf' "$f"; then
+		ok "$(basename "$f"): an empty or degenerate chart is valid SVG with finite numbers"
+	else
+		not_ok "$(basename "$f")"
+		sed 's/^/#   /' "$tmp/xerr"
+	fi
+done
+
 # Marks, counted from what output_charts draws (ctests/output_charts.c):
 # lines: "measured" one run; NASTY split by its NaNs at k = 5, 22, 39 into 4 runs; series 3 a
 # lone point (a dot); "rings on a line" one run.  So 6 polylines.

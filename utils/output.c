@@ -650,9 +650,10 @@ static int print_aligned(const cli_table *t, FILE *out)
 		size_t owed = 0; /* left-aligned padding, written only when more text follows */
 		for (size_t c = 0; c < t->n_columns; c++) {
 			const cli_column *col = &t->columns[c];
-			const char *s = r == 0 ? title_of(col)
-					       : cell_text(col, &t->cells[(r - 1) * t->n_columns + c],
-							   1, buf, sizeof buf);
+			const char *s = r == 0
+					    ? title_of(col)
+					    : cell_text(col, &t->cells[(r - 1) * t->n_columns + c],
+							1, buf, sizeof buf);
 			if (s == NULL)
 				s = missing_text(col);
 			if (c > 0)
@@ -714,7 +715,8 @@ void cli_table_json(const cli_table *t, cli_json *j)
 			cli_json_key(j, col->key);
 			if (x->kind == CELL_TEXT)
 				cli_json_str(j, x->v.s);
-			else if (x->kind == CELL_MISSING || (x->kind == CELL_REAL && !isfinite(x->v.d)))
+			else if (x->kind == CELL_MISSING ||
+				 (x->kind == CELL_REAL && !isfinite(x->v.d)))
 				cli_json_null(j);
 			else
 				json_scalar(j, cell_text(col, x, 0, buf, sizeof buf));

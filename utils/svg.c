@@ -39,7 +39,8 @@ void cli_xml_text(FILE *out, const char *s)
 		else if (c < 0x20 && c != '\t' && c != '\n')
 			; /* not a character XML 1.0 allows */
 		else if (n == 0)
-			fputs("\xef\xbf\xbd", out); /* U+FFFD: xmllint refuses bytes that are not UTF-8 */
+			fputs("\xef\xbf\xbd",
+			      out); /* U+FFFD: xmllint refuses bytes that are not UTF-8 */
 		else
 			fwrite(s, 1, n, out);
 		s += n ? n : 1;
@@ -64,9 +65,11 @@ static const char *series_dash(size_t i)
 /* ColorBrewer's "Blues", light to dark: red outlines of flagged cells stand out on every step. */
 void cli_svg_heat(double t, char out[8])
 {
-	static const unsigned char stops[][3] = {
-	    {0xf7, 0xfb, 0xff}, {0xc6, 0xdb, 0xef}, {0x6b, 0xae, 0xd6}, {0x21, 0x71, 0xb5},
-	    {0x08, 0x30, 0x6b}};
+	static const unsigned char stops[][3] = {{0xf7, 0xfb, 0xff},
+						 {0xc6, 0xdb, 0xef},
+						 {0x6b, 0xae, 0xd6},
+						 {0x21, 0x71, 0xb5},
+						 {0x08, 0x30, 0x6b}};
 	const int last = (int)(sizeof stops / sizeof stops[0]) - 1;
 	unsigned char rgb[3];
 	double pos, f;
@@ -96,8 +99,9 @@ void cli_svg_document(FILE *out)
 
 static void svg_open(FILE *out, double w, double h)
 {
-	fprintf(out, "<svg%s width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		     "font-family=\"sans-serif\" font-size=\"12\">\n",
+	fprintf(out,
+		"<svg%s width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n",
 		out == html_page ? "" : " xmlns=\"http://www.w3.org/2000/svg\"", w, h, w, h);
 	fputs("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
 }
@@ -335,7 +339,8 @@ static void lines_range(const cli_chart *c, const cli_series *s, size_t n_series
 	xr[1] = yr[1] = -INFINITY;
 	for (size_t i = 0; i < n_series; i++)
 		for (size_t k = 0; k < s[i].n; k++) {
-			double x = plotted(series_x(&s[i], k), log_x), y = plotted(s[i].y[k], c->log_y);
+			double x = plotted(series_x(&s[i], k), log_x),
+			       y = plotted(s[i].y[k], c->log_y);
 			if (isnan(x) || isnan(y))
 				continue;
 			xr[0] = fmin(xr[0], x), xr[1] = fmax(xr[1], x);
@@ -383,8 +388,8 @@ static void point_tooltip(FILE *out, const char *label, double x, double y)
 }
 
 /* The line of one series, one polyline per run of points between gaps. */
-static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_series *s,
-		      size_t i, const char *label)
+static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_series *s, size_t i,
+		      const char *label)
 {
 	int log_x = c->log_y && c->diagonal;
 	const char *dash = series_dash(i);
@@ -392,8 +397,8 @@ static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_s
 
 	while (k < s->n) {
 		size_t start, end;
-		while (k < s->n && (isnan(plotted(series_x(s, k), log_x)) ||
-				    isnan(plotted(s->y[k], c->log_y))))
+		while (k < s->n &&
+		       (isnan(plotted(series_x(s, k), log_x)) || isnan(plotted(s->y[k], c->log_y))))
 			k++;
 		start = k;
 		while (k < s->n && !isnan(plotted(series_x(s, k), log_x)) &&
@@ -417,7 +422,8 @@ static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_s
 		fputs(" points=\"", out);
 		for (size_t p = start; p < end; p++)
 			fprintf(out, "%s%.1f,%.1f", p > start ? " " : "",
-				fx(f, plotted(series_x(s, p), log_x)), fy(f, plotted(s->y[p], c->log_y)));
+				fx(f, plotted(series_x(s, p), log_x)),
+				fy(f, plotted(s->y[p], c->log_y)));
 		fputs("\">", out);
 		svg_title(out, label);
 		fputs("</polyline>\n", out);
@@ -527,9 +533,8 @@ static void bar_tooltip(FILE *out, const char *category, const char *part, doubl
 	fprintf(out, " = %s (%.1f %% of %s)</title>", bv, total > 0 ? 100 * v / total : 0.0, bt);
 }
 
-void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories,
-		  size_t n_categories, const char *const *parts, size_t n_parts, const double *values,
-		  int normalise)
+void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories, size_t n_categories,
+		  const char *const *parts, size_t n_parts, const double *values, int normalise)
 {
 	const double row = 24, bar = 16;
 	double w = c->width > 0 ? c->width : DEFAULT_W, h, max = 0, legend;
@@ -574,7 +579,8 @@ void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories,
 	}
 	draw_labels(out, c, &f, h);
 	for (size_t k = 0; k < n_categories; k++) {
-		double total = 0, x = 0, step = f.height / (double)(n_categories ? n_categories : 1);
+		double total = 0, x = 0,
+		       step = f.height / (double)(n_categories ? n_categories : 1);
 		double y = f.top + step * (double)k + (step - fmin(bar, step * 0.8)) / 2;
 		for (size_t p = 0; p < n_parts; p++)
 			total += bar_value(values, k * n_parts + p);
@@ -675,8 +681,8 @@ static void heat_legend(FILE *out, const cli_heatmap *h, const heat_scale *s, do
 	for (int i = 0; i < steps; i++) {
 		cli_svg_heat((i + 0.5) / steps, colour);
 		fprintf(out,
-			"<rect x=\"%.1f\" y=\"%.2f\" width=\"16\" height=\"%.2f\" fill=\"%s\"/>\n", x,
-			y + height - height * (i + 1) / steps, height / steps + 0.3, colour);
+			"<rect x=\"%.1f\" y=\"%.2f\" width=\"16\" height=\"%.2f\" fill=\"%s\"/>\n",
+			x, y + height - height * (i + 1) / steps, height / steps + 0.3, colour);
 	}
 	fprintf(out,
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"%.1f\" fill=\"none\" "
@@ -706,8 +712,10 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h)
 	w = left + cell_w * (double)cols + 130;
 	legend_h = clamp(cell_h * (double)rows, 100, 300);
 	/* room below for the caption, turned upright and centred on the colour bar */
-	ht = top + fmax(cell_h * (double)rows,
-			fmax(legend_h, legend_h / 2 + CHAR_W * (double)caption / 2 + 10)) + 30;
+	ht = top +
+	     fmax(cell_h * (double)rows,
+		  fmax(legend_h, legend_h / 2 + CHAR_W * (double)caption / 2 + 10)) +
+	     30;
 	row_step = label_every(cell_h, 12);
 	col_step = label_every(cell_w, 13);
 	svg_open(out, w, ht);
@@ -741,8 +749,8 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h)
 			fprintf(out,
 				"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 				"fill=\"none\" stroke=\"#d00000\" stroke-width=\"2\">",
-				left + cell_w * (double)(i % cols), top + cell_h * (double)(i / cols),
-				cell_w, cell_h);
+				left + cell_w * (double)(i % cols),
+				top + cell_h * (double)(i / cols), cell_w, cell_h);
 			heat_tooltip(out, h, i / cols, i % cols, h->values[i], 1);
 			fputs("</rect>\n", out);
 		}
@@ -775,7 +783,8 @@ static const char page_css[] =
 void cli_html_begin(FILE *out, const char *title)
 {
 	html_page = out;
-	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>", out);
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>",
+	      out);
 	cli_xml_text(out, title);
 	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", page_css);
 	if (title)
