@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cutest.h"
 
@@ -633,9 +635,46 @@ static void test_write_file(void)
 				     "\"b,\"\"c\"\"\",-42,,1e-10\n"
 				     "\xc3\xa9,0,2.000,\n");
 	free(text);
+	/* a full device: the write fails, one error line */
+	CU_ASSERT_EQUAL(cli_write_file("test", "/dev/full", "x", 1), CLI_FAIL);
 	/* a directory is no output: one error line, CLI_FAIL, the directory untouched */
 	CU_ASSERT_EQUAL(cli_write_file("test", cutest_scratch(), "x", 1), CLI_FAIL);
 	CU_ASSERT_EQUAL(cli_table_emit("test", t, CLI_FORMAT_JSON, cutest_scratch()), CLI_FAIL);
+	cli_table_free(t);
+}
+
+/* NULL and "-" are standard output, after what the command printed there through stdio. */
+static void test_write_stdout(void)
+{
+	const char *path = cutest_scratch_path("stdout.txt");
+	cli_table *t = demo_table();
+	int saved, fd, rc1, rc2;
+	char *text;
+	size_t len;
+
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	printf("before\n");
+	rc1 = cli_write_file("test", "-", "text\n", 5);
+	rc2 = cli_table_emit("test", t, CLI_FORMAT_TABLE, NULL);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	CU_ASSERT_EQUAL(rc1, CLI_OK);
+	CU_ASSERT_EQUAL(rc2, CLI_OK);
+	text = read_back(path, &len);
+	CU_ASSERT_STRING_EQUAL(text, "before\n"
+				     "text\n"
+				     "# 3 rows, by hand\n"
+				     "name       count          ratio   value\n"
+				     "alpha  1,234,567          0.500  0.3333\n"
+				     "b,\"c\"        -42  <not counted>   1e-10\n"
+				     "\xc3\xa9              0          2.000       -\n");
+	free(text);
 	cli_table_free(t);
 }
 
@@ -687,6 +726,7 @@ static const cutest_case picture_cases[] = {
 
 static const cutest_case file_cases[] = {
     {"write file and emit", test_write_file},
+    {"standard output", test_write_stdout},
     {NULL, NULL},
 };
 
