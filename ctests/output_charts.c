@@ -103,38 +103,26 @@ static void heat(FILE *f, int log_scale, size_t rows, size_t cols)
 	free(v), free(fl), free(rl), free(cl), free(names);
 }
 
-static void chart(FILE *f, int kind)
+static void heat_sized(FILE *f, int large)
 {
-	switch (kind) {
-	case 0:
-		lines(f, 0);
-		break;
-	case 1:
-		lines(f, 1);
-		break;
-	case 2:
-		scatter(f, 0);
-		break;
-	case 3:
-		scatter(f, 1);
-		break;
-	case 4:
-		bars(f, 0);
-		break;
-	case 5:
-		bars(f, 1);
-		break;
-	case 6:
-		heat(f, 0, 4, 12);
-		break;
-	case 7:
+	if (large)
 		heat(f, 1, 24, 200);
-		break;
-	}
+	else
+		heat(f, 0, 4, 12);
 }
 
-static const char *const names[] = {"lines", "lines_log", "scatter", "scatter_log",
-				    "bars",  "bars_norm", "heat",    "heat_log_large"};
+/* Every chart kind, each with the setting that changes how it is drawn. */
+static const struct {
+	const char *name;
+	void (*draw)(FILE *f, int setting);
+	int setting;
+} kinds[] = {
+    {"lines", lines, 0},     {"lines_log", lines, 1},
+    {"scatter", scatter, 0}, {"scatter_log", scatter, 1},
+    {"bars", bars, 0},	     {"bars_norm", bars, 1},
+    {"heat", heat_sized, 0}, {"heat_log_large", heat_sized, 1},
+};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
 
 static int write_out(const char *dir, const char *name, cli_memout *m)
 {
@@ -164,11 +152,11 @@ static int write_page(const char *dir)
 		return 2;
 	cli_html_begin(m.f, "Every chart: " NASTY);
 	cli_html_paragraph(m.f, "Each chart below is inline SVG; " NASTY);
-	for (int k = 0; k < 8; k++) {
-		cli_html_heading(m.f, 2, names[k]);
-		chart(m.f, k);
-		cli_table_text(t, names[k]);
-		cli_table_int(t, 1234567 * (k + 1));
+	for (size_t k = 0; k < N_KINDS; k++) {
+		cli_html_heading(m.f, 2, kinds[k].name);
+		kinds[k].draw(m.f, kinds[k].setting);
+		cli_table_text(t, kinds[k].name);
+		cli_table_int(t, 1234567 * (int64_t)(k + 1));
 		cli_table_real(t, k == 3 ? NAN : 12.5 * k);
 	}
 	cli_table_comment(t, "a table: %s", NASTY);
@@ -224,15 +212,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fill();
-	for (int k = 0; k < 8; k++) {
+	for (size_t k = 0; k < N_KINDS; k++) {
 		char name[64];
 		cli_memout m;
 		int rc;
 		if (cli_memout_open(&m) < 0)
 			return 2;
 		cli_svg_document(m.f);
-		chart(m.f, k);
-		snprintf(name, sizeof name, "%s.svg", names[k]);
+		kinds[k].draw(m.f, kinds[k].setting);
+		snprintf(name, sizeof name, "%s.svg", kinds[k].name);
 		if ((rc = write_out(argv[1], name, &m)) != 0)
 			return rc;
 	}
