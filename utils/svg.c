@@ -217,8 +217,9 @@ static void axis_log(axis *a, double hi)
 		decades = 1;
 	a->log = 1;
 	a->lo = 0;
-	a->hi = log10(1.0 + pow(10.0, decades));
 	a->step = ceil((decades + 1) / 6.0); /* decades between ticks */
+	decades = (int)(ceil(decades / a->step) * a->step); /* so the top has its label */
+	a->hi = log10(1.0 + pow(10.0, decades));
 }
 
 /* The ticks of an axis: positions on the plotted scale and the labels' values. */
