@@ -79,6 +79,20 @@ static void test_layout_by_hand(void)
 	/* END: tag 8A 45 4E 44, 12 bytes, section count 3. */
 	CU_ASSERT_EQUAL(memcmp(buf + len - 36, "\x8A" "END\x00\x00\x00\x00\x0c", 9), 0);
 	CU_ASSERT_EQUAL(buf[len - 16], 3);
+	{
+		/* The golden file was written by an independent encoder (Python's struct and zlib). */
+		char path[4096];
+		unsigned char golden[256];
+		FILE *f;
+		size_t n;
+		snprintf(path, sizeof path, "%s/ctests/golden/container/three.tst", cutest_srcdir());
+		f = fopen(path, "rb");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		n = fread(golden, 1, sizeof golden, f);
+		fclose(f);
+		CU_ASSERT_EQUAL(n, len);
+		CU_ASSERT_EQUAL(memcmp(golden, buf, len), 0);
+	}
 	free(buf);
 }
 
