@@ -11,14 +11,6 @@
 #define DEFAULT_W 960.0
 #define DEFAULT_H 540.0
 
-/*
- * The page cli_html_begin opened.  A chart written into it leaves out the
- * SVG namespace, which HTML does not need, so the page holds no URL at all;
- * a standalone chart must carry it.  One pointer, not a table: a CLI writes
- * one page at a time.
- */
-static const FILE *html_page;
-
 void cli_xml_text(FILE *out, const char *s)
 {
 	if (s == NULL)
@@ -90,8 +82,6 @@ void cli_svg_heat(double t, char out[8])
 
 void cli_svg_document(FILE *out)
 {
-	if (out == html_page)
-		html_page = NULL; /* a page left unfinished: this stream is a standalone SVG now */
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", out);
 }
 
@@ -102,7 +92,7 @@ static void svg_open(FILE *out, double w, double h)
 	fprintf(out,
 		"<svg%s width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 		"font-family=\"sans-serif\" font-size=\"12\">\n",
-		out == html_page ? "" : " xmlns=\"http://www.w3.org/2000/svg\"", w, h, w, h);
+		" xmlns=\"http://www.w3.org/2000/svg\"", w, h, w, h);
 	fputs("<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n", out);
 }
 
@@ -783,7 +773,6 @@ static const char page_css[] =
 
 void cli_html_begin(FILE *out, const char *title)
 {
-	html_page = out;
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>",
 	      out);
 	cli_xml_text(out, title);
@@ -794,8 +783,6 @@ void cli_html_begin(FILE *out, const char *title)
 
 void cli_html_end(FILE *out)
 {
-	if (out == html_page)
-		html_page = NULL;
 	fputs("</body>\n</html>\n", out);
 }
 

@@ -93,10 +93,9 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h);
 /*
  * One self-contained page: inline CSS, no script, no external resource, so
  * it opens from disk in any browser and passes a strict no-network check
- * (no "http" anywhere: charts written into the page's own FILE between
- * begin and end leave out the SVG namespace, which HTML does not need; a
- * chart built in another stream and copied in would carry it).  Tests check
- * a page with ctests/html_renders.sh PAGE [MIN_COLOURED_PIXELS].
+ * (no URL but the SVG namespace's name, which is never fetched).  Charts are
+ * the same bytes inline or standalone.  Tests check a page with
+ * ctests/html_renders.sh PAGE [MIN_COLOURED_PIXELS].
  * begin writes the title as <title> and <h1> (NULL: neither heading nor
  * text).  Between begin and end the caller writes body HTML; text goes through
  * cli_xml_text, charts are written inline.
