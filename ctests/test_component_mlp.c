@@ -44,7 +44,8 @@ static char dir[64], trace_path[128], model_path[128], dump_path[128];
 static mpxkit_trace *trace;
 
 /* Settings of the next run_child beyond its arguments; NULL: the default (unset). */
-static const char *child_counters, *child_whole_max, *child_dump;
+static const char *child_counters, *child_whole_max, *child_dump, *child_slice_us;
+static long long child_burn_ns = 200000000ll; /* CPU burnt between PAPI_start and PAPI_stop */
 
 /* What a child saw: whether mpxkit was disabled and why, else the totals PAPI_stop returned. */
 typedef struct outcome {
@@ -139,7 +140,7 @@ static void papi_child(int replay, outcome *o)
 	if (PAPI_start(es) != PAPI_OK)
 		return;
 	if (!replay)
-		cutest_burn_cpu(200000000ll);
+		cutest_burn_cpu((uint64_t)child_burn_ns);
 	if (PAPI_read(es, o->before) != PAPI_OK || PAPI_stop(es, o->v) != PAPI_OK)
 		return;
 	o->cpu_ns = (long long)cutest_thread_cpu_ns() - o->cpu_ns;
@@ -180,7 +181,7 @@ static int run_child(const char *estimator, const char *model, const char *datad
 		close(fds[0]);
 		setenv("MPXKIT_ESTIMATOR", estimator, 1);
 		setenv("MPXKIT_COUNTERS", child_counters ? child_counters : replay ? "2" : "1", 1);
-		setenv("MPXKIT_SLICE_US", "2000", 1);
+		setenv("MPXKIT_SLICE_US", child_slice_us ? child_slice_us : "2000", 1);
 		unsetenv("MPXKIT_REFERENCE");
 		set_or_unset("MPXKIT_DUMP", child_dump);
 		set_or_unset("MPXKIT_WHOLE_MAX", child_whole_max);
@@ -575,6 +576,37 @@ static void test_real_counters(void)
 	}
 }
 
+/*
+ * Never counted, through PAPI (doc/component.md, "Never counted"): one
+ * counter and 1 s slices, and 5 ms of CPU between PAPI_start and PAPI_stop,
+ * so only task-clock's group is ever counted.  CPU-CLOCK and PAGE-FAULTS
+ * read 0, before and after the stop, with fixed and with a learned
+ * estimator alike; task-clock has its count.
+ */
+static void test_never_counted(void)
+{
+	static const char *const estimators[] = {"fixed", "mlp", "bigru"};
+	outcome o;
+
+	child_slice_us = "1000000";
+	child_burn_ns = 5000000;
+	for (size_t i = 0; i < sizeof estimators / sizeof estimators[0]; i++) {
+		CU_ASSERT_EQUAL_FATAL(run_child(estimators[i], NULL, NULL, 0, &o), 0);
+		CU_ASSERT_EQUAL(o.disabled, 0);
+		printf("\n  %s: task-clock %lld, cpu-clock %lld, page-faults %lld", estimators[i],
+		       o.v[0], o.v[1], o.v[2]);
+		CU_ASSERT(o.v[0] > 0);
+		for (int e = 1; e < 3; e++) {
+			CU_ASSERT_EQUAL(o.v[e], 0);
+			CU_ASSERT_EQUAL(o.before[e], 0);
+			CU_ASSERT_EQUAL(o.after[e], 0);
+		}
+	}
+	printf("\n  ");
+	child_slice_us = NULL;
+	child_burn_ns = 200000000ll;
+}
+
 static const cutest_case mlp_cases[] = {
     {"default model: PAPI replay = mpxkit_mlp_run", test_default_model},
     {"MPXKIT_MODEL: closed form of a constant model", test_named_model},
@@ -582,6 +614,7 @@ static const cutest_case mlp_cases[] = {
     {"bigru: PAPI_stop and the dump = mpxkit_bigru_run whole; cap, one group", test_bigru},
     {"bigru on real counters: PAPI_stop = the dump's totals", test_bigru_real},
     {"real counters: mlp and fixed near the CPU time", test_real_counters},
+    {"never counted: PAPI reads 0", test_never_counted},
     {NULL, NULL},
 };
 

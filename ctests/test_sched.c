@@ -1037,6 +1037,45 @@ static void test_perf_reference(void)
 	mpxkit_sched_free(s);
 }
 
+/*
+ * Never counted: a run shorter than its first slice (1 s slices, three
+ * groups) counts only group 0.  The events of the other groups have
+ * fidelity 0 and estimate 0, exactly (sched.h), which mpxkit stat shows as
+ * <not counted> and PAPI reads as 0 (doc/component.md); group 0's events
+ * were counted all of the run.  After the stop and while running alike.
+ */
+static void test_perf_never_counted(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	double est[SW_EVENTS], fid[SW_EVENTS];
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 2;
+	cfg.slice_ns = 1000000000;
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, SW_EVENTS), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, 3);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	steady_work(5000000, 100000);
+	for (int stopped = 0; stopped < 2; stopped++) {
+		if (stopped)
+			CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+		CU_ASSERT_EQUAL(mpxkit_sched_read(s, est, fid), 0);
+		for (size_t e = 0; e < SW_EVENTS; e++) {
+			if (mpxkit_sched_layout(s)->slice[e] == 0) {
+				CU_ASSERT(fid[e] > 0.9);
+				continue;
+			}
+			CU_ASSERT_EQUAL(fid[e], 0.0);
+			CU_ASSERT_EQUAL(est[e], 0.0);
+		}
+	}
+	CU_ASSERT(est[0] > 0); /* task-clock, group 0 */
+	mpxkit_sched_free(s);
+}
+
 static void test_perf_restart_reset(void)
 {
 	mpxkit_sched_config cfg;
@@ -1225,6 +1264,7 @@ static const cutest_case replay_cases[] = {
 static const cutest_case perf_cases[] = {
     {"6 software events on 2 counters", test_perf_six_on_two},
     {"reference perf::TASK-CLOCK, ref-rate", test_perf_reference},
+    {"never counted: fidelity 0, estimate 0", test_perf_never_counted},
     {"restart and reset", test_perf_restart_reset},
     {"bigru: the whole-run pass at the stop", test_perf_whole},
     {"8 threads", test_threads},

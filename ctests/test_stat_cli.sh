@@ -119,6 +119,29 @@ if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$shipped" ]; then
 else
 	echo "MPXKIT_DATADIR holds no models/bigru.mpxm: the --model run with bigru is not checked"
 fi
+# Never counted: with 1 s slices, true ends within group 0's first slice, so the events of
+# groups 1 and 2 have no estimate: <not counted> as perf stat says it, an empty CSV field, a
+# JSON null; group 0's event has its count.
+never="-e perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CPU-CLOCK -c 1 --slice-us 1000000"
+# shellcheck disable=SC2086
+$MPXKIT stat $never -o "$tmp/never" -- true || fail "stat of a run shorter than a slice"
+grep -Eq '^ +<not counted>  perf::PAGE-FAULTS$' "$tmp/never" || fail "no <not counted>: $(cat "$tmp/never")"
+grep -Eq '^ +<not counted>  perf::CPU-CLOCK$' "$tmp/never" || fail "CPU-CLOCK counted"
+grep -Eq '^ +[0-9]+  perf::TASK-CLOCK ' "$tmp/never" || fail "TASK-CLOCK not counted"
+# shellcheck disable=SC2086
+$MPXKIT stat $never -f csv -o "$tmp/never.csv" -- true || fail "stat -f csv"
+[ "$(cat "$tmp/never.csv")" = "event,estimate,counted_pct
+perf::TASK-CLOCK,$(sed -n 's/^perf::TASK-CLOCK,\([0-9]*\),100.0$/\1/p' "$tmp/never.csv"),100.0
+perf::PAGE-FAULTS,,0.0
+perf::CPU-CLOCK,,0.0" ] || fail "stat -f csv: $(cat "$tmp/never.csv")"
+# shellcheck disable=SC2086
+$MPXKIT stat $never -f json -o "$tmp/never.json" -- true || fail "stat -f json"
+if command -v jq >/dev/null 2>&1; then
+	[ "$(jq -c '[.[] | .estimate == null]' "$tmp/never.json")" = "[false,true,true]" ] ||
+		fail "stat -f json: $(cat "$tmp/never.json")"
+fi
+expect 1 "^mpxkit stat: --format takes table, csv or json, not 'xml'" $MPXKIT stat -f xml -- true
+
 # SIGTERM to stat alone reaches CMD (mpxkit_workload_wait passes it on):
 # CMD ends, the report of its run is printed, and stat exits as CMD did, 128 + 15.
 $MPXKIT stat -e perf::TASK-CLOCK -o "$tmp/term" -- sleep 60 2>/dev/null &

@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "output.h"
 
 #define MAX_EVENTS 64
 
@@ -29,6 +30,7 @@ typedef struct stat_run {
 	size_t n_events;
 	char *event_list; /* -e's argument, split in place */
 	const char *series_path, *output_path;
+	cli_format format; /* of the report: perf stat's text, or one row per event */
 	mpxkit_trace *series;
 	int series_failed;
 } stat_run;
@@ -56,6 +58,9 @@ static void usage(FILE *out)
 		"      --series OUT.csv   write each rotation's estimates as a trace (bigru:\n"
 		"                         those of its whole-run pass)\n"
 		"  -o, --output FILE      write the report to FILE instead of stderr\n"
+		"  -f, --format FORMAT    table (default: as perf stat), csv or json: one row\n"
+		"                         per event; an event never counted has no estimate\n"
+		"                         (<not counted>, an empty field, null)\n"
 		"  -h, --help             show this help and exit\n"
 		"\n"
 		"Exit status: CMD's (128 + N if signal N ended it); 1 usage error; 2 when\n"
@@ -111,6 +116,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
 	    {"series", required_argument, NULL, OPT_SERIES},
 	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -120,7 +126,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:f:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -149,6 +155,12 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case 'o':
 			st->output_path = optarg;
+			break;
+		case 'f':
+			if (cli_parse_format(optarg, &st->format) != 0)
+				return cli_usage_error(st->cmd, "--format takes table, csv or json, "
+								"not '%s'",
+						       optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -211,8 +223,19 @@ static const char *plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
-static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
-		   const double *est, const double *fid, int rotations)
+/*
+ * An event never counted (fidelity 0: its group never held a counter, as
+ * in a run shorter than one rotation) has no estimate: perf stat's
+ * "<not counted>", not a false 0 (doc/component.md, "Never counted").
+ */
+static int counted(const double *fid, size_t e)
+{
+	return fid[e] > 0.0;
+}
+
+/* perf stat's report. */
+static void report_text(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
+			const double *est, const double *fid, int rotations)
 {
 	const mpxkit_layout *l = mpxkit_sched_layout(s);
 
@@ -225,10 +248,46 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
 		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
 		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
-	for (size_t e = 0; e < st->n_events; e++)
-		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
-			100.0 * fid[e]);
+	for (size_t e = 0; e < st->n_events; e++) {
+		if (counted(fid, e))
+			fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
+				100.0 * fid[e]);
+		else
+			fprintf(out, "%20s  %s\n", "<not counted>", st->events[e]);
+	}
 	fprintf(out, "\n %d rotation%s\n\n", rotations, plural((size_t)rotations));
+}
+
+/* One row per event, for scripts: the estimate is missing (empty, null) where none was counted. */
+static int report_rows(const stat_run *st, FILE *out, const double *est, const double *fid)
+{
+	static const cli_column columns[] = {
+	    {"event", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	    {"estimate", NULL, CLI_COL_INT, 0, 0, "<not counted>"},
+	    {"counted_pct", NULL, CLI_COL_FIXED, 1, 0, NULL},
+	};
+	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
+	int rc = t ? 0 : -1;
+
+	for (size_t e = 0; e < st->n_events && rc == 0; e++) {
+		rc |= cli_table_text(t, st->events[e]);
+		rc |= counted(fid, e) ? cli_table_uint(t, as_count(est[e])) : cli_table_missing(t);
+		rc |= cli_table_real(t, 100.0 * fid[e]);
+	}
+	if (rc == 0)
+		rc = cli_table_print(t, st->format, out);
+	cli_table_free(t);
+	return rc;
+}
+
+static int report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
+		  const double *est, const double *fid, int rotations)
+{
+	if (st->format == CLI_FORMAT_TABLE) {
+		report_text(st, out, argv, s, est, fid, rotations);
+		return 0;
+	}
+	return report_rows(st, out, est, fid);
 }
 
 static int exit_status(int status)
@@ -250,7 +309,6 @@ static int run(stat_run *st, char **argv)
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	mpxkit_diag exec_diag = {0};
 	mpxkit_workload w;
-	FILE *out = stderr;
 
 	if ((rc = mpxkit_workload_prepare(&w, argv, &diag)) < 0)
 		return cli_lib_error(st->cmd, rc, &diag);
@@ -285,23 +343,25 @@ static int run(stat_run *st, char **argv)
 	}
 	if (rc < 0)
 		goto lib_fail;
-	if (st->output_path) {
-		/* Built in memory and written whole: FILE never holds half a report. */
-		char *text = NULL;
-		size_t len = 0;
-		if ((out = open_memstream(&text, &len)) == NULL) {
+	/* Built in memory and written whole: FILE never holds half a report. */
+	{
+		cli_memout m;
+		int bad = cli_memout_open(&m) < 0;
+
+		bad = bad || report(st, m.f, argv, s, est, fid, rotations) < 0;
+		bad |= m.f != NULL && cli_memout_close(&m) < 0;
+		if (bad) {
+			free(m.text);
 			rc = cli_error(st->cmd, "out of memory");
 			goto out;
 		}
-		report(st, out, argv, s, est, fid, rotations);
-		rc = ferror(out) | (fclose(out) != 0) ? -MPXKIT_ENOMEM
-						   : mpxkit_outfile_write_all(st->output_path, text,
-									      len, &diag);
-		free(text);
-		if (rc < 0)
-			goto lib_fail;
-	} else {
-		report(st, out, argv, s, est, fid, rotations);
+		if (st->output_path)
+			rc = cli_write_file(st->cmd, st->output_path, m.text, m.len);
+		else
+			rc = fwrite(m.text, 1, m.len, stderr) == m.len ? CLI_OK : CLI_FAIL;
+		free(m.text);
+		if (rc != CLI_OK)
+			goto out;
 	}
 	if (st->series && st->series_failed) {
 		rc = cli_error(st->cmd, "--series: out of memory");

@@ -224,7 +224,9 @@ int mpxkit_sched_reset(mpxkit_sched *s);
 /*
  * The estimated totals since the start or the last reset, in est[0 ..
  * n_events-1], and if fidelity is not NULL the share of the run's time each
- * event was counted (1/G or so when multiplexed, 1 when not).  Returns the
+ * event was counted (1/G or so when multiplexed, 1 when not).  An event whose
+ * group has not held a counter yet has fidelity 0 exactly and estimate 0:
+ * not counted, which callers should say rather than show a 0.  Returns the
  * number of rotations completed, or a negative code when the rotation thread
  * hit an error.
  */
