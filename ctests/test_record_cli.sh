@@ -187,6 +187,8 @@ if command -v gzip >/dev/null 2>&1; then
 	fi
 fi
 
+# shellcheck source=ctests/children.sh
+. "$top_srcdir/ctests/children.sh"
 # A signal sent to the recorder alone stops the program and leaves nothing behind: valgrind
 # gone, and no private directory (or valgrind FIFO) in TMPDIR.  SIGKILL cannot be caught:
 # valgrind dies with the recorder, and only the private directory stays.
@@ -199,23 +201,14 @@ signalled() {
 	TMPDIR="$tmp/sig-$1" $mpxkit record -o "$tmp/sig-$1.csv" -- sleep 60 \
 		>/dev/null 2>"$tmp/sig-$1.err" &
 	rec=$!
-	child= i=0
-	while [ -z "$child" ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		child=$(pgrep -P "$rec" | head -n 1)
-		i=$((i + 1))
-	done
+	child=$(first_child "$rec")
 	sleep 0.5 # valgrind has started the program
 	kill -s "$1" "$rec"
 	wait "$rec"
 	status=$?
 	sleep 0.2
 	child_left=
-	# A dead child whose parent is gone is a zombie until init reaps it: that counts as gone.
-	[ -n "$child" ] && case $(ps -o stat= -p "$child" 2>/dev/null) in
-	'' | Z*) ;;
-	*) child_left=$child ;;
-	esac
+	[ -n "$child" ] && still_runs "$child" && child_left=$child
 	left=$(ls -A "$tmp/sig-$1")
 	[ -n "$child_left" ] && kill -KILL "$child_left"
 }

@@ -146,21 +146,18 @@ expect 1 "^mpxkit stat: --format takes table, csv or json, not 'xml'" $MPXKIT st
 # CMD ends, the report of its run is printed, and stat exits as CMD did, 128 + 15.
 $MPXKIT stat -e perf::TASK-CLOCK -o "$tmp/term" -- sleep 60 2>/dev/null &
 stat_pid=$!
-child= i=0
-while [ -z "$child" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	child=$(pgrep -P "$stat_pid" | head -n 1)
-	i=$((i + 1))
-done
+# shellcheck source=ctests/children.sh
+. "${top_srcdir:-.}/ctests/children.sh"
+child=$(first_child "$stat_pid")
 sleep 0.3
 kill -TERM "$stat_pid"
 wait "$stat_pid"
 status=$?
 [ -n "$child" ] || fail "SIGTERM: stat's CMD never appeared"
 [ "$status" = 143 ] || fail "SIGTERM: stat exited $status, not 143"
-case $(ps -o stat= -p "$child" 2>/dev/null) in
-'' | Z*) ;;
-*) kill -KILL "$child"; fail "SIGTERM: CMD still runs" ;;
-esac
+if still_runs "$child"; then
+	kill -KILL "$child"
+	fail "SIGTERM: CMD still runs"
+fi
 grep -q "perf::TASK-CLOCK" "$tmp/term" || fail "SIGTERM: no report"
 echo "PASS: mpxkit stat and mpxkit list"

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Sourced by the CLI tests that signal a tool while it waits for its program (record, stat).
+
+# first_child PID: prints the first child process of PID, waiting up to 10 s for one; nothing
+# when none appeared.
+first_child() {
+	_i=0
+	_child=
+	while [ -z "$_child" ] && [ $_i -lt 100 ]; do
+		sleep 0.1
+		_child=$(pgrep -P "$1" | head -n 1)
+		_i=$((_i + 1))
+	done
+	echo "$_child"
+}
+
+# still_runs PID: true when PID runs.  A dead child whose parent is gone is a zombie until init
+# reaps it: that counts as gone.
+still_runs() {
+	case $(ps -o stat= -p "$1" 2>/dev/null) in
+	'' | Z*) return 1 ;;
+	*) return 0 ;;
+	esac
+}
