@@ -14,13 +14,16 @@ load=$!
 trap 'kill "$load" 2>/dev/null; wait "$load" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM HUP
 passed=0
+rm -f check-loaded-*.log
 i=1
 while [ "$i" -le "$runs" ]; do
 	echo "check-loaded: run $i of $runs, with stress-ng --cpu 2 (pid $load)"
 	if "$@" -j2 check; then
 		passed=$((passed + 1))
 	else
-		echo "check-loaded: run $i FAILED (its logs: test-suite.log and ctests/*.log)"
+		# The next run removes the logs: keep the failed tests' (test-suite.log holds them).
+		cp test-suite.log "check-loaded-$i.log" 2>/dev/null
+		echo "check-loaded: run $i FAILED; its failed tests' logs are in check-loaded-$i.log"
 	fi
 	i=$((i + 1))
 done
