@@ -19,11 +19,16 @@ extern "C" {
  * the byte offset (reader) or "FILE:LINE" (CSV) when one is given.
  */
 
-/* Byte-stream stage run over each section. */
+/*
+ * How REGIONS sections are coded.  MODEL (the default) writes format version
+ * 2: an adaptive model of the counters, no level, no groups.  The byte-stream
+ * codecs write version 1: varints under zlib, zstd or nothing.
+ */
 typedef enum mpxkit_pcz_codec {
 	MPXKIT_PCZ_STORED = 0,
 	MPXKIT_PCZ_ZLIB = 1,
 	MPXKIT_PCZ_ZSTD = 2,
+	MPXKIT_PCZ_MODEL = 3,
 } mpxkit_pcz_codec;
 
 /* How the units of a region are split into groups to difference (doc/pcz-format.md). */
@@ -40,8 +45,8 @@ typedef enum mpxkit_pcz_grouping {
 #define MPXKIT_PCZ_MAX_SECTION (1u << 24)    /* raw bytes a decoder accepts per section */
 
 typedef struct mpxkit_pcz_options {
-	mpxkit_pcz_codec codec;      /* default ZSTD */
-	int level;                   /* codec level; 0 = the default: zstd 1, zlib 6 */
+	mpxkit_pcz_codec codec;      /* default MODEL (format version 2) */
+	int level;                   /* codec level; 0 = the default: zstd 1, zlib 6; MODEL: 0 */
 	uint32_t threshold_ppm;      /* balance threshold in parts per million */
 	mpxkit_pcz_grouping grouping;
 	size_t chunk_size;           /* 0 = MPXKIT_PCZ_CHUNK_DEFAULT; at most MAX_SECTION / 4 */
@@ -49,8 +54,9 @@ typedef struct mpxkit_pcz_options {
 } mpxkit_pcz_options;
 
 /*
- * Fills the defaults: zstd level 1, threshold 0.90, NONE grouping (the fast
- * coder, doc/pcz-format.md), 1 MiB chunks, no placement.
+ * Fills the defaults: the MODEL codec (format version 2), threshold 0.90
+ * and NONE grouping (used by the version-1 codecs), 1 MiB chunks, no
+ * placement.
  */
 void mpxkit_pcz_options_init(mpxkit_pcz_options *opt);
 
@@ -163,7 +169,8 @@ typedef struct mpxkit_pcz_stats {
 	uint64_t regions_stored, regions_raw;
 	uint64_t n_region_sections;
 	uint64_t end_size; /* END frame plus end mark */
-	uint32_t codecs;   /* bit c set when a section (END aside) uses codec c */
+	uint32_t codecs;   /* bit c set when a section (END aside) uses codec c (MPXKIT_PCZ_*) */
+	unsigned version;  /* format version of the file: 1 or 2 */
 	uint64_t n_regions, n_units;
 	uint64_t n_values;  /* counter values, n_steps * n_events summed over units */
 	uint64_t n_steps;   /* steps (rows), each with a start and an end timestamp */

@@ -289,4 +289,199 @@ int pcz_plan_region(const mpxkit_pcz_unit *units, size_t n_units, size_t n_event
 		    mpxkit_pcz_grouping mode, uint32_t threshold_ppm, pcz_plan *plan);
 void pcz_plan_free(pcz_plan *plan);
 
+/* ---- Version 2: the MODEL codec (doc/pcz-format.md, "Version 2") --------------------------- */
+
+#define PCZ_VERSION_MODEL 2
+#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the adaptive model (version 2 only) */
+#define PCZ_MODEL_MAX_VALUES (1u << 21)
+#define PCZ_MODEL_COLUMNS 64     /* columns with a model of their own; later ones share the last */
+#define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
+#define PCZ_PROB_BITS 12
+#define PCZ_PROB_INIT (1u << (PCZ_PROB_BITS - 1))
+#define PCZ_PROB_SHIFT 4
+
+/* Predictor bytes of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
+enum pcz_v2_pred {
+	PCZ_V2_HISTORY = 0,
+	PCZ_V2_NONE = 1,
+	PCZ_V2_DURATION = 2,
+	PCZ_V2_RATIO = 3,
+	PCZ_V2_REFERENCE = 4,
+	PCZ_V2_REFERENCE_RATIO = 5,
+};
+
+/* One number model: bit-length tree per context class, two modelled mantissa bits per length. */
+typedef struct pcz_model {
+	uint16_t tree[8][128];
+	uint16_t mant[65][3];
+} pcz_model;
+
+/* Structure fields, each with its own model. */
+enum pcz_field { PCZ_F_NAME_MODE, PCZ_F_LENGTH, PCZ_F_UNIT, PCZ_F_STEPS, PCZ_F_CPU, PCZ_F_NUMA,
+		 PCZ_F_UNITS, PCZ_N_FIELDS };
+
+/* All models of a section: fields, name bytes and the column models. */
+typedef struct pcz_models {
+	pcz_model field[PCZ_N_FIELDS];
+	uint16_t byte[256];
+	pcz_model *col; /* min(2 + n_events, PCZ_MODEL_COLUMNS) */
+	size_t n_col;
+} pcz_models;
+
+int pcz_models_init(pcz_models *m, size_t n_events);
+void pcz_models_free(pcz_models *m);
+static inline pcz_model *pcz_col_model(pcz_models *m, size_t col)
+{
+	return &m->col[col < m->n_col ? col : m->n_col - 1];
+}
+
+/* Context class of a bit length (the table of "Numbers"). */
+static inline unsigned pcz_len_class(unsigned b)
+{
+	static const uint8_t cls[65] = { 0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
+					 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
+	return cls[b];
+}
+
+static inline unsigned pcz_bit_length(uint64_t z)
+{
+	return z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
+}
+
+/* scale(v, d, d') of "Rows": v times the ratio of durations, in binary64. */
+static inline uint64_t pcz_scale(uint64_t v, uint64_t d, uint64_t dref)
+{
+	double y;
+
+	if (dref == 0)
+		return v;
+	y = (double)v * ((double)d / (double)dref) + 0.5;
+	return y < 18446744073709551616.0 ? (uint64_t)y : v;
+}
+
+/* The range encoder (LZMA's) and the raw-bit writer, into growable buffers. */
+typedef struct pcz_rc_enc {
+	uint64_t low;
+	uint32_t range;
+	uint8_t cache;
+	uint64_t cache_size;
+	pcz_buf out;
+	uint64_t acc; /* raw bits not yet in bits */
+	unsigned n_acc;
+	pcz_buf bits;
+} pcz_rc_enc;
+
+void pcz_rc_enc_reset(pcz_rc_enc *e);
+void pcz_rc_enc_free(pcz_rc_enc *e);
+/* Makes room for n more bytes of range-coded output and raw bits: 0, or -1 when out of memory. */
+int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n);
+/* Ends both streams. */
+void pcz_rc_enc_finish(pcz_rc_enc *e);
+void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z);
+void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte);
+
+/* The decoder: reads past either end set err, and give zeros. */
+typedef struct pcz_rc_dec {
+	uint32_t range, code;
+	const uint8_t *p, *end;
+	const uint8_t *bits, *bits_end;
+	uint64_t bit_pos; /* bits read from the raw-bit stream */
+	int err;
+} pcz_rc_dec;
+
+/* 0, or -1 when the range-coded stream is shorter than 5 bytes or does not start with 0. */
+int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
+		    size_t bits_len);
+uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx);
+unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs);
+/* Whether both streams were used exactly (see "REGIONS payload"). */
+int pcz_rc_dec_done(const pcz_rc_dec *d);
+
+/*
+ * The writer's MODEL chunk: the section's regions as they arrive (structure
+ * and rows), coded when the section closes.
+ */
+typedef struct pcz_mregion {
+	uint8_t name_mode;
+	size_t name_off, name_len; /* NEW: the name in names */
+	size_t first_unit, n_units;
+} pcz_mregion;
+
+typedef struct pcz_munit {
+	size_t k;       /* dictionary entry */
+	size_t n_steps;
+	int cpu, numa;
+	size_t first_row;
+} pcz_munit;
+
+typedef struct pcz_mchunk {
+	size_t n_events, width; /* width = 2 + n_events: start, end, values */
+	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
+	pcz_mregion *reg;
+	size_t n_reg, cap_reg;
+	pcz_munit *unit;
+	size_t n_unit, cap_unit;
+	uint64_t *rows;
+	size_t *hist, *ref; /* per row: its history and reference rows, or SIZE_MAX */
+	size_t n_rows, cap_rows;
+	pcz_buf names;
+	/* Coding state, kept between sections to save allocations. */
+	size_t *slot_of;  /* per dictionary entry */
+	uint64_t *slot_gen;
+	size_t cap_dict;
+	uint64_t gen;
+	size_t n_slots_used;
+	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
+	uint8_t *cls;     /* per slot and column: class of its last value */
+	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
+	size_t cap_slots;
+	pcz_models models;
+	pcz_rc_enc rc;
+} pcz_mchunk;
+
+void pcz_mchunk_free(pcz_mchunk *c);
+/*
+ * Appends a region (units validated, dictionary entries known; dict_n is the
+ * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.
+ */
+int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
+		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
+
+/*
+ * The prediction of column col (1 the duration, 2 + e an event) of a row
+ * whose duration is d, from its history row h and reference row n (rows of
+ * width 2 + n_events: start, end, values; NULL when none).
+ */
+static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, uint64_t d, const uint64_t *h,
+				      const uint64_t *n)
+{
+	if (n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO)) {
+		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
+	}
+	if (col == 1) /* the duration */
+		return pred == PCZ_V2_NONE ? 0
+		       : pred == PCZ_V2_REFERENCE ? n[1] - n[0]
+		       : h ? h[1] - h[0] : 0;
+	switch (pred) {
+	case PCZ_V2_HISTORY:
+		return h ? h[col] : 0;
+	case PCZ_V2_DURATION:
+		return d;
+	case PCZ_V2_RATIO:
+		return h ? pcz_scale(h[col], d, h[1] - h[0]) : 0;
+	case PCZ_V2_REFERENCE:
+		return n[col];
+	case PCZ_V2_REFERENCE_RATIO:
+		return pcz_scale(n[col], d, n[1] - n[0]);
+	default:
+		return 0;
+	}
+}
+/* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
+int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);
+/* Forgets the chunk's regions. */
+void pcz_mchunk_reset(pcz_mchunk *c);
+
 #endif
