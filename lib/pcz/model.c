@@ -286,6 +286,8 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->rows);
 	free(c->hist);
 	free(c->ref);
+	free(c->match);
+	free(c->dur);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -389,6 +391,12 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		cap = c->cap_rows;
 		if (grow_array((void **)&c->ref, &cap, c->n_rows + steps, sizeof *c->ref) != 0)
 			return -MPXKIT_ENOMEM;
+		cap = c->cap_rows;
+		if (grow_array((void **)&c->match, &cap, c->n_rows + steps, sizeof *c->match) != 0)
+			return -MPXKIT_ENOMEM;
+		cap = c->cap_rows;
+		if (grow_array((void **)&c->dur, &cap, c->n_rows + steps, sizeof *c->dur) != 0)
+			return -MPXKIT_ENOMEM;
 		c->cap_rows = cap;
 	}
 	r = &c->reg[c->n_reg++];
@@ -421,6 +429,10 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
+			size_t w0 = c->n_rows > PCZ_MATCH_WINDOW ? c->n_rows - PCZ_MATCH_WINDOW : 0;
+			size_t at = pcz_closest_duration(c->dur + w0, c->n_rows - w0, row[1] - row[0]);
+			c->dur[c->n_rows] = row[1] - row[0];
+			c->match[c->n_rows] = at == SIZE_MAX ? SIZE_MAX : w0 + at;
 			c->hist[c->n_rows] = c->last_row[slot];
 			c->ref[c->n_rows] = u ? prev_first + (s < prev_steps ? s : prev_steps - 1)
 					     : SIZE_MAX;
@@ -445,7 +457,7 @@ static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 static void choose(const pcz_mchunk *c, uint8_t *pred)
 {
 	size_t W = c->width, n = c->n_rows, runs, len;
-	uint64_t *cost = calloc(W * 6, sizeof *cost);
+	uint64_t *cost = calloc(W * PCZ_V2_N_PRED, sizeof *cost);
 
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
@@ -462,23 +474,24 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
 			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
 			const uint64_t *nb = row_or_null(c, c->ref[i]);
+			const uint64_t *mb = row_or_null(c, c->match[i]);
 			uint64_t d = x[1] - x[0];
-			for (unsigned p = 0; p < 6; p++) {
+			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cost[1 * 6 + p] += pcz_bit_length(
-						pcz_zigzag(d - pcz_v2_predict(p, 1, d, h, nb)));
+					cost[1 * PCZ_V2_N_PRED + p] += pcz_bit_length(
+						pcz_zigzag(d - pcz_v2_predict(p, 1, d, h, nb, mb)));
 				for (size_t col = 2; col < W; col++)
-					cost[col * 6 + p] += pcz_bit_length(
-						pcz_zigzag(x[col] - pcz_v2_predict(p, col, d, h, nb)));
+					cost[col * PCZ_V2_N_PRED + p] += pcz_bit_length(pcz_zigzag(
+						x[col] - pcz_v2_predict(p, col, d, h, nb, mb)));
 			}
 		}
 	}
 	for (size_t col = 1; col < W; col++) {
 		unsigned best = 0;
-		for (unsigned p = 1; p < 6; p++) {
+		for (unsigned p = 1; p < PCZ_V2_N_PRED; p++) {
 			if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
 				continue;
-			if (cost[col * 6 + p] < cost[col * 6 + best])
+			if (cost[col * PCZ_V2_N_PRED + p] < cost[col * PCZ_V2_N_PRED + best])
 				best = p;
 		}
 		pred[col - 1] = (uint8_t)best;
@@ -504,13 +517,14 @@ static void put_row(pcz_mchunk *c, size_t i, size_t slot, const uint8_t *pred, u
 {
 	size_t W = c->width;
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
-	const uint64_t *nb = row_or_null(c, c->ref[i]);
+	const uint64_t *nb = row_or_null(c, c->ref[i]), *mb = row_or_null(c, c->match[i]);
 	uint8_t *cls = c->cls + slot * W;
 	uint64_t d = x[1] - x[0];
 
 	for (size_t col = 0; col < W; col++) {
 		uint64_t v = col == 0 ? x[0] : col == 1 ? d : x[col];
-		uint64_t p = col == 0 ? (h ? h[1] : 0) : pcz_v2_predict(pred[col - 1], col, d, h, nb);
+		uint64_t p = col == 0 ? (h ? h[1] : 0)
+				      : pcz_v2_predict(pred[col - 1], col, d, h, nb, mb);
 		uint64_t z = pcz_zigzag(v - p);
 		unsigned b = pcz_bit_length(z);
 		pcz_enc_number(&c->rc, pcz_col_model(&c->models, col), cls[col], z);

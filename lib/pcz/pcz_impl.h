@@ -308,7 +308,12 @@ enum pcz_v2_pred {
 	PCZ_V2_RATIO = 3,
 	PCZ_V2_REFERENCE = 4,
 	PCZ_V2_REFERENCE_RATIO = 5,
+	PCZ_V2_MATCH = 6,
+	PCZ_V2_N_PRED = 7,
 };
+
+/* Rows before this one that MATCH searches for the closest duration. */
+#define PCZ_MATCH_WINDOW 64
 
 /* One number model: bit-length tree per context class, two modelled mantissa bits per length. */
 typedef struct pcz_model {
@@ -424,7 +429,8 @@ typedef struct pcz_mchunk {
 	pcz_munit *unit;
 	size_t n_unit, cap_unit;
 	uint64_t *rows;
-	size_t *hist, *ref; /* per row: its history and reference rows, or SIZE_MAX */
+	size_t *hist, *ref, *match; /* per row: its history, reference, match rows, or SIZE_MAX */
+	uint64_t *dur;              /* per row: its duration */
 	size_t n_rows, cap_rows;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
@@ -443,6 +449,25 @@ typedef struct pcz_mchunk {
 
 void pcz_mchunk_free(pcz_mchunk *c);
 /*
+ * Of the durations dur[0..n) (oldest first), the position of the one closest
+ * to d, ties to the most recent; SIZE_MAX when n is 0.
+ */
+static inline size_t pcz_closest_duration(const uint64_t *dur, size_t n, uint64_t d)
+{
+	size_t best = SIZE_MAX;
+	uint64_t gap = UINT64_MAX;
+
+	for (size_t i = n; i-- > 0;) {
+		uint64_t g = dur[i] > d ? dur[i] - d : d - dur[i];
+		if (g < gap) {
+			gap = g;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/*
  * Appends a region (units validated, dictionary entries known; dict_n is the
  * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.
  */
@@ -451,12 +476,17 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 
 /*
  * The prediction of column col (1 the duration, 2 + e an event) of a row
- * whose duration is d, from its history row h and reference row n (rows of
- * width 2 + n_events: start, end, values; NULL when none).
+ * whose duration is d, from its history row h, reference row n and match row
+ * m (rows of width 2 + n_events: start, end, values; NULL when none).
  */
 static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, uint64_t d, const uint64_t *h,
-				      const uint64_t *n)
+				      const uint64_t *n, const uint64_t *m)
 {
+	if (pred == PCZ_V2_MATCH) {
+		if (m)
+			return pcz_scale(m[col], d, m[1] - m[0]);
+		pred = PCZ_V2_RATIO;
+	}
 	if (n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO)) {
 		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
 	}
