@@ -5,6 +5,9 @@
 
 #include "pcz_impl.h"
 
+/* Chosen on the tuning files of data/threads-dev (doc/pcz-format.md, "Numbers"). */
+const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4 };
+
 /* ---- Models ------------------------------------------------------------------------------ */
 
 static void model_reset(pcz_model *m)
@@ -85,16 +88,15 @@ static inline void shift_low(pcz_rc_enc *e)
 
 static inline void enc_bit(pcz_rc_enc *e, uint16_t *p, unsigned bit)
 {
-	uint32_t bound = (e->range >> PCZ_PROB_BITS) * *p;
+	uint32_t bound = (e->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
 
 	if (bit == 0) {
 		e->range = bound;
-		*p = (uint16_t)(*p + (((1u << PCZ_PROB_BITS) - *p) >> PCZ_PROB_SHIFT));
 	} else {
 		e->low += bound;
 		e->range -= bound;
-		*p = (uint16_t)(*p - (*p >> PCZ_PROB_SHIFT));
 	}
+	*p = pcz_prob_update(*p, bit);
 	while (e->range < (1u << 24)) {
 		e->range <<= 8;
 		shift_low(e);
@@ -181,19 +183,18 @@ int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8
 
 static inline unsigned dec_bit(pcz_rc_dec *d, uint16_t *p)
 {
-	uint32_t bound = (d->range >> PCZ_PROB_BITS) * *p;
+	uint32_t bound = (d->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
 	unsigned bit;
 
 	if (d->code < bound) {
 		d->range = bound;
-		*p = (uint16_t)(*p + (((1u << PCZ_PROB_BITS) - *p) >> PCZ_PROB_SHIFT));
 		bit = 0;
 	} else {
 		d->code -= bound;
 		d->range -= bound;
-		*p = (uint16_t)(*p - (*p >> PCZ_PROB_SHIFT));
 		bit = 1;
 	}
+	*p = pcz_prob_update(*p, bit);
 	while (d->range < (1u << 24)) {
 		d->range <<= 8;
 		if (d->p < d->end) {

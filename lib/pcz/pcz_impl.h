@@ -298,7 +298,21 @@ void pcz_plan_free(pcz_plan *plan);
 #define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
 #define PCZ_PROB_BITS 12
 #define PCZ_PROB_INIT (1u << (PCZ_PROB_BITS - 1))
-#define PCZ_PROB_SHIFT 4
+
+/*
+ * A probability state: bits 0-11 the chance of a 0 bit in 4096ths, bits
+ * 12-15 how many bits it has seen (saturating at 15), which sets how fast it
+ * moves: fast while it knows little, then steadier.
+ */
+extern const uint8_t pcz_prob_rate[16];
+static inline uint16_t pcz_prob_update(uint16_t s, unsigned bit)
+{
+	unsigned p = s & 0xFFFu, n = s >> 12, sh = pcz_prob_rate[n];
+
+	p = bit ? p - (p >> sh) : p + ((4096u - p) >> sh);
+	n += n < 15;
+	return (uint16_t)(n << 12 | p);
+}
 
 /* Predictor bytes of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
 enum pcz_v2_pred {
