@@ -12,7 +12,7 @@ const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4,
 
 static void model_reset(pcz_model *m)
 {
-	uint16_t *p = &m->tree[0][0];
+	uint16_t *p = &m->same[0];
 
 	for (size_t i = 0; i < sizeof *m / sizeof *p; i++)
 		p[i] = PCZ_PROB_INIT;
@@ -125,15 +125,27 @@ void pcz_rc_enc_finish(pcz_rc_enc *e)
 	e->n_acc = 0;
 }
 
-void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z)
+static inline void enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
 {
-	unsigned b = pcz_bit_length(z), node = 1;
-	uint16_t *t = m->tree[ctx];
+	unsigned b = pcz_bit_length(z), c = pcz_len_class(q);
 
-	for (int i = 6; i >= 0; i--) {
-		unsigned bit = (b >> i) & 1;
-		enc_bit(e, &t[node], bit);
-		node = 2 * node + bit;
+	enc_bit(e, &m->same[c], b != q);
+	if (b != q) {
+		unsigned up = b > q, dist = up ? b - q : q - b, i;
+		enc_bit(e, &m->up[c], up);
+		for (i = 1; i <= 3; i++) {
+			enc_bit(e, &m->step[c][up][i - 1], dist != i);
+			if (dist == i)
+				break;
+		}
+		if (i > 3) {
+			unsigned node = 1;
+			for (int j = 6; j >= 0; j--) {
+				unsigned bit = (b >> j) & 1;
+				enc_bit(e, &m->far[up][node], bit);
+				node = 2 * node + bit;
+			}
+		}
 	}
 	if (b >= 2) {
 		unsigned first = (unsigned)(z >> (b - 2)) & 1;
@@ -153,7 +165,14 @@ void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z)
 	}
 }
 
-void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
+void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
+{
+	enc_number(e, m, q, z);
+}
+
+
+
+static inline void enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
 {
 	unsigned node = 1;
 
@@ -162,6 +181,11 @@ void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
 		enc_bit(e, &probs[node], bit);
 		node = 2 * node + bit;
 	}
+}
+
+void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
+{
+	enc_byte(e, probs, byte);
 }
 
 /* ---- Decoder ------------------------------------------------------------------------------- */
@@ -184,16 +208,12 @@ int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8
 static inline unsigned dec_bit(pcz_rc_dec *d, uint16_t *p)
 {
 	uint32_t bound = (d->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
-	unsigned bit;
+	/* Without a branch on the bit, which is as likely to go either way as the model says. */
+	uint32_t mask = 0u - (uint32_t)(d->code >= bound);
+	unsigned bit = mask & 1u;
 
-	if (d->code < bound) {
-		d->range = bound;
-		bit = 0;
-	} else {
-		d->code -= bound;
-		d->range -= bound;
-		bit = 1;
-	}
+	d->code -= bound & mask;
+	d->range = (bound & ~mask) | ((d->range - bound) & mask);
 	*p = pcz_prob_update(*p, bit);
 	while (d->range < (1u << 24)) {
 		d->range <<= 8;
@@ -230,21 +250,35 @@ static inline uint64_t get_bits(pcz_rc_dec *d, unsigned k)
 	return (v >> shift) & ((1ull << k) - 1);
 }
 
-uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx)
+static inline uint64_t dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
 {
-	uint16_t *t = m->tree[ctx];
-	unsigned node = 1, b;
+	unsigned c = pcz_len_class(q), b = q;
 	uint64_t z;
 
-	for (int i = 0; i < 7; i++)
-		node = 2 * node + dec_bit(d, &t[node]);
-	b = node - 128;
+	if (dec_bit(d, &m->same[c])) {
+		unsigned up = dec_bit(d, &m->up[c]), i;
+		for (i = 1; i <= 3; i++)
+			if (!dec_bit(d, &m->step[c][up][i - 1]))
+				break;
+		if (i <= 3) {
+			b = up ? q + i : q - i;
+		} else {
+			unsigned node = 1;
+			for (int j = 0; j < 7; j++)
+				node = 2 * node + dec_bit(d, &m->far[up][node]);
+			b = node - 128;
+			/* One coding per length: a far length lies at least 4 away, on its side. */
+			if (up ? b < q + 4 : b + 4 > q)
+				d->err = 1;
+		}
+		/* Lengths outside 0..64 (q - i below 0 wraps to a large value). */
+		if (b > 64) {
+			d->err = 1;
+			return 0;
+		}
+	}
 	if (b < 2)
 		return b;
-	if (b > 64) {
-		d->err = 1;
-		return 0;
-	}
 	z = 2 | dec_bit(d, &m->mant[b][0]);
 	if (b >= 3) {
 		z = 2 * z + dec_bit(d, &m->mant[b][1 + (z & 1)]);
@@ -256,6 +290,63 @@ uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx)
 		}
 	}
 	return z;
+}
+
+uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
+{
+	return dec_number(d, m, q);
+}
+
+/* The ring's row closest in duration to d (see MATCH), or NULL when the ring is empty. */
+static inline const uint64_t *ring_match(const pcz_ring *r, size_t W, uint64_t d)
+{
+	size_t best = SIZE_MAX;
+	uint64_t gap = UINT64_MAX;
+
+	/* Newest first, so that a tie keeps the most recent, as pcz_closest_duration does. */
+	for (size_t i = 0, at = r->next; i < r->n; i++) {
+		uint64_t g;
+		at = at ? at - 1 : PCZ_MATCH_WINDOW - 1;
+		g = r->dur[at] > d ? r->dur[at] - d : d - r->dur[at];
+		if (g < gap) {
+			gap = g;
+			best = at;
+		}
+	}
+	return best == SIZE_MAX ? NULL : r->rows + best * W;
+}
+
+/* One number and the bit length it leaves as the column's context. */
+static inline uint64_t dec_column(pcz_rc_dec *d, pcz_models *models, size_t col, uint8_t *cls,
+				  uint8_t *col_cls)
+{
+	uint64_t z = dec_number(d, pcz_col_model(models, col), cls[col]);
+
+	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
+	return z;
+}
+
+void pcz_dec_row(pcz_rc_dec *in, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
+		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls)
+{
+	/* A local copy: the coder's state stays in registers for the row. */
+	pcz_rc_dec local = *in;
+	pcz_sources s;
+	uint64_t d;
+
+	row[0] = (h ? h[1] : 0) + pcz_unzigzag(dec_column(&local, models, 0, cls, col_cls));
+	d = pcz_v2_predict_duration(pred[1], h, n) +
+	    pcz_unzigzag(dec_column(&local, models, 1, cls, col_cls));
+	row[1] = row[0] + d;
+	pcz_sources_set(&s, d, h, n, ring_match(ring, W, d));
+	for (size_t col = 2; col < W; col++)
+		row[col] = pcz_v2_predict(pred[col], col, &s) +
+			   pcz_unzigzag(dec_column(&local, models, col, cls, col_cls));
+	*in = local;
+	memcpy(ring->rows + ring->next * W, row, W * sizeof *row);
+	ring->dur[ring->next] = d;
+	ring->next = (ring->next + 1) % PCZ_MATCH_WINDOW;
+	ring->n += ring->n < PCZ_MATCH_WINDOW;
 }
 
 unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs)
@@ -463,7 +554,7 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
 						      : PCZ_CHOICE_RUNS;
-	memset(pred, 0, W - 1);
+	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
 	if (cost == NULL || n == 0) {
 		free(cost);
 		return;
@@ -475,15 +566,16 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
 			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
 			const uint64_t *nb = row_or_null(c, c->ref[i]);
-			const uint64_t *mb = row_or_null(c, c->match[i]);
 			uint64_t d = x[1] - x[0];
+			pcz_sources src;
+			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->match[i]));
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
 					cost[1 * PCZ_V2_N_PRED + p] += pcz_bit_length(
-						pcz_zigzag(d - pcz_v2_predict(p, 1, d, h, nb, mb)));
+						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
 				for (size_t col = 2; col < W; col++)
-					cost[col * PCZ_V2_N_PRED + p] += pcz_bit_length(pcz_zigzag(
-						x[col] - pcz_v2_predict(p, col, d, h, nb, mb)));
+					cost[col * PCZ_V2_N_PRED + p] += pcz_bit_length(
+						pcz_zigzag(x[col] - pcz_v2_predict(p, col, &src)));
 			}
 		}
 	}
@@ -495,42 +587,51 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 			if (cost[col * PCZ_V2_N_PRED + p] < cost[col * PCZ_V2_N_PRED + best])
 				best = p;
 		}
-		pred[col - 1] = (uint8_t)best;
+		pred[col] = (uint8_t)best;
 	}
 	free(cost);
 }
 
 /* A number of a structure field. */
-static void put_field(pcz_mchunk *c, unsigned f, uint64_t z)
+static inline void put_field(pcz_rc_enc *e, pcz_models *models, unsigned f, uint64_t z)
 {
-	pcz_enc_number(&c->rc, &c->models.field[f], 0, z);
+	enc_number(e, &models->field[f], 0, z);
 }
 
-static void put_name(pcz_mchunk *c, const char *name, size_t len)
+static inline void put_name(pcz_rc_enc *e, pcz_models *models, const char *name, size_t len)
 {
-	put_field(c, PCZ_F_LENGTH, len - 1);
+	put_field(e, models, PCZ_F_LENGTH, len - 1);
 	for (size_t i = 0; i < len; i++)
-		pcz_enc_byte(&c->rc, c->models.byte, (uint8_t)name[i]);
+		enc_byte(e, models->byte, (uint8_t)name[i]);
+}
+
+/* One number and the bit length it leaves as the column's context. */
+static inline void enc_column(pcz_rc_enc *e, pcz_models *models, size_t col, uint64_t z,
+			      uint8_t *cls, uint8_t *col_cls)
+{
+	enc_number(e, pcz_col_model(models, col), cls[col], z);
+	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
 }
 
 /* One row: start against the history's end, then every column under its predictor. */
-static void put_row(pcz_mchunk *c, size_t i, size_t slot, const uint8_t *pred, uint8_t *col_cls)
+static inline void put_row(pcz_mchunk *c, pcz_rc_enc *e, size_t i, size_t slot,
+			   const uint8_t *pred, uint8_t *col_cls)
 {
 	size_t W = c->width;
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
 	const uint64_t *nb = row_or_null(c, c->ref[i]), *mb = row_or_null(c, c->match[i]);
 	uint8_t *cls = c->cls + slot * W;
-	uint64_t d = x[1] - x[0];
+	uint64_t d = x[1] - x[0], z;
+	pcz_sources src;
 
-	for (size_t col = 0; col < W; col++) {
-		uint64_t v = col == 0 ? x[0] : col == 1 ? d : x[col];
-		uint64_t p = col == 0 ? (h ? h[1] : 0)
-				      : pcz_v2_predict(pred[col - 1], col, d, h, nb, mb);
-		uint64_t z = pcz_zigzag(v - p);
-		unsigned b = pcz_bit_length(z);
-		pcz_enc_number(&c->rc, pcz_col_model(&c->models, col), cls[col], z);
-		cls[col] = col_cls[col] = (uint8_t)pcz_len_class(b);
-	}
+	z = pcz_zigzag(x[0] - (h ? h[1] : 0));
+	enc_column(e, &c->models, 0, z, cls, col_cls);
+	z = pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb));
+	enc_column(e, &c->models, 1, z, cls, col_cls);
+	pcz_sources_set(&src, d, h, nb, mb);
+	for (size_t col = 2; col < W; col++)
+		enc_column(e, &c->models, col, pcz_zigzag(x[col] - pcz_v2_predict(pred[col], col, &src)),
+			   cls, col_cls);
 }
 
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload)
@@ -547,12 +648,17 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
 		size_t k_prev = SIZE_MAX;
+		pcz_rc_enc e;
 		if (pcz_rc_enc_reserve(&c->rc, 64 + 3 * r->name_len) != 0)
 			goto out;
-		put_field(c, PCZ_F_NAME_MODE, r->name_mode);
+		/* A local copy per stretch of coding: the state stays in registers. */
+		e = c->rc;
+		put_field(&e, &c->models, PCZ_F_NAME_MODE, r->name_mode);
 		if (r->name_mode == PCZ_NAME_NEW)
-			put_name(c, (const char *)c->names.data + r->name_off, r->name_len);
-		put_field(c, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
+			put_name(&e, &c->models, (const char *)c->names.data + r->name_off,
+				 r->name_len);
+		put_field(&e, &c->models, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
+		c->rc = e;
 		prev_units = r->n_units;
 		for (size_t u = 0; u < r->n_units; u++) {
 			const pcz_munit *m = &c->unit[r->first_unit + u];
@@ -561,13 +667,6 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 			if (pcz_rc_enc_reserve(&c->rc, 128 + 3 * dict->len[m->k] +
 							    m->n_steps * W * 20) != 0)
 				goto out;
-			put_field(c, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
-			k_prev = m->k;
-			if (m->k == next_new) {
-				put_name(c, dict->names[m->k], dict->len[m->k]);
-				next_new++;
-			}
-			put_field(c, PCZ_F_STEPS, m->n_steps - 1);
 			slot = chunk_slot(c, m->k, &n_slots, &fresh);
 			if (slot == SIZE_MAX)
 				goto out;
@@ -575,16 +674,26 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 				memcpy(c->cls + slot * W, col_cls, W);
 				c->place[2 * slot] = c->place[2 * slot + 1] = 0;
 			}
+			e = c->rc;
+			put_field(&e, &c->models, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
+			k_prev = m->k;
+			if (m->k == next_new) {
+				put_name(&e, &c->models, dict->names[m->k], dict->len[m->k]);
+				next_new++;
+			}
+			put_field(&e, &c->models, PCZ_F_STEPS, m->n_steps - 1);
 			if (placement) {
 				int64_t cpu1 = (int64_t)m->cpu + 1, numa1 = (int64_t)m->numa + 1;
-				put_field(c, PCZ_F_CPU, pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
-				put_field(c, PCZ_F_NUMA,
+				put_field(&e, &c->models, PCZ_F_CPU,
+					  pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
+				put_field(&e, &c->models, PCZ_F_NUMA,
 					  pcz_zigzag((uint64_t)(numa1 - c->place[2 * slot + 1])));
 				c->place[2 * slot] = cpu1;
 				c->place[2 * slot + 1] = numa1;
 			}
 			for (size_t s = 0; s < m->n_steps; s++)
-				put_row(c, m->first_row + s, slot, pred, col_cls);
+				put_row(c, &e, m->first_row + s, slot, pred, col_cls);
+			c->rc = e;
 		}
 	}
 	if (pcz_rc_enc_reserve(&c->rc, 16) != 0)
@@ -592,7 +701,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	pcz_rc_enc_finish(&c->rc);
 	payload->len = 0;
 	pcz_buf_varint(payload, c->n_reg);
-	pcz_buf_put(payload, pred, W - 1);
+	pcz_buf_put(payload, pred + 1, W - 1);
 	pcz_buf_varint(payload, c->rc.out.len);
 	pcz_buf_put(payload, c->rc.out.data, c->rc.out.len);
 	pcz_buf_put(payload, c->rc.bits.data, c->rc.bits.len);

@@ -309,7 +309,10 @@ static inline uint16_t pcz_prob_update(uint16_t s, unsigned bit)
 {
 	unsigned p = s & 0xFFFu, n = s >> 12, sh = pcz_prob_rate[n];
 
-	p = bit ? p - (p >> sh) : p + ((4096u - p) >> sh);
+	/* Both moves, then a select: the bit is what the coder cannot predict. */
+	unsigned down = p - (p >> sh), up = p + ((4096u - p) >> sh);
+
+	p = bit ? down : up;
 	n += n < 15;
 	return (uint16_t)(n << 12 | p);
 }
@@ -329,9 +332,15 @@ enum pcz_v2_pred {
 /* Rows before this one that MATCH searches for the closest duration. */
 #define PCZ_MATCH_WINDOW 64
 
-/* One number model: bit-length tree per context class, two modelled mantissa bits per length. */
+/*
+ * One number model (doc/pcz-format.md, "Numbers"): the bit length b against
+ * the previous one q, per context class of q: the same? above? then one, two
+ * or three away, else b itself; then two modelled mantissa bits per length.
+ */
 typedef struct pcz_model {
-	uint16_t tree[8][128];
+	uint16_t same[8], up[8];
+	uint16_t step[8][2][3];
+	uint16_t far[2][128];
 	uint16_t mant[65][3];
 } pcz_model;
 
@@ -369,16 +378,6 @@ static inline unsigned pcz_bit_length(uint64_t z)
 	return z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
 }
 
-/* scale(v, d, d') of "Rows": v times the ratio of durations, in binary64. */
-static inline uint64_t pcz_scale(uint64_t v, uint64_t d, uint64_t dref)
-{
-	double y;
-
-	if (dref == 0)
-		return v;
-	y = (double)v * ((double)d / (double)dref) + 0.5;
-	return y < 18446744073709551616.0 ? (uint64_t)y : v;
-}
 
 /* The range encoder (LZMA's) and the raw-bit writer, into growable buffers. */
 typedef struct pcz_rc_enc {
@@ -489,40 +488,99 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
 
 /*
- * The prediction of column col (1 the duration, 2 + e an event) of a row
- * whose duration is d, from its history row h, reference row n and match row
- * m (rows of width 2 + n_events: start, end, values; NULL when none).
+ * What a row's columns are predicted from ("Rows"): its duration d, its
+ * history, reference and match rows (width 2 + n_events: start, end,
+ * values; NULL when none) and d over each one's duration, taken once per row
+ * (negative when that duration is 0, where scale gives the value itself).
  */
-static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, uint64_t d, const uint64_t *h,
-				      const uint64_t *n, const uint64_t *m)
+typedef struct pcz_sources {
+	uint64_t d;
+	const uint64_t *h, *n, *m;
+	double rh, rn, rm;
+} pcz_sources;
+
+static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
+{
+	uint64_t dref = row ? row[1] - row[0] : 0;
+
+	return dref ? (double)d / (double)dref : -1.0;
+}
+
+static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h,
+				   const uint64_t *n, const uint64_t *m)
+{
+	s->d = d;
+	s->h = h;
+	s->n = n;
+	s->m = m;
+	s->rh = pcz_ratio_of(d, h);
+	s->rn = pcz_ratio_of(d, n);
+	s->rm = pcz_ratio_of(d, m);
+}
+
+/* scale(v, d, d') with r = d / d' already taken (negative: d' is 0). */
+static inline uint64_t pcz_scale_by(uint64_t v, double r)
+{
+	double y;
+
+	if (r < 0)
+		return v;
+	y = (double)v * r + 0.5;
+	return y < 18446744073709551616.0 ? (uint64_t)y : v;
+}
+
+/* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
+static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h, const uint64_t *n)
+{
+	if (pred == PCZ_V2_NONE)
+		return 0;
+	if (pred == PCZ_V2_REFERENCE && n)
+		return n[1] - n[0];
+	return h ? h[1] - h[0] : 0;
+}
+
+/* The prediction of column col (2 + e, event e) of a row under predictor pred. */
+static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, const pcz_sources *s)
 {
 	if (pred == PCZ_V2_MATCH) {
-		if (m)
-			return pcz_scale(m[col], d, m[1] - m[0]);
+		if (s->m)
+			return pcz_scale_by(s->m[col], s->rm);
 		pred = PCZ_V2_RATIO;
 	}
-	if (n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO)) {
+	if (s->n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO))
 		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
-	}
-	if (col == 1) /* the duration */
-		return pred == PCZ_V2_NONE ? 0
-		       : pred == PCZ_V2_REFERENCE ? n[1] - n[0]
-		       : h ? h[1] - h[0] : 0;
 	switch (pred) {
 	case PCZ_V2_HISTORY:
-		return h ? h[col] : 0;
+		return s->h ? s->h[col] : 0;
 	case PCZ_V2_DURATION:
-		return d;
+		return s->d;
 	case PCZ_V2_RATIO:
-		return h ? pcz_scale(h[col], d, h[1] - h[0]) : 0;
+		return s->h ? pcz_scale_by(s->h[col], s->rh) : 0;
 	case PCZ_V2_REFERENCE:
-		return n[col];
+		return s->n[col];
 	case PCZ_V2_REFERENCE_RATIO:
-		return pcz_scale(n[col], d, n[1] - n[0]);
+		return pcz_scale_by(s->n[col], s->rn);
 	default:
 		return 0;
 	}
 }
+
+/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH. */
+typedef struct pcz_ring {
+	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width 2 + n_events */
+	uint64_t dur[PCZ_MATCH_WINDOW];
+	size_t n, next;
+} pcz_ring;
+
+/*
+ * Decodes one row (start, duration, values) into row[0..W) from its history
+ * h and reference n (NULL when none), and pushes it into the ring; cls holds
+ * the unit's previous bit length per column and col_cls each column's last,
+ * both updated.  The coder's state is kept in registers for the row.
+ */
+void pcz_dec_row(pcz_rc_dec *d, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
+		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls);
+
 /* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);
 /* Forgets the chunk's regions. */

@@ -48,9 +48,7 @@ struct model_state {
 	size_t *first_row;  /* per unit of the region */
 	size_t cap_first;
 	uint64_t values_left, prev_units;
-	uint64_t *ring;     /* the last PCZ_MATCH_WINDOW rows of the section, for MATCH */
-	uint64_t ring_dur[PCZ_MATCH_WINDOW];
-	size_t ring_n, ring_next;
+	pcz_ring ring;      /* the last rows of the section, for MATCH */
 };
 
 struct mpxkit_pcz_reader {
@@ -613,7 +611,7 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->m.slot_has);
 	free(r->m.rows);
 	free(r->m.first_row);
-	free(r->m.ring);
+	free(r->m.ring.rows);
 	pcz_decompressor_free(&r->dz);
 	free(r);
 }
@@ -1326,11 +1324,11 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	if (m->pred == NULL) {
 		m->pred = malloc(W);
 		m->col_cls = malloc(W);
-		m->ring = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring);
-		if (m->pred == NULL || m->col_cls == NULL || m->ring == NULL)
+		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
+		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL)
 			return -MPXKIT_ENOMEM;
 	}
-	m->ring_n = m->ring_next = 0;
+	m->ring.n = m->ring.next = 0;
 	for (size_t col = 1; col < W; col++) {
 		unsigned p = *c.p++;
 		m->pred[col] = (uint8_t)p;
@@ -1423,45 +1421,6 @@ static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
 		return NULL;
 	}
 	return name;
-}
-
-/* The ring's row closest in duration to d (see MATCH), or NULL when the ring is empty. */
-static const uint64_t *match_row(const struct model_state *m, size_t W, uint64_t d)
-{
-	uint64_t dur[PCZ_MATCH_WINDOW];
-	size_t at, n = m->ring_n, first = n < PCZ_MATCH_WINDOW ? 0 : m->ring_next;
-
-	/* Oldest first, as the writer searches its rows. */
-	for (size_t i = 0; i < n; i++)
-		dur[i] = m->ring_dur[(first + i) % PCZ_MATCH_WINDOW];
-	at = pcz_closest_duration(dur, n, d);
-	return at == SIZE_MAX ? NULL : m->ring + ((first + at) % PCZ_MATCH_WINDOW) * W;
-}
-
-/* One row (see "Rows"): start, duration, every value, each against its prediction. */
-static void get_row(struct model_state *m, size_t W, uint64_t *row, const uint64_t *h,
-		    const uint64_t *n, uint8_t *cls)
-{
-	uint64_t z, d;
-	const uint64_t *mr;
-
-	z = pcz_dec_number(&m->rc, pcz_col_model(&m->models, 0), cls[0]);
-	cls[0] = m->col_cls[0] = (uint8_t)pcz_len_class(pcz_bit_length(z));
-	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z);
-	z = pcz_dec_number(&m->rc, pcz_col_model(&m->models, 1), cls[1]);
-	cls[1] = m->col_cls[1] = (uint8_t)pcz_len_class(pcz_bit_length(z));
-	d = pcz_v2_predict(m->pred[1], 1, 0, h, n, NULL) + pcz_unzigzag(z);
-	row[1] = row[0] + d;
-	mr = match_row(m, W, d);
-	for (size_t col = 2; col < W; col++) {
-		z = pcz_dec_number(&m->rc, pcz_col_model(&m->models, col), cls[col]);
-		cls[col] = m->col_cls[col] = (uint8_t)pcz_len_class(pcz_bit_length(z));
-		row[col] = pcz_v2_predict(m->pred[col], col, d, h, n, mr) + pcz_unzigzag(z);
-	}
-	memcpy(m->ring + m->ring_next * W, row, W * sizeof *row);
-	m->ring_dur[m->ring_next] = d;
-	m->ring_next = (m->ring_next + 1) % PCZ_MATCH_WINDOW;
-	m->ring_n += m->ring_n < PCZ_MATCH_WINDOW;
 }
 
 static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
@@ -1568,7 +1527,8 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 				size_t ps = r->units[u - 1].n_steps;
 				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
 			}
-			get_row(m, W, row, h, n, m->slot_cls + slot * W);
+			pcz_dec_row(&m->rc, &m->models, m->pred, W, row, h, n, &m->ring,
+				    m->slot_cls + slot * W, m->col_cls);
 		}
 		if (m->rc.err)
 			return model_fail(r, "damaged range-coded stream", diag);
