@@ -12,7 +12,7 @@ const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4,
 
 static void model_reset(pcz_model *m)
 {
-	uint16_t *p = &m->same[0];
+	uint16_t *p = &m->tree[0][0];
 
 	for (size_t i = 0; i < sizeof *m / sizeof *p; i++)
 		p[i] = PCZ_PROB_INIT;
@@ -127,25 +127,13 @@ void pcz_rc_enc_finish(pcz_rc_enc *e)
 
 static inline void enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
 {
-	unsigned b = pcz_bit_length(z), c = pcz_len_class(q);
+	unsigned b = pcz_bit_length(z), node = 1;
+	uint16_t *t = m->tree[pcz_len_class(q)];
 
-	enc_bit(e, &m->same[c], b != q);
-	if (b != q) {
-		unsigned up = b > q, dist = up ? b - q : q - b, i;
-		enc_bit(e, &m->up[c], up);
-		for (i = 1; i <= 3; i++) {
-			enc_bit(e, &m->step[c][up][i - 1], dist != i);
-			if (dist == i)
-				break;
-		}
-		if (i > 3) {
-			unsigned node = 1;
-			for (int j = 6; j >= 0; j--) {
-				unsigned bit = (b >> j) & 1;
-				enc_bit(e, &m->far[up][node], bit);
-				node = 2 * node + bit;
-			}
-		}
+	for (int i = 6; i >= 0; i--) {
+		unsigned bit = (b >> i) & 1;
+		enc_bit(e, &t[node], bit);
+		node = 2 * node + bit;
 	}
 	if (b >= 2) {
 		unsigned first = (unsigned)(z >> (b - 2)) & 1;
@@ -252,30 +240,16 @@ static inline uint64_t get_bits(pcz_rc_dec *d, unsigned k)
 
 static inline uint64_t dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
 {
-	unsigned c = pcz_len_class(q), b = q;
+	uint16_t *t = m->tree[pcz_len_class(q)];
+	unsigned node = 1, b;
 	uint64_t z;
 
-	if (dec_bit(d, &m->same[c])) {
-		unsigned up = dec_bit(d, &m->up[c]), i;
-		for (i = 1; i <= 3; i++)
-			if (!dec_bit(d, &m->step[c][up][i - 1]))
-				break;
-		if (i <= 3) {
-			b = up ? q + i : q - i;
-		} else {
-			unsigned node = 1;
-			for (int j = 0; j < 7; j++)
-				node = 2 * node + dec_bit(d, &m->far[up][node]);
-			b = node - 128;
-			/* One coding per length: a far length lies at least 4 away, on its side. */
-			if (up ? b < q + 4 : b + 4 > q)
-				d->err = 1;
-		}
-		/* Lengths outside 0..64 (q - i below 0 wraps to a large value). */
-		if (b > 64) {
-			d->err = 1;
-			return 0;
-		}
+	for (int i = 0; i < 7; i++)
+		node = 2 * node + dec_bit(d, &t[node]);
+	b = node - 128;
+	if (b > 64) {
+		d->err = 1;
+		return 0;
 	}
 	if (b < 2)
 		return b;

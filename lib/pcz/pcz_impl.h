@@ -333,14 +333,12 @@ enum pcz_v2_pred {
 #define PCZ_MATCH_WINDOW 64
 
 /*
- * One number model (doc/pcz-format.md, "Numbers"): the bit length b against
- * the previous one q, per context class of q: the same? above? then one, two
- * or three away, else b itself; then two modelled mantissa bits per length.
+ * One number model (doc/pcz-format.md, "Numbers"): a bit-length tree per
+ * context class (of the previous value's bit length), two modelled mantissa
+ * bits per length.
  */
 typedef struct pcz_model {
-	uint16_t same[8], up[8];
-	uint16_t step[8][2][3];
-	uint16_t far[2][128];
+	uint16_t tree[8][128];
 	uint16_t mant[65][3];
 } pcz_model;
 
