@@ -169,7 +169,10 @@ typedef struct mpxkit_pcz_stats {
 	uint64_t events_stored, events_raw;
 	uint64_t regions_stored, regions_raw;
 	uint64_t n_region_sections;
+	/* Bytes each kind of section takes in the file: frames, payloads and checksums. */
+	uint64_t meta_file, topology_file, events_file, regions_file;
 	uint64_t end_size; /* END frame plus end mark */
+	uint64_t end_raw;  /* END payload */
 	uint32_t codecs;   /* bit c set when a section (END aside) uses codec c (MPXKIT_PCZ_*) */
 	unsigned version;  /* format version of the file: 1 or 2 */
 	uint64_t n_regions, n_units;
@@ -205,6 +208,15 @@ int mpxkit_pcz_reader_placement(const mpxkit_pcz_reader *r);
 const char *mpxkit_pcz_reader_topology(const mpxkit_pcz_reader *r, size_t *len);
 /* Section sizes; the group counts cover the regions read so far. */
 void mpxkit_pcz_reader_stats(const mpxkit_pcz_reader *r, mpxkit_pcz_stats *out);
+
+/*
+ * Version 2 only: the bits of the REGIONS sections read so far that went to
+ * column col (0 the starts, 1 the durations, 2 + e event e) or, for col
+ * SIZE_MAX, to the structure (names, unit references, steps, placement),
+ * measured as the coded streams are read.  0, or -MPXKIT_ERANGE for a
+ * version-1 file or a column out of range.
+ */
+int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits);
 
 /* Decodes the next region: 1 and *out set, 0 at the end, or a negative code. */
 int mpxkit_pcz_reader_next(mpxkit_pcz_reader *r, const mpxkit_pcz_region **out,

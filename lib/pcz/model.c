@@ -301,21 +301,34 @@ static inline uint64_t dec_column(pcz_rc_dec *d, pcz_models *models, size_t col,
 }
 
 void pcz_dec_row(pcz_rc_dec *in, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls)
+		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
+		 uint64_t *bits)
 {
 	/* A local copy: the coder's state stays in registers for the row. */
 	pcz_rc_dec local = *in;
 	pcz_sources s;
 	uint64_t d;
 
+	uint64_t at = pcz_rc_dec_bits(&local), now;
+
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(dec_column(&local, models, 0, cls, col_cls));
+	now = pcz_rc_dec_bits(&local);
+	bits[0] += now - at;
+	at = now;
 	d = pcz_v2_predict_duration(pred[1], h, n) +
 	    pcz_unzigzag(dec_column(&local, models, 1, cls, col_cls));
+	now = pcz_rc_dec_bits(&local);
+	bits[1] += now - at;
+	at = now;
 	row[1] = row[0] + d;
 	pcz_sources_set(&s, d, h, n, ring_match(ring, W, d));
-	for (size_t col = 2; col < W; col++)
+	for (size_t col = 2; col < W; col++) {
 		row[col] = pcz_v2_predict(pred[col], col, &s) +
 			   pcz_unzigzag(dec_column(&local, models, col, cls, col_cls));
+		now = pcz_rc_dec_bits(&local);
+		bits[col] += now - at;
+		at = now;
+	}
 	*in = local;
 	memcpy(ring->rows + ring->next * W, row, W * sizeof *row);
 	ring->dur[ring->next] = d;

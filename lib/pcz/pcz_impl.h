@@ -574,10 +574,20 @@ typedef struct pcz_ring {
  * Decodes one row (start, duration, values) into row[0..W) from its history
  * h and reference n (NULL when none), and pushes it into the ring; cls holds
  * the unit's previous bit length per column and col_cls each column's last,
- * both updated.  The coder's state is kept in registers for the row.
+ * both updated.  The coder's state is kept in registers for the row.  bits[col]
+ * grows by the bits each column took from the two streams (bytes read by the
+ * range decoder, which reads as it narrows, and raw bits): what `mpxkit info`
+ * reports per column.
  */
 void pcz_dec_row(pcz_rc_dec *d, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls);
+		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
+		 uint64_t *bits);
+
+/* Bits read from both streams, from an arbitrary origin: only differences mean anything. */
+static inline uint64_t pcz_rc_dec_bits(const pcz_rc_dec *d)
+{
+	return 8 * (uint64_t)(uintptr_t)d->p + d->bit_pos;
+}
 
 /* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);

@@ -50,6 +50,7 @@ struct model_state {
 	size_t cap_first;
 	uint64_t values_left, prev_units;
 	pcz_ring ring;      /* the last rows of the section, for MATCH */
+	uint64_t *bits;     /* per column, then the structure: bits read so far (info) */
 };
 
 struct mpxkit_pcz_reader {
@@ -334,6 +335,7 @@ static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag
 		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame,
 			   "END counts %" PRIu64 " sections, the file has %zu", n_sec, r->n_sec);
 	r->stats.end_size = s->frame + s->stored + 8;
+	r->stats.end_raw = s->raw;
 	return 0;
 }
 
@@ -365,6 +367,7 @@ static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag 
 	r->end_regions = pcz_le64(p);
 	r->end_units = pcz_le64(p + 8);
 	r->stats.end_size = PCZ_FRAME_SIZE + s->stored + 8;
+	r->stats.end_raw = s->raw;
 	return 0;
 }
 
@@ -538,7 +541,12 @@ static int read_fixed_sections(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 
 	for (size_t i = 0; i < r->n_sec && rc == 0; i++) {
 		const struct section *s = &r->sec[i];
+		uint64_t in_file = s->frame + s->stored + 4;
 		r->stats.codecs |= 1u << s->codec;
+		*(s->type == PCZ_META ? &r->stats.meta_file
+		  : s->type == PCZ_TOPOLOGY ? &r->stats.topology_file
+		  : s->type == PCZ_EVENTS ? &r->stats.events_file
+					   : &r->stats.regions_file) += in_file;
 		switch (s->type) {
 		case PCZ_META:
 			r->stats.meta_stored = s->stored, r->stats.meta_raw = s->raw;
@@ -613,6 +621,7 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->m.rows);
 	free(r->m.first_row);
 	free(r->m.ring.rows);
+	free(r->m.bits);
 	pcz_decompressor_free(&r->dz);
 	free(r);
 }
@@ -715,6 +724,18 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 }
 
 /* ---- Accessors ------------------------------------------------------------------ */
+
+int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits)
+{
+	size_t W = 2 + r->n_events;
+
+	*bits = 0;
+	if (r->version != PCZ_VERSION_MODEL || (col >= W && col != SIZE_MAX))
+		return -MPXKIT_ERANGE;
+	if (r->m.bits)
+		*bits = r->m.bits[col == SIZE_MAX ? W : col];
+	return 0;
+}
 
 size_t mpxkit_pcz_reader_n_events(const mpxkit_pcz_reader *r)
 {
@@ -1339,7 +1360,8 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		m->pred = malloc(W);
 		m->col_cls = malloc(W);
 		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
-		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL)
+		m->bits = calloc(W + 1, sizeof *m->bits);
+		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL || m->bits == NULL)
 			return -MPXKIT_ENOMEM;
 	}
 	m->ring.n = m->ring.next = 0;
@@ -1442,6 +1464,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	struct model_state *m = &r->m;
 	size_t E = r->n_events, W = 2 + E, t = 0, k_prev = SIZE_MAX;
 	uint64_t mode, n_units, bound = 64, region_no = r->regions_read + 1;
+	uint64_t before = pcz_rc_dec_bits(&m->rc), in_rows = 0;
 	int rc;
 
 	mode = get_field(m, PCZ_F_NAME_MODE);
@@ -1533,6 +1556,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			x->numa = (int)(pl[1] - 1);
 		}
 		m->first_row[u] = t;
+		in_rows -= pcz_rc_dec_bits(&m->rc);
 		for (uint64_t s2 = 0; s2 < steps; s2++) {
 			uint64_t *row = m->rows + (t + s2) * W;
 			const uint64_t *h = s2 ? row - W : m->slot_has[slot] ? m->slot_row + slot * W : NULL;
@@ -1542,8 +1566,9 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
 			}
 			pcz_dec_row(&m->rc, &m->models, m->pred, W, row, h, n, &m->ring,
-				    m->slot_cls + slot * W, m->col_cls);
+				    m->slot_cls + slot * W, m->col_cls, m->bits);
 		}
+		in_rows += pcz_rc_dec_bits(&m->rc);
 		if (m->rc.err)
 			return model_fail(r, "damaged range-coded stream", diag);
 		memcpy(m->slot_row + slot * W, m->rows + (t + steps - 1) * W, W * sizeof *m->rows);
@@ -1553,6 +1578,8 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		r->kidx[u] = (size_t)k;
 		t += steps;
 	}
+	/* Everything but the rows: names, unit references, steps, placement. */
+	m->bits[W] += pcz_rc_dec_bits(&m->rc) - before - in_rows;
 	/* The public layout: times in pairs, values step-major. */
 	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
 	if (rc == 0)
