@@ -12,7 +12,7 @@ const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4,
 
 static void model_reset(pcz_model *m)
 {
-	uint16_t *p = &m->tree[0][0];
+	uint16_t *p = &m->same[0];
 
 	for (size_t i = 0; i < sizeof *m / sizeof *p; i++)
 		p[i] = PCZ_PROB_INIT;
@@ -127,10 +127,12 @@ void pcz_rc_enc_finish(pcz_rc_enc *e)
 
 static inline void enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
 {
-	unsigned b = pcz_bit_length(z), node = 1;
-	uint16_t *t = m->tree[pcz_len_class(q)];
+	unsigned b = pcz_bit_length(z), node = 1, c = pcz_len_class(q);
+	uint16_t *t = m->tree[c];
 
-	for (int i = 6; i >= 0; i--) {
+	/* The same length as the previous value: one decision instead of the tree's seven. */
+	enc_bit(e, &m->same[c], b != q);
+	for (int i = 6; b != q && i >= 0; i--) {
 		unsigned bit = (b >> i) & 1;
 		enc_bit(e, &t[node], bit);
 		node = 2 * node + bit;
@@ -240,13 +242,18 @@ static inline uint64_t get_bits(pcz_rc_dec *d, unsigned k)
 
 static inline uint64_t dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
 {
-	uint16_t *t = m->tree[pcz_len_class(q)];
-	unsigned node = 1, b;
+	unsigned c = pcz_len_class(q), node = 1, b = q;
+	uint16_t *t = m->tree[c];
 	uint64_t z;
 
-	for (int i = 0; i < 7; i++)
-		node = 2 * node + dec_bit(d, &t[node]);
-	b = node - 128;
+	if (dec_bit(d, &m->same[c])) {
+		for (int i = 0; i < 7; i++)
+			node = 2 * node + dec_bit(d, &t[node]);
+		b = node - 128;
+		/* One coding per value: the tree never holds the previous length. */
+		if (b == q)
+			d->err = 1;
+	}
 	if (b > 64) {
 		d->err = 1;
 		return 0;

@@ -338,6 +338,7 @@ enum pcz_v2_pred {
  * bits per length.
  */
 typedef struct pcz_model {
+	uint16_t same[8];
 	uint16_t tree[8][128];
 	uint16_t mant[65][3];
 } pcz_model;
