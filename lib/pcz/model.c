@@ -284,7 +284,7 @@ static inline const uint64_t *ring_match(const pcz_ring *r, size_t W, uint64_t d
 	size_t best = SIZE_MAX;
 	uint64_t gap = UINT64_MAX;
 
-	/* Newest first, so that a tie keeps the most recent, as pcz_closest_duration does. */
+	/* Newest first, so that a tie keeps the most recent, as the writer's closest_row does. */
 	for (size_t i = 0, at = r->next; i < r->n; i++) {
 		uint64_t g;
 		at = at ? at - 1 : PCZ_MATCH_WINDOW - 1;
@@ -370,10 +370,7 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->reg);
 	free(c->unit);
 	free(c->rows);
-	free(c->hist);
-	free(c->ref);
-	free(c->match);
-	free(c->dur);
+	free(c->link);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -452,6 +449,25 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 	return c->slot_of[k];
 }
 
+/*
+ * MATCH's row for the next row, of duration d: of the PCZ_MATCH_WINDOW rows
+ * before it, the closest in duration, ties to the most recent; SIZE_MAX when none.
+ */
+static size_t closest_row(const pcz_mchunk *c, uint64_t d)
+{
+	size_t best = SIZE_MAX, stop = c->n_rows > PCZ_MATCH_WINDOW ? c->n_rows - PCZ_MATCH_WINDOW : 0;
+	uint64_t gap = UINT64_MAX;
+
+	for (size_t i = c->n_rows; i-- > stop;) {
+		uint64_t g = c->link[i].dur > d ? c->link[i].dur - d : d - c->link[i].dur;
+		if (g < gap) {
+			gap = g;
+			best = i;
+		}
+	}
+	return best;
+}
+
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
 		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n)
 {
@@ -472,16 +488,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		if (grow_array((void **)&c->rows, &cap, c->n_rows + steps, W * sizeof *c->rows) != 0)
 			return -MPXKIT_ENOMEM;
 		cap = c->cap_rows;
-		if (grow_array((void **)&c->hist, &cap, c->n_rows + steps, sizeof *c->hist) != 0)
-			return -MPXKIT_ENOMEM;
-		cap = c->cap_rows;
-		if (grow_array((void **)&c->ref, &cap, c->n_rows + steps, sizeof *c->ref) != 0)
-			return -MPXKIT_ENOMEM;
-		cap = c->cap_rows;
-		if (grow_array((void **)&c->match, &cap, c->n_rows + steps, sizeof *c->match) != 0)
-			return -MPXKIT_ENOMEM;
-		cap = c->cap_rows;
-		if (grow_array((void **)&c->dur, &cap, c->n_rows + steps, sizeof *c->dur) != 0)
+		if (grow_array((void **)&c->link, &cap, c->n_rows + steps, sizeof *c->link) != 0)
 			return -MPXKIT_ENOMEM;
 		c->cap_rows = cap;
 	}
@@ -515,13 +522,11 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
-			size_t w0 = c->n_rows > PCZ_MATCH_WINDOW ? c->n_rows - PCZ_MATCH_WINDOW : 0;
-			size_t at = pcz_closest_duration(c->dur + w0, c->n_rows - w0, row[1] - row[0]);
-			c->dur[c->n_rows] = row[1] - row[0];
-			c->match[c->n_rows] = at == SIZE_MAX ? SIZE_MAX : w0 + at;
-			c->hist[c->n_rows] = c->last_row[slot];
-			c->ref[c->n_rows] = u ? prev_first + (s < prev_steps ? s : prev_steps - 1)
-					     : SIZE_MAX;
+			struct pcz_mlink *l = &c->link[c->n_rows];
+			l->dur = row[1] - row[0];
+			l->match = closest_row(c, l->dur);
+			l->hist = c->last_row[slot];
+			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
 		}
 	}
@@ -558,11 +563,11 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 				    ? j * len
 				    : j * (n - len) / (runs - 1);
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
-			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
-			const uint64_t *nb = row_or_null(c, c->ref[i]);
+			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
+			const uint64_t *nb = row_or_null(c, c->link[i].ref);
 			uint64_t d = x[1] - x[0];
 			pcz_sources src;
-			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->match[i]));
+			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->link[i].match));
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
 					cost[1 * PCZ_V2_N_PRED + p] += pcz_bit_length(
@@ -612,8 +617,8 @@ static inline void put_row(pcz_mchunk *c, pcz_rc_enc *e, size_t i, size_t slot,
 			   const uint8_t *pred, uint8_t *col_cls)
 {
 	size_t W = c->width;
-	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->hist[i]);
-	const uint64_t *nb = row_or_null(c, c->ref[i]), *mb = row_or_null(c, c->match[i]);
+	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
+	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
 	uint8_t *cls = c->cls + slot * W;
 	uint64_t d = x[1] - x[0], z;
 	pcz_sources src;

@@ -441,8 +441,10 @@ typedef struct pcz_mchunk {
 	pcz_munit *unit;
 	size_t n_unit, cap_unit;
 	uint64_t *rows;
-	size_t *hist, *ref, *match; /* per row: its history, reference, match rows, or SIZE_MAX */
-	uint64_t *dur;              /* per row: its duration */
+	struct pcz_mlink {
+		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
+		uint64_t dur;            /* its duration */
+	} *link;
 	size_t n_rows, cap_rows;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
@@ -460,25 +462,6 @@ typedef struct pcz_mchunk {
 } pcz_mchunk;
 
 void pcz_mchunk_free(pcz_mchunk *c);
-/*
- * Of the durations dur[0..n) (oldest first), the position of the one closest
- * to d, ties to the most recent; SIZE_MAX when n is 0.
- */
-static inline size_t pcz_closest_duration(const uint64_t *dur, size_t n, uint64_t d)
-{
-	size_t best = SIZE_MAX;
-	uint64_t gap = UINT64_MAX;
-
-	for (size_t i = n; i-- > 0;) {
-		uint64_t g = dur[i] > d ? dur[i] - d : d - dur[i];
-		if (g < gap) {
-			gap = g;
-			best = i;
-		}
-	}
-	return best;
-}
-
 /*
  * Appends a region (units validated, dictionary entries known; dict_n is the
  * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.

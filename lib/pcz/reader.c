@@ -312,15 +312,9 @@ static int locate_damage(mpxkit_pcz_reader *r, const struct section *end, mpxkit
 		   "content checksum mismatch (the file is damaged)");
 }
 
-/* Version 2's END: varint counts, the content CRC; frame and CRC were checked by read_frame2. */
-static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
+/* The end mark at mark_off, and nothing after it. */
+static int check_end_mark(const mpxkit_pcz_reader *r, uint64_t mark_off, mpxkit_diag *diag)
 {
-	pcz_cur c = { s->body, s->body + s->stored, s->body, s->off + s->frame };
-	uint64_t mark_off = s->off + s->frame + s->stored + 4, n_sec;
-
-	if (pcz_get_varint(&c, &r->end_regions) != 0 || pcz_get_varint(&c, &r->end_units) != 0 ||
-	    pcz_get_varint(&c, &n_sec) != 0 || c.end - c.p != 4)
-		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame, "bad END section");
 	if (r->len - mark_off < 4)
 		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends before the end mark");
 	if (pcz_le32(r->buf + mark_off) != PCZ_END_MARK)
@@ -328,6 +322,23 @@ static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag
 	if (r->len - mark_off > 4)
 		return bad(r, diag, MPXKIT_EFORMAT, mark_off + 4, "%zu stray bytes after the end mark",
 			   (size_t)(r->len - mark_off - 4));
+	return 0;
+}
+
+/* Version 2's END: varint counts, the content CRC; frame and CRC were checked by read_frame2. */
+static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
+{
+	pcz_cur c = { s->body, s->body + s->stored, s->body, s->off + s->frame };
+	uint64_t mark_off = s->off + s->frame + s->stored + 4, n_sec;
+
+	int rc;
+
+	if (pcz_get_varint(&c, &r->end_regions) != 0 || pcz_get_varint(&c, &r->end_units) != 0 ||
+	    pcz_get_varint(&c, &n_sec) != 0 || c.end - c.p != 4)
+		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame, "bad END section");
+	rc = check_end_mark(r, mark_off, diag);
+	if (rc < 0)
+		return rc;
 	if (!crc_matches(pcz_crc32(r->buf, s->off), pcz_le32(c.p)))
 		return bad(r, diag, MPXKIT_ECHECKSUM, pcz_cur_offset(&c),
 			   "content checksum mismatch (the file is damaged)");
@@ -341,23 +352,20 @@ static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag
 
 static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
 {
-	if (r->version == PCZ_VERSION_MODEL)
-		return check_end2(r, s, diag);
 	const uint8_t *p = s->body;
 	uint64_t mark_off = s->off + PCZ_FRAME_SIZE + s->stored + 4;
+	int rc;
 
+	if (r->version == PCZ_VERSION_MODEL)
+		return check_end2(r, s, diag);
 	if (s->raw != PCZ_END_PAYLOAD)
 		return bad(r, diag, MPXKIT_EFORMAT, s->off + 8, "END section of %zu bytes", s->raw);
 	if (!crc_matches(pcz_crc32(p, s->raw), s->raw_crc))
 		return bad(r, diag, MPXKIT_ECHECKSUM, s->off + PCZ_FRAME_SIZE + s->stored,
 			   "END section checksum mismatch");
-	if (r->len - mark_off < 4)
-		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends before the end mark");
-	if (pcz_le32(r->buf + mark_off) != PCZ_END_MARK)
-		return bad(r, diag, MPXKIT_EFORMAT, mark_off, "bad end mark");
-	if (r->len - mark_off > 4)
-		return bad(r, diag, MPXKIT_EFORMAT, mark_off + 4, "%zu stray bytes after the end mark",
-			   (size_t)(r->len - mark_off - 4));
+	rc = check_end_mark(r, mark_off, diag);
+	if (rc < 0)
+		return rc;
 	if (!crc_matches(pcz_crc32(r->buf, s->off), pcz_le32(p + 20)))
 		return locate_damage(r, s, diag);
 	if (pcz_le32(p + 16) != r->n_sec)
