@@ -32,7 +32,9 @@ static int next_line(lines *l, const char **line, size_t *len, mpxkit_diag *diag
 	size_t n;
 
 	if (l->r) {
-		int rc = mpxkit_reader_line(l->r, line, len, diag);
+		char *got;
+		int rc = mpxkit_reader_line(l->r, &got, len, diag);
+		*line = got;
 		if (rc <= 0)
 			return rc;
 		l->lineno = mpxkit_reader_lineno(l->r);
@@ -136,7 +138,7 @@ static int get_dec(const char **pp, const char *end, uint64_t max, uint64_t *out
 
 	while (p < end && *p >= '0' && *p <= '9') {
 		unsigned dg = (unsigned)(*p - '0');
-		if (v > (max - dg) / 10)
+		if (dg > max || v > (max - dg) / 10)
 			return -1;
 		v = v * 10 + dg;
 		p++;
