@@ -464,12 +464,71 @@ static void test_barrier(void)
 	mpxkit_simt_result_free(r);
 }
 
+/*
+ * The model takes shortcuts for base-and-stride (mode 1) accesses; the same
+ * addresses listed one by one (mode 0) must give the same cycles,
+ * transactions and wavefronts, on random strides, widths and masks.
+ */
+static void test_stride_shortcuts(void)
+{
+	static const char *const ops[] = {"LDG.E", "STG.E", "LDS", "STS", "LD.E"};
+	static const unsigned widths[] = {1, 2, 4, 8, 16};
+	uint64_t seed = 0x2545F4914F6CDD1Dull;
+	char *a = malloc(8192), *b = malloc(8192);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	for (int trial = 0; trial < 300; trial++) {
+		uint64_t r = (uint64_t)(cutest_urand(&seed) * 1e9 + 2e9);
+		const char *op = ops[r % 5];
+		unsigned width = widths[(r >> 8) % 5], first = (unsigned)(r >> 12) % 32;
+		unsigned lanes = 1 + (unsigned)(r >> 20) % (32 - first);
+		long stride = (long)((r >> 28) % 97) - 48;
+		uint64_t base = (r >> 4) % 2 ? 0x7f0000000200ull + 4096 : 0x10000 + ((r >> 36) % 512);
+		uint32_t mask = (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1)) << first;
+		size_t la, lb;
+		mpxkit_simt_result *ra, *rb;
+
+		if (base > 0x100000 && strncmp(op, "LD.", 3) != 0 && strcmp(op, "LDS") != 0 &&
+		    strcmp(op, "STS") != 0)
+			base = 0x20000; /* generic addresses only for the generic op */
+		if (stride < 0 && (uint64_t)(-stride) * (lanes - 1) > base)
+			stride = -stride;
+		la = (size_t)sprintf(a, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
+					"0000 %08x 1 R2 %s 1 R8 %u 1 0x%llx %ld\n",
+				     mask, op, width, (unsigned long long)base, stride);
+		lb = (size_t)sprintf(b, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
+					"0000 %08x 1 R2 %s 1 R8 %u 0",
+				     mask, op, width);
+		for (unsigned i = 0; i < lanes; i++)
+			lb += (size_t)sprintf(b + lb, " 0x%llx",
+					      (unsigned long long)(base + (uint64_t)((long)i * stride)));
+		strcpy(a + la, "0008 ffffffff 1 R3 IADD 1 R2 0\n#END_TB\n");
+		strcpy(b + lb, "\n0008 ffffffff 1 R3 IADD 1 R2 0\n#END_TB\n");
+		ra = run_body(&plain, 32, 1, a);
+		rb = run_body(&plain, 32, 1, b);
+		CU_ASSERT_DOUBLE_EQUAL(ra->active_cycles, rb->active_cycles, 0);
+		CU_ASSERT_EQUAL(ra->gld_transactions + ra->gst_transactions, rb->gld_transactions + rb->gst_transactions);
+		CU_ASSERT_EQUAL(ra->shared_load_transactions + ra->shared_store_transactions,
+				rb->shared_load_transactions + rb->shared_store_transactions);
+		CU_ASSERT_EQUAL(ra->l1_misses + ra->l2_misses, rb->l1_misses + rb->l2_misses);
+		if (ra->active_cycles != rb->active_cycles)
+			fprintf(stderr, "\n  %s width %u mask %08x stride %ld base %llx: %g vs %g", op, width,
+				mask, stride, (unsigned long long)base, ra->active_cycles, rb->active_cycles);
+		mpxkit_simt_result_free(ra);
+		mpxkit_simt_result_free(rb);
+	}
+	free(a);
+	free(b);
+}
+
 static const cutest_case closed_forms[] = {
     {"all lanes masked", test_all_masked},
     {"ALU dependency chain", test_alu_chain},
     {"strided loads, known hits and misses", test_strided_loads},
     {"divergent if/else", test_divergent_if_else},
     {"shared-memory bank conflicts", test_bank_conflicts},
+    {"stride shortcuts equal listed addresses", test_stride_shortcuts},
     {NULL, NULL},
 };
 

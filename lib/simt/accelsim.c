@@ -24,7 +24,7 @@ typedef struct option {
 
 typedef struct options {
 	option *o;
-	size_t n;
+	size_t n, cap;
 	mpxkit_diag *diag;
 } options;
 
@@ -104,6 +104,14 @@ static int tokenize(options *s, const char *file, const char *text, size_t len)
 			if (s->n == MAX_OPTIONS)
 				return mpxkit_fail(s->diag, MPXKIT_ERANGE, "%s:%lu: more than %d options", file, at,
 						   MAX_OPTIONS);
+			if (s->n == s->cap) {
+				size_t ncap = s->cap ? s->cap * 2 : 64;
+				option *g = realloc(s->o, ncap * sizeof *g);
+				if (g == NULL)
+					return mpxkit_fail(s->diag, MPXKIT_ENOMEM, "%s: out of memory", file);
+				s->o = g;
+				s->cap = ncap;
+			}
 			pending = &s->o[s->n++];
 			memcpy(pending->name, tok + 1, n); /* n - 1 bytes and the NUL */
 		}
@@ -411,7 +419,7 @@ int mpxkit_simt_gpu_import_accelsim_text(const char *config_name, const char *co
 					 const char *trace_config, size_t trace_len,
 					 mpxkit_simt_gpu **out, mpxkit_diag *diag)
 {
-	options cs = {NULL, 0, diag}, ts = {NULL, 0, diag};
+	options cs = {NULL, 0, 0, diag}, ts = {NULL, 0, 0, diag};
 	mpxkit_simt_gpu *g = NULL;
 	char who[256];
 	int rc;
@@ -421,10 +429,8 @@ int mpxkit_simt_gpu_import_accelsim_text(const char *config_name, const char *co
 	if (config_len > CONFIG_MAX_BYTES || trace_len > CONFIG_MAX_BYTES)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "Accel-Sim import: a file is larger than %u bytes",
 				   CONFIG_MAX_BYTES);
-	cs.o = calloc(MAX_OPTIONS, sizeof *cs.o);
-	ts.o = calloc(MAX_OPTIONS, sizeof *ts.o);
 	g = calloc(1, sizeof *g);
-	if (cs.o == NULL || ts.o == NULL || g == NULL) {
+	if (g == NULL) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "Accel-Sim import: out of memory");
 		goto done;
 	}

@@ -119,11 +119,11 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, uint32_t units, uint64_t 
 			lat = g->dram_latency;
 		mpxkit__simt_cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
 	}
-	m->c.dram_write += (uint64_t)__builtin_popcount(a.evicted_dirty) * m->l2_units;
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
 	if (count) {
-		m->c.l2_hits += (uint64_t)__builtin_popcount(a.hit);
-		m->c.l2_misses += (uint64_t)__builtin_popcount(a.miss);
-		m->c.dram_read += (uint64_t)__builtin_popcount(a.miss) * m->l2_units;
+		m->c.l2_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
+		m->c.l2_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
+		m->c.dram_read += (uint64_t)mpxkit__simt_popcount(a.miss) * m->l2_units;
 	}
 	return lat;
 }
@@ -133,9 +133,9 @@ static void l2_write(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now
 	simt_access a;
 
 	mpxkit__simt_cache_write(&m->l2, line, to_sectors(units, m->l2_units), now, &a);
-	m->c.dram_write += (uint64_t)__builtin_popcount(a.evicted_dirty) * m->l2_units;
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
-		m->c.dram_write += (uint64_t)__builtin_popcount(units);
+		m->c.dram_write += (uint64_t)mpxkit__simt_popcount(units);
 }
 
 /* ---- global and local memory ---------------------------------------------------------------- */
@@ -145,30 +145,88 @@ typedef struct group {
 	uint32_t units; /* 32-byte units touched in the line */
 } group;
 
+/* 32-byte units lo..hi (0 <= lo <= hi <= 31) of a line. */
+static uint32_t unit_range(uint64_t lo, uint64_t hi)
+{
+	return ((2u << hi) - 1) & ~((1u << lo) - 1);
+}
+
+static int add_group(group *g, int n, uint64_t line, uint32_t units)
+{
+	for (int i = n - 1; i >= 0; i--)
+		if (g[i].line == line) {
+			g[i].units |= units;
+			return n;
+		}
+	if (n < MAX_GROUPS) {
+		g[n].line = line;
+		g[n].units = units;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Base and stride when every lane of mask follows them (a contiguous mask of
+ * a mode-1 line, or anything of one lane); 0 otherwise.
+ */
+static int strided(const mpxkit_simt_inst *in, uint32_t mask, uint64_t *base, int64_t *step)
+{
+	int first = __builtin_ctz(mask);
+
+	if (in->addr_mode != 1 || mask != in->mask)
+		return 0;
+	*base = in->addr[first];
+	*step = mpxkit__simt_popcount(mask) > 1 ? (int64_t)(in->addr[first + 1] - in->addr[first]) : 0;
+	return 1;
+}
+
 /* The distinct lines and 32-byte units the lanes of mask touch, in lane order. */
 static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t mask, group *g)
 {
 	uint32_t ls = m->line_shift;
+	uint64_t off_mask = (1ull << ls) - 1, w1 = in->mem_width - 1, base;
+	int64_t step;
 	int n = 0;
 
-	for (; mask; mask &= mask - 1) {
-		uint64_t a = in->addr[__builtin_ctz(mask)], last = a + in->mem_width - 1;
-		for (uint64_t line = a >> ls; line <= last >> ls; line++) {
-			uint64_t base = line << ls;
-			uint64_t lo = a > base ? a - base : 0;
-			uint64_t hi = last - base < (1ull << ls) ? last - base : (1ull << ls) - 1;
-			uint32_t units = (uint32_t)(((2ull << (hi >> 5)) - 1) & ~((1ull << (lo >> 5)) - 1));
-			int i = n - 1;
-			while (i >= 0 && g[i].line != line)
-				i--;
-			if (i >= 0)
-				g[i].units |= units;
-			else if (n < MAX_GROUPS) {
+	/*
+	 * Lanes at most 32 bytes apart touch every 32-byte unit between the
+	 * lowest and the highest byte: the lines follow from the two ends.
+	 */
+	if (strided(in, mask, &base, &step) && step >= -32 && step <= 32) {
+		uint64_t span = (uint64_t)(step < 0 ? -step : step) * (mpxkit__simt_popcount(mask) - 1);
+		uint64_t lo = step < 0 ? base - span : base, hi = (step < 0 ? base : base + span) + w1;
+		for (uint64_t line = lo >> ls;; line++) {
+			uint64_t start = line << ls;
+			uint64_t a = lo > start ? lo - start : 0;
+			uint64_t b = hi - start <= off_mask ? hi - start : off_mask;
+			if (n < MAX_GROUPS) {
 				g[n].line = line;
-				g[n].units = units;
+				g[n].units = unit_range(a >> 5, b >> 5);
 				n++;
 			}
-			if (line == UINT64_MAX >> ls)
+			if (line == hi >> ls)
+				return n;
+		}
+	}
+
+	for (; mask; mask &= mask - 1) {
+		uint64_t a = in->addr[__builtin_ctz(mask)], last = a + w1, line = a >> ls;
+		if (last >> ls == line) {
+			/* the common case: the lane's bytes lie in one line, often the previous lane's */
+			uint32_t units = unit_range((a & off_mask) >> 5, (last & off_mask) >> 5);
+			if (n > 0 && g[n - 1].line == line)
+				g[n - 1].units |= units;
+			else
+				n = add_group(g, n, line, units);
+			continue;
+		}
+		for (;; line++) {
+			uint64_t start = line << ls;
+			uint64_t lo = a > start ? a - start : 0;
+			uint64_t hi = last - start <= off_mask ? last - start : off_mask;
+			n = add_group(g, n, line, unit_range(lo >> 5, hi >> 5));
+			if (line == last >> ls)
 				break;
 		}
 	}
@@ -201,16 +259,16 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	simt_access a;
 
 	if (!cached) {
-		m->c.l2_read += (uint64_t)__builtin_popcount(units);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
 		return l2_read(m, line, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
 	mpxkit__simt_cache_read(l1, line, sectors, 1, &a);
-	m->c.l1_hits += (uint64_t)__builtin_popcount(a.hit);
-	m->c.l1_misses += (uint64_t)__builtin_popcount(a.miss);
+	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
+	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
 	if (global) {
-		m->c.gld_l1_hits += (uint64_t)__builtin_popcount(a.hit);
-		m->c.gld_l1_sectors += (uint64_t)__builtin_popcount(sectors);
+		m->c.gld_l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
+		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount(sectors);
 	}
 	if (a.evicted_dirty) /* a write-back L1 writes the victim's dirty sectors to L2 */
 		l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
@@ -221,7 +279,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	}
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
-		m->c.l2_read += (uint64_t)__builtin_popcount(miss_units);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(miss_units);
 		miss_lat = l2_read(m, line, miss_units, now, 1);
 		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
@@ -243,7 +301,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t 
 			l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
 		return g->l1.latency;
 	}
-	m->c.l2_write += (uint64_t)__builtin_popcount(units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
 	l2_write(m, line, units, now);
 	return g->l2.latency;
 }
@@ -253,8 +311,8 @@ static uint64_t atomic_line(simt_memsys *m, uint64_t line, uint32_t units, uint6
 {
 	uint64_t lat;
 
-	m->c.l2_read += (uint64_t)__builtin_popcount(units);
-	m->c.l2_write += (uint64_t)__builtin_popcount(units);
+	m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
 	lat = l2_read(m, line, units, now, 1);
 	l2_write(m, line, units, now + lat);
 	return lat;
@@ -285,7 +343,7 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
-		sectors += (uint64_t)__builtin_popcount(grp[i].units);
+		sectors += (uint64_t)mpxkit__simt_popcount(grp[i].units);
 		if (op->kind == MPXKIT_SIMT_KIND_LOAD)
 			l = load_line(m, sm, grp[i].line, grp[i].units, cached,
 				      space == MPXKIT_SIMT_GLOBAL, now);
@@ -312,20 +370,42 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 /* ---- shared memory -------------------------------------------------------------------------- */
 
 static void shared_access(simt_memsys *m, const simt_opinfo *op, const mpxkit_simt_inst *in,
-			  uint32_t mask, uint64_t base, simt_memresult *r)
+			  uint32_t mask, uint64_t base0, simt_memresult *r)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t width = g->shared_width, banks = g->shared_banks, most = 0;
 
+	uint64_t base;
+	int64_t step;
+
 	if (mask == 0)
 		return;
+	/*
+	 * Lanes a fixed number of words apart, one word each: lane i's bank is
+	 * (w0 + i s) mod banks, which repeats every banks / gcd(s, banks) lanes,
+	 * so each bank serves ceil(lanes / period) distinct words (all lanes on
+	 * one word: a broadcast).
+	 */
+	if (strided(in, mask, &base, &step) && in->mem_width <= width && (base - base0) % width == 0 &&
+	    step % (int64_t)width == 0) {
+		uint64_t s = (uint64_t)(step < 0 ? -step : step) / width % banks, gcd = banks, x = s;
+		uint32_t lanes = mpxkit__simt_popcount(mask), period;
+		while (x) {
+			uint64_t y = gcd % x;
+			gcd = x;
+			x = y;
+		}
+		period = step == 0 ? 0 : (uint32_t)(banks / gcd);
+		most = period == 0 ? 1 : (lanes + period - 1) / period;
+		goto done;
+	}
 	if (++m->gen == 0) {
 		memset(m->word_gen, 0, sizeof m->word_gen);
 		m->gen = 1;
 	}
 	memset(m->bank_count, 0, banks * sizeof m->bank_count[0]);
 	for (; mask; mask &= mask - 1) {
-		uint64_t a = in->addr[__builtin_ctz(mask)] - base;
+		uint64_t a = in->addr[__builtin_ctz(mask)] - base0;
 		uint64_t first = a / width, last = (a + in->mem_width - 1) / width;
 		for (uint64_t w = first; w <= last; w++) {
 			uint32_t h = (uint32_t)((w * 0x9E3779B97F4A7C15ull) >> 55) & 511;
@@ -339,6 +419,7 @@ static void shared_access(simt_memsys *m, const simt_opinfo *op, const mpxkit_si
 				most = m->bank_count[w & (banks - 1)];
 		}
 	}
+done:
 	if (g->shared_latency + most - 1 > r->latency)
 		r->latency = g->shared_latency + most - 1;
 	r->wavefronts += most;
@@ -446,7 +527,7 @@ void mpxkit__simt_mem_copy(simt_memsys *m, uint64_t addr, uint64_t size, uint64_
 		uint64_t base = line << m->line_shift;
 		uint64_t lo = addr > base ? addr - base : 0;
 		uint64_t hi = end - base < m->gpu->l2.line ? end - base : m->gpu->l2.line - 1;
-		uint32_t units = (uint32_t)(((2ull << (hi >> 5)) - 1) & ~((1ull << (lo >> 5)) - 1));
+		uint32_t units = unit_range(lo >> 5, hi >> 5);
 		simt_access a;
 		mpxkit__simt_cache_install(&m->l2, line, to_sectors(units, m->l2_units), now, &a);
 		/* A copy writes whole sectors; dirty data it evicts goes to DRAM outside any kernel. */

@@ -523,7 +523,7 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 {
 	warp_state *w = &R->w;
 	simt_opinfo *op = in->opcode < R->n_ops ? &R->ops[in->opcode] : NULL;
-	uint32_t lanes = (uint32_t)__builtin_popcount(in->mask), nop_lanes = 32 - lanes;
+	uint32_t lanes = mpxkit__simt_popcount(in->mask), nop_lanes = 32 - lanes;
 	uint64_t t = w->t, issue = t, c;
 	int cause = -1, rc;
 	simt_memresult mr = {0, 0, 0, 0};

@@ -36,6 +36,17 @@ int mpxkit__simt_gpu_set_op(mpxkit_simt_gpu *gpu, const mpxkit_simt_op *op);
 /* Checks the whole description's ranges and cross-field rules; who names it in the message. */
 int mpxkit__simt_gpu_check(const mpxkit_simt_gpu *gpu, const char *who, mpxkit_diag *diag);
 
+/*
+ * Set bits of a lane mask.  The bit trick, not __builtin_popcount, which
+ * without -mpopcnt is a libgcc call on the model's hottest path.
+ */
+static inline uint32_t mpxkit__simt_popcount(uint32_t x)
+{
+	x = x - ((x >> 1) & 0x55555555u);
+	x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+	return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 /* The base opcode's length: up to the first '.'. */
 size_t mpxkit__simt_base_len(const char *opcode);
 

@@ -97,54 +97,56 @@ static int at_end_of_token(const char *p, const char *end)
 	return p == end || is_blank(*p);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+/* Hex digit values, -1 for anything else: one load per digit in the hot loop. */
+static const signed char hex_digit[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+}; /* value + 1, so that the zero of an unlisted byte means "not a digit" */
 
 /* Hex of 1 to max_digits digits (a 0x prefix allowed when prefix is 1). */
 static int get_hex(const char **pp, const char *end, int max_digits, int prefix, uint64_t *out)
 {
-	const char *p = skip_blanks(*pp, end);
+	const char *p = skip_blanks(*pp, end), *start;
 	uint64_t v = 0;
-	int n = 0, d;
+	int d;
 
 	if (prefix && end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	while (p < end && (d = hexval(*p)) >= 0) {
-		if (++n > max_digits)
-			return -1;
-		v = v << 4 | (uint64_t)d;
+	start = p;
+	while (p < end && (d = hex_digit[(unsigned char)*p]) != 0) {
+		v = v << 4 | (uint64_t)(d - 1);
 		p++;
 	}
-	if (n == 0 || !at_end_of_token(p, end))
+	if (p == start || p - start > max_digits || !at_end_of_token(p, end))
 		return -1;
 	*out = v;
 	*pp = p;
 	return 0;
 }
 
+/* A decimal in [0, max]: at most 19 digits accumulate without overflow, then one comparison. */
 static int get_dec(const char **pp, const char *end, uint64_t max, uint64_t *out)
 {
-	const char *p = skip_blanks(*pp, end);
+	const char *p = skip_blanks(*pp, end), *start = p;
 	uint64_t v = 0;
-	int n = 0;
 
-	while (p < end && *p >= '0' && *p <= '9') {
-		unsigned dg = (unsigned)(*p - '0');
-		if (dg > max || v > (max - dg) / 10)
-			return -1;
-		v = v * 10 + dg;
+	while (p < end && (unsigned)(*p - '0') < 10) {
+		if (p - start == 19) {
+			/* a twentieth digit: only 18446744073709551615 and below fit */
+			unsigned dg = (unsigned)(*p - '0');
+			if (v > (UINT64_MAX - dg) / 10)
+				return -1;
+			v = v * 10 + dg;
+			p++;
+			if (p < end && (unsigned)(*p - '0') < 10)
+				return -1;
+			break;
+		}
+		v = v * 10 + (uint64_t)(*p - '0');
 		p++;
-		n++;
 	}
-	if (n == 0 || !at_end_of_token(p, end))
+	if (p == start || v > max || !at_end_of_token(p, end))
 		return -1;
 	*out = v;
 	*pp = p;
@@ -768,6 +770,16 @@ static int parse_warp_lines(mpxkit_simt_trace *t, const char *line, size_t n, mp
 	return 0;
 }
 
+/* Do base + i * step, i < lanes, and their widths all lie below 2^64? */
+static int stride_fits(uint64_t base, int64_t step, uint32_t lanes, uint64_t width)
+{
+	uint64_t span = (uint64_t)(step < 0 ? -step : step) * (lanes - 1);
+
+	if (step < 0)
+		return base >= span && base <= UINT64_MAX - (width - 1);
+	return base <= UINT64_MAX - (width - 1) - span;
+}
+
 /* Lane addresses of the set bits, from mode 0, 1 or 2. */
 static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *end,
 			   mpxkit_diag *diag)
@@ -804,6 +816,13 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 			if ((shifted & (shifted + 1)) != 0)
 				return TFAIL(t, diag, MPXKIT_EFORMAT,
 					     "address mode 1 with a non-contiguous mask %08x", in->mask);
+			/* the ends bound every lane: check them once, then fill without checks */
+			if (stride_fits(a, step, mpxkit__simt_popcount(m), width)) {
+				uint32_t lane = (uint32_t)__builtin_ctz(m), last = lane + mpxkit__simt_popcount(m);
+				for (; lane < last; lane++, a += (uint64_t)step)
+					in->addr[lane] = a;
+				return 0;
+			}
 		}
 	}
 	for (int k = 0; m; m &= m - 1, k++) {
