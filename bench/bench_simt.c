@@ -64,29 +64,41 @@ static void write_kernel(FILE *f, gzFile gz, unsigned blocks, unsigned warps, un
 			EMIT("warp = %u\ninsts = %u\n", w, insts);
 			EMIT("0008 ffffffff 1 R1 MOV 0 0 \n0010 ffffffff 1 R0 S2R 0 0 \n"
 			     "0018 ffffffff 1 R2 S2R 0 0 \n0020 ffffffff 1 R3 IMAD 3 R0 R2 R1 0 \n"
-			     "0028 ffffffff 1 R4 IADD3 2 R3 R1 0 \n0030 ffffffff 0 ISETP.GE.AND 2 R4 R3 0 \n");
+			     "0028 ffffffff 1 R4 IADD3 2 R3 R1 0 \n0030 ffffffff 0 ISETP.GE.AND 2 "
+			     "R4 R3 0 \n");
 			for (unsigned i = 0; i < iters; i++) {
 				uint64_t a = base + (uint64_t)i * 65536;
 				unsigned mask = i % 4 == 3 ? 0x0000ffffu : 0xffffffffu;
 				EMIT("0040 ffffffff 1 R6 LDG.E 1 R4 4 1 0x%" PRIx64 " 4 \n", a);
 				if (i % 8 == 7) {
-					EMIT("0048 ffffffff 1 R7 LDG.E 1 R4 4 2 0x%" PRIx64, a + 4096);
+					EMIT("0048 ffffffff 1 R7 LDG.E 1 R4 4 2 0x%" PRIx64,
+					     a + 4096);
 					for (int l = 1; l < 32; l++) {
-						seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+						seed = seed * 6364136223846793005ull +
+						       1442695040888963407ull;
 						EMIT(" %d", (int)(seed >> 52) * 4 - 2048);
 					}
 					EMIT(" \n");
 				} else {
-					EMIT("0048 ffffffff 1 R7 LDG.E 1 R4 4 1 0x%" PRIx64 " 4 \n", a + 128);
+					EMIT("0048 ffffffff 1 R7 LDG.E 1 R4 4 1 0x%" PRIx64 " 4 \n",
+					     a + 128);
 				}
 				EMIT("0050 ffffffff 0 STS 2 R5 R6 4 1 0x%x 4 \n", (w * 128) & 4095);
-				EMIT("0058 ffffffff 1 R8 LDS.U.32 1 R5 4 1 0x%x 4 \n", (w * 128 + 4) & 4095);
-				EMIT("0060 ffffffff 1 R9 FFMA 3 R6 R7 R9 0 \n0068 ffffffff 1 R9 FFMA 3 R8 R9 R9 0 \n");
-				EMIT("0070 ffffffff 0 ISETP.GT.AND 2 R9 R1 0 \n0078 %08x 0 BRA 0 0 \n", mask ^ 0xffffffffu);
-				EMIT("0080 %08x 1 R10 FMUL 2 R9 R9 0 \n0088 %08x 1 R9 FADD 2 R10 R9 0 \n", mask, mask);
-				EMIT("0090 ffffffff 1 R4 IADD3 2 R4 R1 0 \n0098 ffffffff 0 BRA 0 0 \n");
+				EMIT("0058 ffffffff 1 R8 LDS.U.32 1 R5 4 1 0x%x 4 \n",
+				     (w * 128 + 4) & 4095);
+				EMIT("0060 ffffffff 1 R9 FFMA 3 R6 R7 R9 0 \n0068 ffffffff 1 R9 "
+				     "FFMA 3 R8 R9 R9 0 \n");
+				EMIT("0070 ffffffff 0 ISETP.GT.AND 2 R9 R1 0 \n0078 %08x 0 BRA 0 0 "
+				     "\n",
+				     mask ^ 0xffffffffu);
+				EMIT("0080 %08x 1 R10 FMUL 2 R9 R9 0 \n0088 %08x 1 R9 FADD 2 R10 "
+				     "R9 0 \n",
+				     mask, mask);
+				EMIT("0090 ffffffff 1 R4 IADD3 2 R4 R1 0 \n0098 ffffffff 0 BRA 0 0 "
+				     "\n");
 			}
-			EMIT("00a0 ffffffff 0 STG.E 2 R4 R9 4 1 0x%" PRIx64 " 4 \n", base + (uint64_t)0x100000000);
+			EMIT("00a0 ffffffff 0 STG.E 2 R4 R9 4 1 0x%" PRIx64 " 4 \n",
+			     base + (uint64_t)0x100000000);
 			n += insts;
 		}
 		EMIT("#END_TB\n\n");
@@ -110,7 +122,8 @@ static double run_once(const mpxkit_simt_gpu *gpu, const char *path, int model, 
 	if (mpxkit_simt_trace_open(path, &t, &d) < 0)
 		goto fail;
 	if (model) {
-		if (mpxkit_simt_sim_new(gpu, &sim, &d) < 0 || mpxkit_simt_sim_kernel(sim, t, &r, &d) < 0)
+		if (mpxkit_simt_sim_new(gpu, &sim, &d) < 0 ||
+		    mpxkit_simt_sim_kernel(sim, t, &r, &d) < 0)
 			goto fail;
 		*insts = r->warp_insts;
 	} else {
@@ -159,7 +172,9 @@ int main(int argc, char **argv)
 	long plain_bytes;
 
 	if (mpxkit_simt_gpu_load("qv100", &gpu, &d) < 0) {
-		fprintf(stderr, "bench_simt: %s (run with MPXKIT_DATADIR=data from the source tree)\n", d.msg);
+		fprintf(stderr,
+			"bench_simt: %s (run with MPXKIT_DATADIR=data from the source tree)\n",
+			d.msg);
 		return 2;
 	}
 	snprintf(plain, sizeof plain, "%s/bench-simt-%d.traceg", dir, (int)getpid());
@@ -176,7 +191,8 @@ int main(int argc, char **argv)
 	printf("Synthetic kernel: %u blocks of 8 warps, %" PRIu64 " warp instructions, %.1f MB of "
 	       "text; GPU qv100; best of %d runs.\n\n",
 	       blocks, n, plain_bytes / 1e6, REPEATS);
-	printf("| run | warp instructions | CPU s | wall s | M warp inst/s (CPU) | MB/s of text (CPU) |\n");
+	printf("| run | warp instructions | CPU s | wall s | M warp inst/s (CPU) | MB/s of text "
+	       "(CPU) |\n");
 	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
 	measure(gpu, "parse only, plain", plain, 0, (double)plain_bytes);
 	measure(gpu, "parse + model, plain", plain, 1, (double)plain_bytes);

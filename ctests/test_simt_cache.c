@@ -118,7 +118,8 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 	ref_init(&ref, sets, ways, write_back);
 	for (unsigned i = 0; i < n && bad < 5; i++) {
 		uint64_t line = rng(&s) % (rng(&s) % 4 == 0 ? footprint : footprint / 4 + 1);
-		uint32_t sectors = (uint32_t)(rng(&s) & ((spl == 32 ? 0xffffffffu : (1u << spl) - 1)));
+		uint32_t sectors =
+		    (uint32_t)(rng(&s) & ((spl == 32 ? 0xffffffffu : (1u << spl) - 1)));
 		uint32_t want_hit, want_ev;
 		int write = rng(&s) % 3 == 0;
 		simt_access a;
@@ -136,10 +137,12 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 		}
 		if (a.hit != want_hit || a.evicted_dirty != want_ev) {
 			if (bad++ < 3)
-				fprintf(stderr, "\n  access %u line %llu sectors %x %s: hit %x want %x, "
-						"evicted dirty %x want %x",
-					i, (unsigned long long)line, sectors, write ? "write" : "read", a.hit,
-					want_hit, a.evicted_dirty, want_ev);
+				fprintf(stderr,
+					"\n  access %u line %llu sectors %x %s: hit %x want %x, "
+					"evicted dirty %x want %x",
+					i, (unsigned long long)line, sectors,
+					write ? "write" : "read", a.hit, want_hit, a.evicted_dirty,
+					want_ev);
 		}
 		hits += a.hit != 0;
 		evictions += want_ev != 0;
@@ -160,8 +163,8 @@ static void test_geometries(void)
 	};
 	for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++)
 		for (int wb = 0; wb < 2; wb++)
-			compare(geo[g][0], geo[g][1], geo[g][2], wb, 0x9E3779B97F4A7C15ull + g * 2 + (uint64_t)wb,
-				20000);
+			compare(geo[g][0], geo[g][1], geo[g][2], wb,
+				0x9E3779B97F4A7C15ull + g * 2 + (uint64_t)wb, 20000);
 }
 
 /* Flushing empties the cache: everything misses again. */

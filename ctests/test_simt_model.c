@@ -14,22 +14,22 @@
  * overhead, and bandwidths too large to bind.
  */
 #define GPU_HEAD                                                                                   \
-	"mpxkit-gpu 1\nname test\nsms %u\nclock_mhz 1000\nwarp_size 32\nschedulers %u\n"          \
-	"max_warps 64\nmax_blocks %u\nmax_threads_per_block 1024\nregisters 65536\n"              \
-	"register_unit 256\nshared_per_sm 65536\nshared_per_block 49152\nshared_unit 256\n"       \
+	"mpxkit-gpu 1\nname test\nsms %u\nclock_mhz 1000\nwarp_size 32\nschedulers %u\n"           \
+	"max_warps 64\nmax_blocks %u\nmax_threads_per_block 1024\nregisters 65536\n"               \
+	"register_unit 256\nshared_per_sm 65536\nshared_per_block 49152\nshared_unit 256\n"        \
 	"launch_cycles 0\n"                                                                        \
-	"l1 sets=64 ways=4 line=128 sector=32 latency=10 write=through global=cached "              \
+	"l1 sets=64 ways=4 line=128 sector=32 latency=10 write=through global=cached "             \
 	"request_bytes=%u tags_per_cycle=%u\n"                                                     \
 	"l2 sets=64 ways=4 line=128 sector=32 latency=100 write=back bytes_per_cycle=100000\n"     \
 	"icache none\nshared_mem banks=32 width=4 latency=5\n"                                     \
 	"dram latency=300 bytes_per_cycle=100000\n"
 #define GPU_UNITS                                                                                  \
-	"unit int latency=4 initiation=%u\nunit fp16 latency=4 initiation=1\n"                    \
-	"unit fp32 latency=4 initiation=1\nunit fp64 latency=8 initiation=4\n"                    \
-	"unit sfu latency=20 initiation=8\nunit conv latency=20 initiation=8\n"                   \
-	"unit tensor latency=8 initiation=2\nunit branch latency=4 initiation=1\n"                \
-	"unit ldst latency=20 initiation=1\nunit const latency=4 initiation=1\n"                  \
-	"unit tex latency=200 initiation=4\nunit sreg latency=4 initiation=1\n"                   \
+	"unit int latency=4 initiation=%u\nunit fp16 latency=4 initiation=1\n"                     \
+	"unit fp32 latency=4 initiation=1\nunit fp64 latency=8 initiation=4\n"                     \
+	"unit sfu latency=20 initiation=8\nunit conv latency=20 initiation=8\n"                    \
+	"unit tensor latency=8 initiation=2\nunit branch latency=4 initiation=1\n"                 \
+	"unit ldst latency=20 initiation=1\nunit const latency=4 initiation=1\n"                   \
+	"unit tex latency=200 initiation=4\nunit sreg latency=4 initiation=1\n"                    \
 	"unit sync latency=4 initiation=1\nops builtin\n"
 
 typedef struct gpu_opts {
@@ -43,8 +43,8 @@ static mpxkit_simt_gpu *make_gpu(const gpu_opts *o)
 	char text[4096];
 	mpxkit_simt_gpu *g = NULL;
 	mpxkit_diag d = {0};
-	int n = snprintf(text, sizeof text, GPU_HEAD GPU_UNITS, o->sms, o->schedulers, o->max_blocks,
-			 o->request_bytes, o->tags, o->int_init);
+	int n = snprintf(text, sizeof text, GPU_HEAD GPU_UNITS, o->sms, o->schedulers,
+			 o->max_blocks, o->request_bytes, o->tags, o->int_init);
 
 	CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof text);
 	if (mpxkit_simt_gpu_parse("test.gpu", text, (size_t)n, &g, &d) < 0)
@@ -57,9 +57,9 @@ static mpxkit_simt_gpu *make_gpu(const gpu_opts *o)
 #define TRACE_HEAD                                                                                 \
 	"-kernel name = k\n-kernel id = 1\n-grid dim = (%u,1,1)\n"                                 \
 	"-block dim = (%u,1,1)\n-shmem = 0\n-nregs = 8\n-binary version = 70\n"                    \
-	"-cuda stream id = 0\n-shmem base_addr = 0x00007f0000000000\n"                              \
-	"-local mem base_addr = 0x00007e0000000000\n-nvbit version = 1.5\n"                         \
-	"-accelsim tracer version = 4\n-enable lineinfo = 0\n\n"                                    \
+	"-cuda stream id = 0\n-shmem base_addr = 0x00007f0000000000\n"                             \
+	"-local mem base_addr = 0x00007e0000000000\n-nvbit version = 1.5\n"                        \
+	"-accelsim tracer version = 4\n-enable lineinfo = 0\n\n"                                   \
 	"#traces format = PC mask dest_num [reg_dests] opcode src_num [reg_srcs] "                 \
 	"mem_width [adrrescompress?] [mem_addresses]\n\n"
 
@@ -110,7 +110,8 @@ static char *one_warp(const char *inst, unsigned n)
 	char *s = malloc(cap);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-	len = (size_t)snprintf(s, cap, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = %u\n", n);
+	len =
+	    (size_t)snprintf(s, cap, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = %u\n", n);
 	for (unsigned i = 0; i < n; i++)
 		len += (size_t)snprintf(s + len, cap - len, "%04x %s\n", 8 * i, inst);
 	snprintf(s + len, cap - len, "#END_TB\n");
@@ -169,9 +170,11 @@ static void test_alu_chain(void)
 	ind = malloc(128 + n * 96);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(ind);
 	{
-		size_t len = (size_t)sprintf(ind, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = %u\n", n);
+		size_t len = (size_t)sprintf(
+		    ind, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = %u\n", n);
 		for (unsigned i = 0; i < n; i++)
-			len += (size_t)sprintf(ind + len, "%04x ffffffff 1 R%u IADD 1 R255 0\n", 8 * i, i + 2);
+			len += (size_t)sprintf(ind + len, "%04x ffffffff 1 R%u IADD 1 R255 0\n",
+					       8 * i, i + 2);
 		sprintf(ind + len, "#END_TB\n");
 	}
 	r = run_body(&plain, 32, 1, ind);
@@ -353,13 +356,15 @@ static char *warps_body(unsigned blocks, unsigned warps, unsigned n)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(s);
 	for (unsigned b = 0; b < blocks; b++) {
-		len += (size_t)snprintf(s + len, cap - len, "#BEGIN_TB\nthread block = %u,0,0\n", b);
+		len +=
+		    (size_t)snprintf(s + len, cap - len, "#BEGIN_TB\nthread block = %u,0,0\n", b);
 		for (unsigned w = 0; w < warps; w++) {
-			len += (size_t)snprintf(s + len, cap - len, "warp = %u\ninsts = %u\n", w, n);
+			len +=
+			    (size_t)snprintf(s + len, cap - len, "warp = %u\ninsts = %u\n", w, n);
 			for (unsigned i = 0; i < n; i++)
 				len += (size_t)snprintf(s + len, cap - len,
-							"%04x ffffffff 1 R%u IADD 1 R255 0\n", 8 * i,
-							i % 200 + 2);
+							"%04x ffffffff 1 R%u IADD 1 R255 0\n",
+							8 * i, i % 200 + 2);
 		}
 		len += (size_t)snprintf(s + len, cap - len, "#END_TB\n");
 	}
@@ -408,8 +413,8 @@ static void test_block_scheduler(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(body);
 	for (unsigned b = 0; b < 3; b++) {
 		char *p = strstr(one, "thread block = 0,0,0");
-		len += (size_t)sprintf(body + len, "%.*sthread block = %u,0,0%s", (int)(p - one), one, b,
-				       p + strlen("thread block = 0,0,0"));
+		len += (size_t)sprintf(body + len, "%.*sthread block = %u,0,0%s", (int)(p - one),
+				       one, b, p + strlen("thread block = 0,0,0"));
 	}
 	o.max_blocks = 1;
 	r = run_body(&o, 32, 3, body);
@@ -484,7 +489,8 @@ static void test_stride_shortcuts(void)
 		unsigned width = widths[(r >> 8) % 5], first = (unsigned)(r >> 12) % 32;
 		unsigned lanes = 1 + (unsigned)(r >> 20) % (32 - first);
 		long stride = (long)((r >> 28) % 97) - 48;
-		uint64_t base = (r >> 4) % 2 ? 0x7f0000000200ull + 4096 : 0x10000 + ((r >> 36) % 512);
+		uint64_t base =
+		    (r >> 4) % 2 ? 0x7f0000000200ull + 4096 : 0x10000 + ((r >> 36) % 512);
 		uint32_t mask = (lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1)) << first;
 		size_t la, lb;
 		mpxkit_simt_result *ra, *rb;
@@ -494,27 +500,32 @@ static void test_stride_shortcuts(void)
 			base = 0x20000; /* generic addresses only for the generic op */
 		if (stride < 0 && (uint64_t)(-stride) * (lanes - 1) > base)
 			stride = -stride;
-		la = (size_t)sprintf(a, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
-					"0000 %08x 1 R2 %s 1 R8 %u 1 0x%llx %ld\n",
+		la = (size_t)sprintf(a,
+				     "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
+				     "0000 %08x 1 R2 %s 1 R8 %u 1 0x%llx %ld\n",
 				     mask, op, width, (unsigned long long)base, stride);
-		lb = (size_t)sprintf(b, "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
-					"0000 %08x 1 R2 %s 1 R8 %u 0",
+		lb = (size_t)sprintf(b,
+				     "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 2\n"
+				     "0000 %08x 1 R2 %s 1 R8 %u 0",
 				     mask, op, width);
 		for (unsigned i = 0; i < lanes; i++)
-			lb += (size_t)sprintf(b + lb, " 0x%llx",
-					      (unsigned long long)(base + (uint64_t)((long)i * stride)));
+			lb += (size_t)sprintf(
+			    b + lb, " 0x%llx",
+			    (unsigned long long)(base + (uint64_t)((long)i * stride)));
 		strcpy(a + la, "0008 ffffffff 1 R3 IADD 1 R2 0\n#END_TB\n");
 		strcpy(b + lb, "\n0008 ffffffff 1 R3 IADD 1 R2 0\n#END_TB\n");
 		ra = run_body(&plain, 32, 1, a);
 		rb = run_body(&plain, 32, 1, b);
 		CU_ASSERT_DOUBLE_EQUAL(ra->active_cycles, rb->active_cycles, 0);
-		CU_ASSERT_EQUAL(ra->gld_transactions + ra->gst_transactions, rb->gld_transactions + rb->gst_transactions);
+		CU_ASSERT_EQUAL(ra->gld_transactions + ra->gst_transactions,
+				rb->gld_transactions + rb->gst_transactions);
 		CU_ASSERT_EQUAL(ra->shared_load_transactions + ra->shared_store_transactions,
 				rb->shared_load_transactions + rb->shared_store_transactions);
 		CU_ASSERT_EQUAL(ra->l1_misses + ra->l2_misses, rb->l1_misses + rb->l2_misses);
 		if (ra->active_cycles != rb->active_cycles)
-			fprintf(stderr, "\n  %s width %u mask %08x stride %ld base %llx: %g vs %g", op, width,
-				mask, stride, (unsigned long long)base, ra->active_cycles, rb->active_cycles);
+			fprintf(stderr, "\n  %s width %u mask %08x stride %ld base %llx: %g vs %g",
+				op, width, mask, stride, (unsigned long long)base,
+				ra->active_cycles, rb->active_cycles);
 		mpxkit_simt_result_free(ra);
 		mpxkit_simt_result_free(rb);
 	}

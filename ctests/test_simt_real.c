@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The SIMT model on the real GTX 1080 traces, against the profiler's counts; SKIP without the data. */
+/* The SIMT model on the real GTX 1080 traces, against the profiler's counts; SKIP without the data.
+ */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,8 @@ static mpxkit_simt_result *run_dir(const mpxkit_simt_gpu *g, const char *dir)
 	for (size_t i = 0; i < c->n; i++) {
 		mpxkit_simt_trace *t = NULL;
 		if (!c->cmd[i].is_kernel) {
-			CU_ASSERT_EQUAL(mpxkit_simt_sim_memcpy(sim, c->cmd[i].addr, c->cmd[i].size, &d), 0);
+			CU_ASSERT_EQUAL(
+			    mpxkit_simt_sim_memcpy(sim, c->cmd[i].addr, c->cmd[i].size, &d), 0);
 			continue;
 		}
 		mpxkit_simt_result_free(r);
@@ -162,9 +164,11 @@ static void scan(const char *file, double *warp, double *thread, double *mem)
 	while (fgets(line, sizeof line, f)) {
 		char *tok[64], *save = NULL;
 		int n = 0;
-		for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 64; t = strtok_r(NULL, " \t\r\n", &save))
+		for (char *t = strtok_r(line, " \t\r\n", &save); t && n < 64;
+		     t = strtok_r(NULL, " \t\r\n", &save))
 			tok[n++] = t;
-		if (n < 6 || !isxdigit((unsigned char)tok[0][0]) || strchr(tok[0], '=') || tok[0][0] == '#')
+		if (n < 6 || !isxdigit((unsigned char)tok[0][0]) || strchr(tok[0], '=') ||
+		    tok[0][0] == '#')
 			continue;
 		{
 			int nd = atoi(tok[2]), ns = atoi(tok[4 + nd]);
@@ -203,13 +207,28 @@ static void test_vecadd_counts(void)
 	mpxkit_simt_result *r;
 	double warp, thread, mem;
 	static const char *const same[] = {
-	    "inst_executed", "inst_fp_32", "inst_fp_64", "inst_integer", "inst_bit_convert",
-	    "inst_control", "inst_compute_ld_st", "inst_misc", "inst_inter_thread_communication",
-	    "inst_executed_global_loads", "inst_executed_global_stores",
-	    "inst_executed_shared_loads", "inst_executed_shared_stores", "inst_executed_local_loads",
-	    "inst_executed_local_stores", "gst_transactions", "l2_tex_read_transactions",
-	    "l2_tex_write_transactions", "shared_load_transactions", "shared_store_transactions",
-	    "local_load_transactions", "local_store_transactions",
+	    "inst_executed",
+	    "inst_fp_32",
+	    "inst_fp_64",
+	    "inst_integer",
+	    "inst_bit_convert",
+	    "inst_control",
+	    "inst_compute_ld_st",
+	    "inst_misc",
+	    "inst_inter_thread_communication",
+	    "inst_executed_global_loads",
+	    "inst_executed_global_stores",
+	    "inst_executed_shared_loads",
+	    "inst_executed_shared_stores",
+	    "inst_executed_local_loads",
+	    "inst_executed_local_stores",
+	    "gst_transactions",
+	    "l2_tex_read_transactions",
+	    "l2_tex_write_transactions",
+	    "shared_load_transactions",
+	    "shared_store_transactions",
+	    "local_load_transactions",
+	    "local_store_transactions",
 	};
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_gpu_load("gtx1080", &g, &d), 0);
@@ -235,7 +254,8 @@ static void test_vecadd_counts(void)
 	 * L2 served them (nvprof's l2_tex_read_transactions); nvprof's own
 	 * gld_transactions counts otherwise on Pascal (doc/simt.md).
 	 */
-	CU_ASSERT_DOUBLE_EQUAL(counter(r, "gld_transactions"), nvprof_metric("l2_tex_read_transactions"), 0);
+	CU_ASSERT_DOUBLE_EQUAL(counter(r, "gld_transactions"),
+			       nvprof_metric("l2_tex_read_transactions"), 0);
 	check_parts(r);
 	report("vecadd on gtx1080.gpu", r);
 	printf("(nvprof: IPC %.3f, so %.0f active cycles; Accel-Sim %.0f cycles) ",
@@ -278,35 +298,37 @@ static void test_import_real(void)
 	mpxkit_diag d = {0};
 	mpxkit_simt_result *r;
 
-	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_gpu_import_accelsim(path("configs/SM7_QV100"), &g, &d), 0);
-	CU_ASSERT_EQUAL(g->sms, 80);                     /* 80 clusters x 1 core */
+	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_gpu_import_accelsim(path("configs/SM7_QV100"), &g, &d),
+			      0);
+	CU_ASSERT_EQUAL(g->sms, 80); /* 80 clusters x 1 core */
 	CU_ASSERT_DOUBLE_EQUAL(g->clock_mhz, 1132, 0);
-	CU_ASSERT_EQUAL(g->max_warps, 64);               /* 2048:32 */
-	CU_ASSERT_EQUAL(g->l2.sets, 2048);               /* S:32:128:24 x 32 channels x 2 */
+	CU_ASSERT_EQUAL(g->max_warps, 64); /* 2048:32 */
+	CU_ASSERT_EQUAL(g->l2.sets, 2048); /* S:32:128:24 x 32 channels x 2 */
 	CU_ASSERT_EQUAL(g->l2.ways, 24);
-	CU_ASSERT_EQUAL(g->l2.latency, 180);             /* l1 20 + rop 160 */
-	CU_ASSERT_EQUAL(g->dram_latency, 280);           /* + dram_latency 100 */
+	CU_ASSERT_EQUAL(g->l2.latency, 180);   /* l1 20 + rop 160 */
+	CU_ASSERT_EQUAL(g->dram_latency, 280); /* + dram_latency 100 */
 	CU_ASSERT_DOUBLE_EQUAL(g->dram_bytes_per_cycle, 32.0 * 16 * 2 * 850 / 1132, 1e-9);
-	CU_ASSERT_EQUAL(g->icache.sets, 0);              /* gpgpu_perfect_inst_const_cache 1 */
-	CU_ASSERT_EQUAL(g->l1_request_bytes, 128);       /* coalesce arch 70 */
-	CU_ASSERT_EQUAL(g->units[0].latency, 2);         /* int 2,2 */
+	CU_ASSERT_EQUAL(g->icache.sets, 0);	   /* gpgpu_perfect_inst_const_cache 1 */
+	CU_ASSERT_EQUAL(g->l1_request_bytes, 128); /* coalesce arch 70 */
+	CU_ASSERT_EQUAL(g->units[0].latency, 2);   /* int 2,2 */
 	mpxkit_simt_gpu_free(g);
 
-	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_gpu_import_accelsim(path("configs/SM86_RTX3070"), &g, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_gpu_import_accelsim(path("configs/SM86_RTX3070"), &g, &d),
+			      0);
 	CU_ASSERT_EQUAL(g->sms, 46);
-	CU_ASSERT_EQUAL(g->max_warps, 48);               /* 1536:32 */
-	CU_ASSERT_EQUAL(g->l2.sets, 2048);               /* S:64:128:16 x 16 x 2 */
+	CU_ASSERT_EQUAL(g->max_warps, 48); /* 1536:32 */
+	CU_ASSERT_EQUAL(g->l2.sets, 2048); /* S:64:128:16 x 16 x 2 */
 	CU_ASSERT_EQUAL(g->shared_per_block, 49152);
 	CU_ASSERT_DOUBLE_EQUAL(g->dram_bytes_per_cycle, 16.0 * 2 * 4 * 3500.5 / 1132, 1e-9);
 	mpxkit_simt_gpu_free(g);
 
 	CU_ASSERT_EQUAL_FATAL(
 	    mpxkit_simt_gpu_import_accelsim(path("configs/gtx1080_microgpusim"), &g, &d), 0);
-	CU_ASSERT_EQUAL(g->sms, 28);                     /* "-gpgpu_n_clusters 28 # 20 for GTX1080" */
-	CU_ASSERT_EQUAL(g->units[0].latency, 6);         /* the later int line: 6,1 */
+	CU_ASSERT_EQUAL(g->sms, 28);		 /* "-gpgpu_n_clusters 28 # 20 for GTX1080" */
+	CU_ASSERT_EQUAL(g->units[0].latency, 6); /* the later int line: 6,1 */
 	CU_ASSERT_EQUAL(g->l2.latency, 83 + 231);
-	CU_ASSERT_EQUAL(g->l1_global_cached, 1);         /* gmem_skip_L1D 0 */
-	CU_ASSERT_EQUAL(g->l1_request_bytes, 32);        /* coalesce arch 61 */
+	CU_ASSERT_EQUAL(g->l1_global_cached, 1);  /* gmem_skip_L1D 0 */
+	CU_ASSERT_EQUAL(g->l1_request_bytes, 32); /* coalesce arch 61 */
 	CU_ASSERT_EQUAL(g->icache_prefetch, 0);
 	/* the imported GPU runs the traces too */
 	r = run_dir(g, path("gtx1080/vectoradd-100-32"));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The Accel-Sim trace reader: every tracer version and address mode, gzip, kernelslist.g, bad input. */
+/* The Accel-Sim trace reader: every tracer version and address mode, gzip, kernelslist.g, bad
+ * input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 /* Lines 1-4 of every trace below; instruction lines start at line 9. */
 #define HEAD(v)                                                                                    \
-	"-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"                          \
+	"-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"                           \
 	"-accelsim tracer version = " v "\n"
 #define WARP0(n) "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = " n "\n"
 
@@ -78,16 +79,18 @@ static void expect_good(const char *text, seen *s)
 		fprintf(stderr, "\n  %s\n", d.msg);
 }
 
-static const char *vecadd_like = HEAD("4") "-kernel id = 3\n-shmem = 16\n-nregs = 8\n"
-	"-binary version = 61\n-cuda stream id = 7\n-shmem base_addr = 0x00007f2b5a000000\n"
-	"-local mem base_addr = 0x00007f2b58000000\n-nvbit version = 1.5.5\n-enable lineinfo = 0\n"
-	"-future key = whatever\n\n"
-	"#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] mem_width\n\n"
-	"#BEGIN_TB\n\nthread block = 1,0,0\n\nwarp = 1\ninsts = 4\n"
-	"0098 000000ff 1 R4 LDG.E.CG 1 R4 4 1 0x7f2b2d500000 4 \n"
-	"00a0 00000005 1 R5 LDG.E.64 1 R6 8 0 0x10 0x20\n"
-	"00a8 0000000d 0 STG.E 2 R6 R0 4 2 0x1000 -8 1000\n"
-	"00b0 00000000 0 EXIT 0 0 \n\nwarp = 0\ninsts = 0\n#END_TB\n";
+static const char *vecadd_like = HEAD(
+    "4") "-kernel id = 3\n-shmem = 16\n-nregs = 8\n"
+	 "-binary version = 61\n-cuda stream id = 7\n-shmem base_addr = 0x00007f2b5a000000\n"
+	 "-local mem base_addr = 0x00007f2b58000000\n-nvbit version = 1.5.5\n-enable lineinfo = 0\n"
+	 "-future key = whatever\n\n"
+	 "#traces format = [line_num] PC mask dest_num [reg_dests] opcode src_num [reg_srcs] "
+	 "mem_width\n\n"
+	 "#BEGIN_TB\n\nthread block = 1,0,0\n\nwarp = 1\ninsts = 4\n"
+	 "0098 000000ff 1 R4 LDG.E.CG 1 R4 4 1 0x7f2b2d500000 4 \n"
+	 "00a0 00000005 1 R5 LDG.E.64 1 R6 8 0 0x10 0x20\n"
+	 "00a8 0000000d 0 STG.E 2 R6 R0 4 2 0x1000 -8 1000\n"
+	 "00b0 00000000 0 EXIT 0 0 \n\nwarp = 0\ninsts = 0\n#END_TB\n";
 
 static void test_header_and_events(void)
 {
@@ -170,30 +173,36 @@ static void test_versions(void)
 	CU_ASSERT_EQUAL(s.insts, 1);
 	CU_ASSERT_EQUAL(s.last.pc, 0x90);
 	/* no version line: read as version 2, as Accel-Sim does */
-	expect_good("-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"
-		    "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0 0 0 0 0010 1 0 NOP 0 0\n"
-		    "#END_TB\n",
-		    &s);
+	expect_good(
+	    "-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"
+	    "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0 0 0 0 0010 1 0 NOP 0 0\n"
+	    "#END_TB\n",
+	    &s);
 	CU_ASSERT_EQUAL(s.insts, 1);
-	expect_good(HEAD("5") WARP0("2") "0010 ffffffff 1 R2 IADD3 2 R0 R1 0 -5\n"
-					 "0018 ffffffff 1 R3 LDG.E 1 R2 4 1 0x100 4 2147483647 \n#END_TB\n",
-		    &s);
+	expect_good(
+	    HEAD("5") WARP0("2") "0010 ffffffff 1 R2 IADD3 2 R0 R1 0 -5\n"
+				 "0018 ffffffff 1 R3 LDG.E 1 R2 4 1 0x100 4 2147483647 \n#END_TB\n",
+	    &s);
 	CU_ASSERT_EQUAL(s.last.has_imm, 1);
 	CU_ASSERT_EQUAL(s.last.imm, 2147483647);
-	expect_good(HEAD("4") "-enable lineinfo = 1\n" WARP0("1") "77 0010 1 0 NOP 0 0\n#END_TB\n", &s);
+	expect_good(HEAD("4") "-enable lineinfo = 1\n" WARP0("1") "77 0010 1 0 NOP 0 0\n#END_TB\n",
+		    &s);
 	CU_ASSERT_EQUAL(s.last.source_line, 77);
 	/* CRLF line ends */
-	expect_good("-kernel name = k\r\n-grid dim = (1,1,1)\r\n-block dim = (32,1,1)\r\n"
-		    "-accelsim tracer version = 3\r\n#BEGIN_TB\r\nthread block = 0,0,0\r\nwarp = 0\r\n"
-		    "insts = 1\r\n0010 1 0 NOP 0 0\r\n#END_TB\r\n",
-		    &s);
+	expect_good(
+	    "-kernel name = k\r\n-grid dim = (1,1,1)\r\n-block dim = (32,1,1)\r\n"
+	    "-accelsim tracer version = 3\r\n#BEGIN_TB\r\nthread block = 0,0,0\r\nwarp = 0\r\n"
+	    "insts = 1\r\n0010 1 0 NOP 0 0\r\n#END_TB\r\n",
+	    &s);
 	CU_ASSERT_EQUAL(s.insts, 1);
 }
 
 static void test_bad_header(void)
 {
-	expect_bad("", MPXKIT_EFORMAT, "bad.traceg: no '#BEGIN_TB': the trace holds no thread block");
-	expect_bad(HEAD("4"), MPXKIT_EFORMAT, "bad.traceg: no '#BEGIN_TB': the trace holds no thread block");
+	expect_bad("", MPXKIT_EFORMAT,
+		   "bad.traceg: no '#BEGIN_TB': the trace holds no thread block");
+	expect_bad(HEAD("4"), MPXKIT_EFORMAT,
+		   "bad.traceg: no '#BEGIN_TB': the trace holds no thread block");
 	expect_bad("-kernel name = k\n-block dim = (1,1,1)\n#BEGIN_TB\n", MPXKIT_EFORMAT,
 		   "bad.traceg: header lacks '-grid dim'");
 	expect_bad(HEAD("6"), MPXKIT_EVERSION,
@@ -202,8 +211,9 @@ static void test_bad_header(void)
 		   "bad.traceg:2: header line is not '-key = value'");
 	expect_bad("-kernel name = k\n-grid dim = (1,1,1)\n-grid dim = (1,1,1)\n", MPXKIT_EFORMAT,
 		   "bad.traceg:3: header key 'grid dim' given twice");
-	expect_bad("-kernel name = k\n-grid dim = (0,1,1)\n", MPXKIT_EFORMAT,
-		   "bad.traceg:2: grid dim: '(X,Y,Z)' with X below 2^31, Y and Z at most 65535 expected");
+	expect_bad(
+	    "-kernel name = k\n-grid dim = (0,1,1)\n", MPXKIT_EFORMAT,
+	    "bad.traceg:2: grid dim: '(X,Y,Z)' with X below 2^31, Y and Z at most 65535 expected");
 	expect_bad("-kernel name = k\n-block dim = (1024,4,1)\n", MPXKIT_EFORMAT,
 		   "bad.traceg:2: block dim: '(X,Y,Z)' with at most 2048 threads expected");
 	expect_bad("-kernel name = k\n-nregs = 300\n", MPXKIT_ERANGE,
@@ -230,8 +240,8 @@ static void test_bad_structure(void)
 		   "bad.traceg:7: warp 2: the block has 2 warps");
 	expect_bad(HEAD("4") WARP0("0") "warp = 0\ninsts = 0\n", MPXKIT_EFORMAT,
 		   "bad.traceg:9: warp 0 appears twice in this block");
-	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\nwarp = 1\n", MPXKIT_EFORMAT,
-		   "bad.traceg:8: 'insts = K' expected after 'warp = 0'");
+	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\nwarp = 1\n",
+		   MPXKIT_EFORMAT, "bad.traceg:8: 'insts = K' expected after 'warp = 0'");
 	expect_bad(HEAD("4") WARP0("2") "0010 1 0 NOP 0 0\n#END_TB\n", MPXKIT_EFORMAT,
 		   "bad.traceg:10: warp 0 announced 2 instructions, 1 found");
 	expect_bad(HEAD("4") WARP0("2") "0010 1 0 NOP 0 0\n", MPXKIT_ETRUNC,
@@ -254,24 +264,34 @@ static void test_bad_instructions(void)
 	    {"zz 1 0 NOP 0 0", MPXKIT_EFORMAT, "PC: 1 to 16 hex digits expected"},
 	    {"10 123456789 0 NOP 0 0", MPXKIT_EFORMAT, "mask: 1 to 8 hex digits expected"},
 	    {"10 1 9 NOP 0 0", MPXKIT_EFORMAT, "destination register count: 0 to 8 expected"},
-	    {"10 1 1 R256 MOV 0 0", MPXKIT_EFORMAT, "destination register 1 of 1: R0 to R255 expected"},
-	    {"10 1 1 P0 MOV 0 0", MPXKIT_EFORMAT, "destination register 1 of 1: R0 to R255 expected"},
-	    {"10 1 0 9NOP 0 0", MPXKIT_EFORMAT, "opcode: 1 to 63 characters starting with a letter expected"},
+	    {"10 1 1 R256 MOV 0 0", MPXKIT_EFORMAT,
+	     "destination register 1 of 1: R0 to R255 expected"},
+	    {"10 1 1 P0 MOV 0 0", MPXKIT_EFORMAT,
+	     "destination register 1 of 1: R0 to R255 expected"},
+	    {"10 1 0 9NOP 0 0", MPXKIT_EFORMAT,
+	     "opcode: 1 to 63 characters starting with a letter expected"},
 	    {"10 1 0 NO-P 0 0", MPXKIT_EFORMAT, "opcode: only letters, digits, '_' and '.'"},
 	    {"10 1 0 NOP 1 0", MPXKIT_EFORMAT, "source register 1 of 1: R0 to R255 expected"},
-	    {"10 1 0 LD 0 3 1 0x0 4", MPXKIT_EFORMAT, "memory width: 0, 1, 2, 4, 8, 16 or 32 expected"},
+	    {"10 1 0 LD 0 3 1 0x0 4", MPXKIT_EFORMAT,
+	     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected"},
 	    {"10 1 0 LD 0 4 3 0x0", MPXKIT_EFORMAT, "address mode: 0, 1 or 2 expected"},
 	    {"10 3 0 LD 0 4 0 0x0", MPXKIT_EFORMAT,
 	     "address of lane 1: a hex address expected (mode 0 lists one per active lane)"},
-	    {"10 5 0 LD 0 4 1 0x0 4", MPXKIT_EFORMAT, "address mode 1 with a non-contiguous mask 00000005"},
-	    {"10 3 0 LD 0 4 1 0x0 4294967296", MPXKIT_ERANGE, "stride: a decimal in -2^31..2^31-1 expected"},
+	    {"10 5 0 LD 0 4 1 0x0 4", MPXKIT_EFORMAT,
+	     "address mode 1 with a non-contiguous mask 00000005"},
+	    {"10 3 0 LD 0 4 1 0x0 4294967296", MPXKIT_ERANGE,
+	     "stride: a decimal in -2^31..2^31-1 expected"},
 	    {"10 7 0 LD 0 4 2 0x0 4", MPXKIT_EFORMAT,
 	     "delta of lane 2: a decimal expected (mode 2 gives one per further active lane)"},
-	    {"10 3 0 LD 0 4 1 0xfffffffffffffff0 16", MPXKIT_ERANGE, "address of lane 1 wraps past 2^64"},
-	    {"10 1 0 LD 0 8 0 0xfffffffffffffffc", MPXKIT_ERANGE, "address of lane 0 wraps past 2^64"},
+	    {"10 3 0 LD 0 4 1 0xfffffffffffffff0 16", MPXKIT_ERANGE,
+	     "address of lane 1 wraps past 2^64"},
+	    {"10 1 0 LD 0 8 0 0xfffffffffffffffc", MPXKIT_ERANGE,
+	     "address of lane 0 wraps past 2^64"},
 	    {"10 3 0 LD 0 4 2 0x10 -32", MPXKIT_ERANGE, "address of lane 1 wraps past 2^64"},
-	    {"10 1 0 NOP 0 0 x", MPXKIT_EFORMAT, "unexpected field 'x' at the end of the instruction"},
-	    {"10 1 0 NOP 0 0 5", MPXKIT_EFORMAT, "unexpected field '5' at the end of the instruction"},
+	    {"10 1 0 NOP 0 0 x", MPXKIT_EFORMAT,
+	     "unexpected field 'x' at the end of the instruction"},
+	    {"10 1 0 NOP 0 0 5", MPXKIT_EFORMAT,
+	     "unexpected field '5' at the end of the instruction"},
 	};
 	char text[512], msg[256];
 
@@ -281,10 +301,11 @@ static void test_bad_instructions(void)
 		expect_bad(text, cases[i].code, msg);
 	}
 	/* lanes beyond the block: 40 threads leave warp 1 eight lanes */
-	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 1\ninsts = 1\n"
-			     "0010 1ff 0 NOP 0 0\n#END_TB\n",
-		   MPXKIT_ERANGE,
-		   "bad.traceg:9: mask 000001ff names lanes beyond the block's 40 threads (warp 1)");
+	expect_bad(
+	    HEAD("4") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 1\ninsts = 1\n"
+		      "0010 1ff 0 NOP 0 0\n#END_TB\n",
+	    MPXKIT_ERANGE,
+	    "bad.traceg:9: mask 000001ff names lanes beyond the block's 40 threads (warp 1)");
 	expect_bad(HEAD("2") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n"
 			     "1 0 0 0 0010 1 0 NOP 0 0\n#END_TB\n",
 		   MPXKIT_EFORMAT,
@@ -301,7 +322,8 @@ static void test_nul(void)
 	mpxkit_diag d = {0};
 	seen s;
 
-	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_trace_open_buffer("nul.traceg", text, sizeof text - 1, &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(
+	    mpxkit_simt_trace_open_buffer("nul.traceg", text, sizeof text - 1, &t, &d), 0);
 	CU_ASSERT_EQUAL(drain(t, &s, &d), -MPXKIT_EFORMAT);
 	CU_ASSERT_STRING_EQUAL(d.msg, "nul.traceg:9: NUL byte: not a text file");
 	mpxkit_simt_trace_close(t);
@@ -356,8 +378,9 @@ static void test_kernelslist(void)
 	mpxkit_diag d = {0};
 	char want[512];
 
-	put(list, "MemcpyHtoD,0x00007f2b2d500000,400\n\nkernel-1.traceg\nMemcpyDtoH,0x10,4\r\n"
-		  "kernel-2.traceg.gz\n",
+	put(list,
+	    "MemcpyHtoD,0x00007f2b2d500000,400\n\nkernel-1.traceg\nMemcpyDtoH,0x10,4\r\n"
+	    "kernel-2.traceg.gz\n",
 	    0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_simt_commands_read(cutest_scratch(), &c, &d), 0);
 	CU_ASSERT_EQUAL_FATAL(c->n, 3);
@@ -377,11 +400,15 @@ static void test_kernelslist(void)
 	} bad[] = {
 	    {"MemcpyHtoD,10,5\n", "kernelslist.g:1: 'MemcpyHtoD,0xADDRESS,BYTES' expected"},
 	    {"MemcpyHtoD,0x10,\n", "kernelslist.g:1: 'MemcpyHtoD,0xADDRESS,BYTES' expected"},
-	    {"MemcpyHtoD,0x10,281474976710657\n", "kernelslist.g:1: 'MemcpyHtoD,0xADDRESS,BYTES' expected"},
+	    {"MemcpyHtoD,0x10,281474976710657\n",
+	     "kernelslist.g:1: 'MemcpyHtoD,0xADDRESS,BYTES' expected"},
 	    {"kernel-1.traceg\nkernel/../x.traceg\n",
-	     "kernelslist.g:2: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a kernel-N.traceg file name"},
-	    {"kernel 1.traceg\n", "kernelslist.g:1: kernel file name with a blank or control character"},
-	    {"hello\n", "kernelslist.g:1: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a kernel-N.traceg file name"},
+	     "kernelslist.g:2: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a kernel-N.traceg "
+	     "file name"},
+	    {"kernel 1.traceg\n",
+	     "kernelslist.g:1: kernel file name with a blank or control character"},
+	    {"hello\n", "kernelslist.g:1: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a "
+			"kernel-N.traceg file name"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		put(list, bad[i].text, 0);

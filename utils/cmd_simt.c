@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mpxkit simt: the analytic SIMT timing model on Accel-Sim traces, as tables, JSON and a picture. */
+/* mpxkit simt: the analytic SIMT timing model on Accel-Sim traces, as tables, JSON and a picture.
+ */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +15,7 @@
 #include "output.h"
 #include "svg.h"
 
-#define CMD "simt"
+#define CMD	     "simt"
 #define MAX_COUNTERS 64
 #define TOP_BRANCHES 8
 
@@ -25,29 +26,35 @@ typedef struct simt_cli {
 	mpxkit_simt_gpu *gpu;
 	char gpu_note[160];
 	mpxkit_simt_result **res;
-	char **opnames; /* per result: its per-PC opcode texts, joined by NUL (opcode ids are per trace) */
+	char **opnames; /* per result: its per-PC opcode texts, joined by NUL (opcode ids are per
+			   trace) */
 	size_t n_res;
 } simt_cli;
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mpxkit simt [OPTIONS] TRACE_DIR | kernelslist.g | kernel-N.traceg[.gz]\n"
-		"       mpxkit simt --accelsim-config DIR --export-gpu FILE\n\n"
-		"Estimate each kernel's cycles, IPC and what they are made of (ALU, memory, NOP and\n"
-		"stall time) from an Accel-Sim/NVBit SASS trace with the analytic SIMT model, and count\n"
-		"instructions, transactions and masked lanes under the profiler's names (doc/simt.md).\n\n"
-		"Options:\n"
-		"  -g, --gpu=NAME|FILE        GPU description: gtx1080, qv100, rtx3070 or a .gpu file\n"
-		"                             (default: the shipped one for the trace's binary version)\n"
-		"  -a, --accelsim-config=DIR  import Accel-Sim's gpgpusim.config and trace.config instead\n"
-		"  -f, --format=FORMAT        table (default), csv or json\n"
-		"  -o, --output=FILE          write the results to FILE (whole, or not at all)\n"
-		"  -p, --per-pc=N             also list the N instructions with the most cycles\n"
-		"      --svg=FILE             a stacked bar per kernel of its cycles' breakdown\n"
-		"      --export-gpu=FILE      write the GPU description in use, in mpxkit's format\n"
-		"  -h, --help                 show this help\n\n"
-		"Exit status: 0 done, 1 usage error, 2 bad input or failure.\n");
+	fprintf(
+	    out,
+	    "usage: mpxkit simt [OPTIONS] TRACE_DIR | kernelslist.g | kernel-N.traceg[.gz]\n"
+	    "       mpxkit simt --accelsim-config DIR --export-gpu FILE\n\n"
+	    "Estimate each kernel's cycles, IPC and what they are made of (ALU, memory, NOP and\n"
+	    "stall time) from an Accel-Sim/NVBit SASS trace with the analytic SIMT model, and "
+	    "count\n"
+	    "instructions, transactions and masked lanes under the profiler's names "
+	    "(doc/simt.md).\n\n"
+	    "Options:\n"
+	    "  -g, --gpu=NAME|FILE        GPU description: gtx1080, qv100, rtx3070 or a .gpu file\n"
+	    "                             (default: the shipped one for the trace's binary "
+	    "version)\n"
+	    "  -a, --accelsim-config=DIR  import Accel-Sim's gpgpusim.config and trace.config "
+	    "instead\n"
+	    "  -f, --format=FORMAT        table (default), csv or json\n"
+	    "  -o, --output=FILE          write the results to FILE (whole, or not at all)\n"
+	    "  -p, --per-pc=N             also list the N instructions with the most cycles\n"
+	    "      --svg=FILE             a stacked bar per kernel of its cycles' breakdown\n"
+	    "      --export-gpu=FILE      write the GPU description in use, in mpxkit's format\n"
+	    "  -h, --help                 show this help\n\n"
+	    "Exit status: 0 done, 1 usage error, 2 bad input or failure.\n");
 }
 
 /* ---- running the kernels -------------------------------------------------------------------- */
@@ -108,12 +115,13 @@ static int choose_gpu(simt_cli *s, const mpxkit_simt_commands *c)
 		mpxkit_simt_trace_close(t);
 		name = mpxkit_simt_gpu_default_for(version);
 		if (name == NULL)
-			return cli_error(CMD,
-					 "no shipped GPU description for binary version %u: name one with "
-					 "--gpu or --accelsim-config",
-					 version);
-		snprintf(s->gpu_note, sizeof s->gpu_note, "%s, the shipped one for binary version %u",
-			 name, version);
+			return cli_error(
+			    CMD,
+			    "no shipped GPU description for binary version %u: name one with "
+			    "--gpu or --accelsim-config",
+			    version);
+		snprintf(s->gpu_note, sizeof s->gpu_note,
+			 "%s, the shipped one for binary version %u", name, version);
 	} else {
 		snprintf(s->gpu_note, sizeof s->gpu_note, "%s", name);
 	}
@@ -149,7 +157,8 @@ static const char *pc_opcode(const simt_cli *s, size_t k, size_t pc_index)
 	return p;
 }
 
-static int run_kernel(simt_cli *s, mpxkit_simt_sim *sim, const char *path, size_t index, size_t total)
+static int run_kernel(simt_cli *s, mpxkit_simt_sim *sim, const char *path, size_t index,
+		      size_t total)
 {
 	mpxkit_simt_trace *t = NULL;
 	mpxkit_simt_result *r = NULL;
@@ -157,7 +166,8 @@ static int run_kernel(simt_cli *s, mpxkit_simt_sim *sim, const char *path, size_
 	int rc;
 
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\rmpxkit simt: kernel %zu of %zu: %s\033[K", index + 1, total, path);
+		fprintf(stderr, "\rmpxkit simt: kernel %zu of %zu: %s\033[K", index + 1, total,
+			path);
 	if ((rc = mpxkit_simt_trace_open(path, &t, &d)) < 0 ||
 	    (rc = mpxkit_simt_sim_kernel(sim, t, &r, &d)) < 0) {
 		if (isatty(STDERR_FILENO))
@@ -212,20 +222,37 @@ static double stall(const mpxkit_simt_result *r)
 
 static double lost_pct(const mpxkit_simt_result *r)
 {
-	return r->warp_insts ? 100.0 * (double)r->nop_lane_slots / (32.0 * (double)r->warp_insts) : 0;
+	return r->warp_insts ? 100.0 * (double)r->nop_lane_slots / (32.0 * (double)r->warp_insts)
+			     : 0;
+}
+
+/* The first cells of every per-kernel row: which kernel, its time and the bound that set it. */
+#define HEAD_COLUMNS(real, digits)                                                                 \
+	{"kernel_id", "id", CLI_COL_INT, 0, 0, NULL}, {"kernel", NULL, CLI_COL_TEXT, 0, 0, NULL},  \
+	    {"cycles", NULL, real, digits, 1, NULL},                                               \
+	    {"active_cycles", "active", real, digits, 1, NULL},                                    \
+	    {"ipc", "IPC", real, digits ? digits : 3, 0, NULL},                                    \
+	{                                                                                          \
+		"bound", NULL, CLI_COL_TEXT, 0, 0, NULL                                            \
+	}
+#define N_HEAD 6
+
+static void head_cells(cli_table *t, const mpxkit_simt_result *r)
+{
+	cli_table_uint(t, r->id);
+	cli_table_text(t, r->kernel);
+	cli_table_real(t, r->cycles);
+	cli_table_real(t, r->active_cycles);
+	cli_table_real(t, r->ipc);
+	cli_table_text(t, mpxkit_simt_bound_name(r->bound));
 }
 
 static cli_table *summary_table(const simt_cli *s)
 {
 	static const cli_column cols[] = {
-	    {"kernel_id", "id", CLI_COL_INT, 0, 0, NULL},
-	    {"kernel", NULL, CLI_COL_TEXT, 0, 0, NULL},
-	    {"cycles", NULL, CLI_COL_FIXED, 0, 1, NULL},
-	    {"active_cycles", "active", CLI_COL_FIXED, 0, 1, NULL},
-	    {"ipc", "IPC", CLI_COL_FIXED, 3, 0, NULL},
+	    HEAD_COLUMNS(CLI_COL_FIXED, 0),
 	    {"warp_insts", "warp insts", CLI_COL_INT, 0, 1, NULL},
 	    {"thread_insts", "thread insts", CLI_COL_INT, 0, 1, NULL},
-	    {"bound", NULL, CLI_COL_TEXT, 0, 0, NULL},
 	    {"alu", "ALU", CLI_COL_FIXED, 0, 1, NULL},
 	    {"memory", NULL, CLI_COL_FIXED, 0, 1, NULL},
 	    {"nop", "NOP", CLI_COL_FIXED, 0, 1, NULL},
@@ -241,14 +268,9 @@ static cli_table *summary_table(const simt_cli *s)
 			  "cycles = ALU + memory + NOP issue + stall + launch (doc/simt.md)");
 	for (size_t k = 0; k < s->n_res; k++) {
 		const mpxkit_simt_result *r = s->res[k];
-		cli_table_uint(t, r->id);
-		cli_table_text(t, r->kernel);
-		cli_table_real(t, r->cycles);
-		cli_table_real(t, r->active_cycles);
-		cli_table_real(t, r->ipc);
+		head_cells(t, r);
 		cli_table_uint(t, r->warp_insts);
 		cli_table_uint(t, r->thread_insts);
-		cli_table_text(t, mpxkit_simt_bound_name(r->bound));
 		cli_table_real(t, r->parts[MPXKIT_SIMT_PART_ALU]);
 		cli_table_real(t, r->parts[MPXKIT_SIMT_PART_MEMORY]);
 		cli_table_real(t, r->parts[MPXKIT_SIMT_PART_NOP]);
@@ -262,37 +284,27 @@ static cli_table *summary_table(const simt_cli *s)
 /* One row per kernel, every figure: the CSV (and the tables' second part). */
 static cli_table *wide_table(const simt_cli *s)
 {
+	static const cli_column head[] = {HEAD_COLUMNS(CLI_COL_REAL, 12)};
 	cli_column cols[16 + MPXKIT_SIMT_N_PARTS + MAX_COUNTERS];
 	mpxkit_simt_counter cn[MAX_COUNTERS];
-	size_t n = 0, nc = s->n_res ? mpxkit_simt_counters(s->res[0], cn, MAX_COUNTERS) : 0;
-	static const char *const extra[] = {"sm_ipc", "thread_ipc", "nop_lane_slots",
-					    "all_masked_insts", "l1_hits", "l1_misses", "l2_hits",
-					    "l2_misses", "icache_misses", "occupancy", "sms_active"};
+	size_t n = N_HEAD, nc = s->n_res ? mpxkit_simt_counters(s->res[0], cn, MAX_COUNTERS) : 0;
+	static const char *const extra[] = {
+	    "sm_ipc",  "thread_ipc", "nop_lane_slots", "all_masked_insts", "l1_hits",	"l1_misses",
+	    "l2_hits", "l2_misses",  "icache_misses",  "occupancy",	   "sms_active"};
 	cli_table *t;
 
-	if (s->n_res == 0)
-		nc = 0;
-	cols[n++] = (cli_column){"kernel_id", NULL, CLI_COL_INT, 0, 0, NULL};
-	cols[n++] = (cli_column){"kernel", NULL, CLI_COL_TEXT, 0, 0, NULL};
-	cols[n++] = (cli_column){"cycles", NULL, CLI_COL_REAL, 12, 0, NULL};
-	cols[n++] = (cli_column){"active_cycles", NULL, CLI_COL_REAL, 12, 0, NULL};
-	cols[n++] = (cli_column){"ipc", NULL, CLI_COL_REAL, 6, 0, NULL};
-	cols[n++] = (cli_column){"bound", NULL, CLI_COL_TEXT, 0, 0, NULL};
+	memcpy(cols, head, sizeof head);
 	for (int p = 0; p < MPXKIT_SIMT_N_PARTS; p++)
 		cols[n++] = (cli_column){mpxkit_simt_part_name(p), NULL, CLI_COL_REAL, 12, 0, NULL};
 	for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
-		cols[n++] = (cli_column){extra[i], NULL, i < 2 ? CLI_COL_REAL : CLI_COL_INT, 6, 0, NULL};
+		cols[n++] =
+		    (cli_column){extra[i], NULL, i < 2 ? CLI_COL_REAL : CLI_COL_INT, 6, 0, NULL};
 	for (size_t i = 0; i < nc && i < MAX_COUNTERS; i++)
 		cols[n++] = (cli_column){cn[i].name, NULL, CLI_COL_REAL, 12, 0, NULL};
 	t = cli_table_new(cols, n);
 	for (size_t k = 0; t && k < s->n_res; k++) {
 		const mpxkit_simt_result *r = s->res[k];
-		cli_table_uint(t, r->id);
-		cli_table_text(t, r->kernel);
-		cli_table_real(t, r->cycles);
-		cli_table_real(t, r->active_cycles);
-		cli_table_real(t, r->ipc);
-		cli_table_text(t, mpxkit_simt_bound_name(r->bound));
+		head_cells(t, r);
 		for (int p = 0; p < MPXKIT_SIMT_N_PARTS; p++)
 			cli_table_real(t, r->parts[p]);
 		cli_table_real(t, r->sm_ipc);
@@ -332,7 +344,8 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
-/* Indices of a result's PCs, by cycles charged (or masked lanes charged, for branches), most first. */
+/* Indices of a result's PCs, by cycles charged (or masked lanes charged, for branches), most first.
+ */
 static size_t *ranked(const mpxkit_simt_result *r, int by_divergence)
 {
 	rank *rk = malloc((r->n_pcs + 1) * sizeof *rk);
@@ -344,7 +357,8 @@ static size_t *ranked(const mpxkit_simt_result *r, int by_divergence)
 		return NULL;
 	}
 	for (size_t i = 0; i < r->n_pcs; i++) {
-		rk[i].key = by_divergence ? (double)r->pcs[i].diverged_slots : pc_cycles(&r->pcs[i]);
+		rk[i].key =
+		    by_divergence ? (double)r->pcs[i].diverged_slots : pc_cycles(&r->pcs[i]);
 		rk[i].index = i;
 	}
 	qsort(rk, r->n_pcs, sizeof *rk, cmp_rank);
@@ -376,7 +390,8 @@ static cli_table *traffic_table(const simt_cli *s)
 
 	if (t == NULL)
 		return NULL;
-	cli_table_comment(t, "memory: 32-byte sectors (shared: wavefronts); hits and misses in sectors");
+	cli_table_comment(
+	    t, "memory: 32-byte sectors (shared: wavefronts); hits and misses in sectors");
 	for (size_t k = 0; k < s->n_res; k++) {
 		const mpxkit_simt_result *r = s->res[k];
 		cli_table_uint(t, r->id);
@@ -396,7 +411,8 @@ static cli_table *traffic_table(const simt_cli *s)
 	return t;
 }
 
-static cli_table *per_pc_table(const simt_cli *s)
+/* The hottest instructions: kernel k's alone (k < n_res), or every kernel's (k == n_res). */
+static cli_table *per_pc_table(const simt_cli *s, size_t k)
 {
 	static const cli_column cols[] = {
 	    {"kernel_id", "id", CLI_COL_INT, 0, 0, NULL},
@@ -410,13 +426,16 @@ static cli_table *per_pc_table(const simt_cli *s)
 	    {"transactions", NULL, CLI_COL_INT, 0, 1, NULL},
 	};
 	cli_table *t = cli_table_new(cols, sizeof cols / sizeof cols[0]);
+	size_t first = k < s->n_res ? k : 0, last = k < s->n_res ? k + 1 : s->n_res;
 	char pc[32];
 
 	if (t == NULL)
 		return NULL;
-	cli_table_comment(t, "the %ld instructions with the most cycles (issues and the waits before them) per kernel",
-			  s->per_pc);
-	for (size_t k = 0; k < s->n_res; k++) {
+	cli_table_comment(t,
+			  "the %ld instructions with the most warp cycles (issues and the waits "
+			  "before them)%s",
+			  s->per_pc, k < s->n_res ? "" : " per kernel");
+	for (k = first; k < last; k++) {
 		const mpxkit_simt_result *r = s->res[k];
 		size_t *idx = ranked(r, 0);
 		if (idx == NULL) {
@@ -574,33 +593,13 @@ static void json_kernel(const simt_cli *s, size_t k, cli_json *j)
 	cli_json_close(j);
 	cli_json_close(j);
 	if (s->per_pc > 0) {
-		size_t *idx = ranked(r, 0);
+		cli_table *t = per_pc_table(s, k);
 		cli_json_key(j, "per_pc");
-		cli_json_array(j);
-		for (size_t i = 0; idx && i < r->n_pcs && i < (size_t)s->per_pc; i++) {
-			const mpxkit_simt_pc_stats *p = &r->pcs[idx[i]];
-			snprintf(pc, sizeof pc, "%04llx", (unsigned long long)p->pc);
-			cli_json_object(j);
-			cli_json_key(j, "pc");
-			cli_json_str(j, pc);
-			cli_json_key(j, "opcode");
-			cli_json_str(j, pc_opcode(s, k, idx[i]));
-			cli_json_key(j, "cycles");
-			cli_json_num(j, pc_cycles(p));
-			cli_json_key(j, "stall_cycles");
-			cli_json_uint(j, p->stall_cycles);
-			cli_json_key(j, "warp_insts");
-			cli_json_uint(j, p->warp_insts);
-			cli_json_key(j, "thread_insts");
-			cli_json_uint(j, p->thread_insts);
-			cli_json_key(j, "nop_lane_slots");
-			cli_json_uint(j, p->nop_lane_slots);
-			cli_json_key(j, "transactions");
-			cli_json_uint(j, p->transactions);
-			cli_json_close(j);
-		}
-		cli_json_close(j);
-		free(idx);
+		if (t)
+			cli_table_json(t, j);
+		else
+			cli_json_null(j);
+		cli_table_free(t);
 	}
 	cli_json_close(j);
 }
@@ -636,13 +635,13 @@ static int emit_tables(const simt_cli *s)
 
 	if (s->format == CLI_FORMAT_CSV) {
 		/* CSV is one table: the per-PC rows when asked for, else every figure per kernel */
-		t[PER_PC] = s->per_pc > 0 ? per_pc_table(s) : NULL;
+		t[PER_PC] = s->per_pc > 0 ? per_pc_table(s, s->n_res) : NULL;
 		t[WIDE] = s->per_pc > 0 ? NULL : wide_table(s);
 	} else {
 		t[SUMMARY] = summary_table(s);
 		t[TRAFFIC] = traffic_table(s);
 		t[BRANCHES] = branch_table(s);
-		t[PER_PC] = s->per_pc > 0 ? per_pc_table(s) : NULL;
+		t[PER_PC] = s->per_pc > 0 ? per_pc_table(s, s->n_res) : NULL;
 	}
 	if (cli_memout_open(&m) < 0) {
 		rc = cli_error(CMD, "out of memory");
@@ -650,8 +649,8 @@ static int emit_tables(const simt_cli *s)
 	}
 	for (int i = 0, printed = 0; i < N_TABLES; i++) {
 		int wanted = s->format == CLI_FORMAT_CSV
-				     ? (i == PER_PC && s->per_pc > 0) || (i == WIDE && s->per_pc == 0)
-				     : i != WIDE && (i != PER_PC || s->per_pc > 0);
+				 ? (i == PER_PC && s->per_pc > 0) || (i == WIDE && s->per_pc == 0)
+				 : i != WIDE && (i != PER_PC || s->per_pc > 0);
 		if (!wanted)
 			continue;
 		if (t[i] == NULL) {
@@ -704,7 +703,8 @@ static int write_svg(const simt_cli *s)
 			v[k * MPXKIT_SIMT_N_PARTS + (size_t)p] = r->parts[p];
 	}
 	cli_svg_document(m.f);
-	cli_svg_bars(m.f, &chart, (const char *const *)labels, s->n_res, parts, MPXKIT_SIMT_N_PARTS, v, 0);
+	cli_svg_bars(m.f, &chart, (const char *const *)labels, s->n_res, parts, MPXKIT_SIMT_N_PARTS,
+		     v, 0);
 	if (cli_memout_close(&m) < 0) {
 		free(m.text);
 		goto out;
@@ -779,7 +779,8 @@ static int parse_options(simt_cli *s, int argc, char **argv)
 			break;
 		case 'p':
 			if (cli_parse_long(optarg, 1, 1000000, &s->per_pc) != 0)
-				return cli_usage_error(CMD, "--per-pc takes a whole number from 1 to 1000000");
+				return cli_usage_error(
+				    CMD, "--per-pc takes a whole number from 1 to 1000000");
 			break;
 		case OPT_SVG:
 			s->svg = optarg;
@@ -801,7 +802,8 @@ static int parse_options(simt_cli *s, int argc, char **argv)
 	if (optind < argc)
 		s->input = argv[optind++];
 	if (optind < argc)
-		return cli_usage_error(CMD, "one trace directory or kernel trace expected, not '%s' too",
+		return cli_usage_error(CMD,
+				       "one trace directory or kernel trace expected, not '%s' too",
 				       argv[optind]);
 	if (s->input == NULL && !(s->export_gpu && (s->gpu_name || s->accelsim)))
 		return cli_usage_error(CMD, "no trace directory given");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libFuzzer target: any bytes as Accel-Sim's gpgpusim.config and trace.config, through the importer. */
+/* libFuzzer target: any bytes as Accel-Sim's gpgpusim.config and trace.config, through the
+ * importer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,8 +29,8 @@ int fuzz_decode(const uint8_t *data, size_t size, FILE *out)
 		trace = cut + 3;
 		tlen = size - clen - 3;
 	}
-	rc = mpxkit_simt_gpu_import_accelsim_text("gpgpusim.config", text, clen, "trace.config", trace,
-						  tlen, &g, NULL);
+	rc = mpxkit_simt_gpu_import_accelsim_text("gpgpusim.config", text, clen, "trace.config",
+						  trace, tlen, &g, NULL);
 	if (rc < 0)
 		return rc;
 	if (g->n_units == 0 || g->n_ops == 0 || g->warp_size != 32)

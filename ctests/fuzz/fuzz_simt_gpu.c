@@ -33,7 +33,8 @@ int fuzz_decode(const uint8_t *data, size_t size, FILE *out)
 		__builtin_trap();
 	/* every op names a declared unit */
 	for (size_t i = 0; i < g->n_ops; i++)
-		if (g->ops[i].unit >= g->n_units || mpxkit_simt_gpu_op(g, g->ops[i].name) != &g->ops[i])
+		if (g->ops[i].unit >= g->n_units ||
+		    mpxkit_simt_gpu_op(g, g->ops[i].name) != &g->ops[i])
 			__builtin_trap();
 	if (out)
 		fwrite(first, 1, n1, out);

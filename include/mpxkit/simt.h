@@ -75,10 +75,14 @@ typedef struct mpxkit_simt_op {
 	uint8_t space; /* mpxkit_simt_space, for memory kinds */
 } mpxkit_simt_op;
 
-typedef enum mpxkit_simt_write { MPXKIT_SIMT_WRITE_THROUGH, MPXKIT_SIMT_WRITE_BACK } mpxkit_simt_write;
+typedef enum mpxkit_simt_write {
+	MPXKIT_SIMT_WRITE_THROUGH,
+	MPXKIT_SIMT_WRITE_BACK
+} mpxkit_simt_write;
 
 typedef struct mpxkit_simt_cache_desc {
-	uint32_t sets, ways, line, sector; /* line and sector in bytes; sets 0 = no cache (icache none) */
+	uint32_t sets, ways, line,
+	    sector; /* line and sector in bytes; sets 0 = no cache (icache none) */
 	uint32_t latency;
 	uint8_t write; /* mpxkit_simt_write */
 } mpxkit_simt_cache_desc;
@@ -100,7 +104,7 @@ typedef struct mpxkit_simt_gpu {
 	uint32_t launch_cycles;
 	mpxkit_simt_cache_desc l1, l2, icache;
 	uint32_t icache_prefetch;  /* lines fetched ahead of an instruction-cache miss */
-	int l1_global_cached;     /* plain LDG cached in L1 */
+	int l1_global_cached;	   /* plain LDG cached in L1 */
 	uint32_t l1_request_bytes; /* bytes of consecutive lanes per L1 request */
 	uint32_t l1_tags_per_cycle;
 	double l2_bytes_per_cycle;
@@ -137,7 +141,8 @@ const char *mpxkit_simt_gpu_default_for(unsigned binary_version);
  */
 int mpxkit_simt_gpu_import_accelsim(const char *dir, mpxkit_simt_gpu **out, mpxkit_diag *diag);
 
-/* Parses the two files' texts (names for diagnostics); what the importer and its fuzz target use. */
+/* Parses the two files' texts (names for diagnostics); what the importer and its fuzz target use.
+ */
 int mpxkit_simt_gpu_import_accelsim_text(const char *config_name, const char *config,
 					 size_t config_len, const char *trace_name,
 					 const char *trace_config, size_t trace_len,
@@ -160,7 +165,7 @@ const char *mpxkit_simt_class_name(int cls);
 typedef struct mpxkit_simt_command {
 	int is_kernel;
 	uint64_t addr, size; /* MemcpyHtoD */
-	char *path;          /* kernel: the trace's path (directory joined) */
+	char *path;	     /* kernel: the trace's path (directory joined) */
 } mpxkit_simt_command;
 
 typedef struct mpxkit_simt_commands {
@@ -192,8 +197,8 @@ typedef struct mpxkit_simt_inst {
 	uint32_t opcode;      /* an id: mpxkit_simt_trace_opcode() gives the text */
 	uint8_t n_dst, n_src; /* registers listed */
 	uint8_t dst[MPXKIT_SIMT_MAX_REGS], src[MPXKIT_SIMT_MAX_REGS];
-	uint8_t mem_width;    /* bytes per lane; 0: not a memory instruction */
-	int8_t addr_mode;     /* 0, 1, 2, or -1 when mem_width is 0 */
+	uint8_t mem_width; /* bytes per lane; 0: not a memory instruction */
+	int8_t addr_mode;  /* 0, 1, 2, or -1 when mem_width is 0 */
 	int has_imm;
 	int32_t imm;
 	uint32_t source_line; /* lineinfo, or 0 */
@@ -201,11 +206,11 @@ typedef struct mpxkit_simt_inst {
 } mpxkit_simt_inst;
 
 typedef enum mpxkit_simt_event {
-	MPXKIT_SIMT_END,         /* the end of the trace */
-	MPXKIT_SIMT_BLOCK,       /* a block begins: block[] */
-	MPXKIT_SIMT_WARP,        /* a warp of the block begins: warp, insts */
-	MPXKIT_SIMT_INST,        /* an instruction of that warp: inst */
-	MPXKIT_SIMT_BLOCK_END,   /* the block is complete */
+	MPXKIT_SIMT_END,       /* the end of the trace */
+	MPXKIT_SIMT_BLOCK,     /* a block begins: block[] */
+	MPXKIT_SIMT_WARP,      /* a warp of the block begins: warp, insts */
+	MPXKIT_SIMT_INST,      /* an instruction of that warp: inst */
+	MPXKIT_SIMT_BLOCK_END, /* the block is complete */
 } mpxkit_simt_event;
 
 typedef struct mpxkit_simt_trace mpxkit_simt_trace;
@@ -279,22 +284,22 @@ const char *mpxkit_simt_bound_name(int bound);
 /* Per instruction address (--per-pc). */
 typedef struct mpxkit_simt_pc_stats {
 	uint64_t pc;
-	uint32_t opcode;          /* the trace's opcode id of its first execution */
+	uint32_t opcode; /* the trace's opcode id of its first execution */
 	uint64_t warp_insts, thread_insts;
-	uint64_t nop_lane_slots;  /* masked lanes at this instruction */
-	uint64_t diverged_slots;  /* masked lane slots charged to this PC as a branch */
-	uint64_t stall_cycles;    /* cycles warps waited before issuing it */
-	uint64_t transactions;    /* sectors or shared wavefronts */
+	uint64_t nop_lane_slots; /* masked lanes at this instruction */
+	uint64_t diverged_slots; /* masked lane slots charged to this PC as a branch */
+	uint64_t stall_cycles;	 /* cycles warps waited before issuing it */
+	uint64_t transactions;	 /* sectors or shared wavefronts */
 } mpxkit_simt_pc_stats;
 
 typedef struct mpxkit_simt_result {
-	char *kernel;   /* the kernel's name */
+	char *kernel; /* the kernel's name */
 	uint32_t id;
 	uint32_t grid[3], block[3];
-	uint32_t occupancy;      /* resident blocks per SM */
+	uint32_t occupancy; /* resident blocks per SM */
 	uint32_t sms_active;
 	double cycles, active_cycles;
-	int bound;               /* mpxkit_simt_bound of the kernel */
+	int bound; /* mpxkit_simt_bound of the kernel */
 	double parts[MPXKIT_SIMT_N_PARTS];
 	double ipc, thread_ipc, sm_ipc;
 	uint64_t warp_insts, thread_insts;
@@ -304,16 +309,17 @@ typedef struct mpxkit_simt_result {
 	uint64_t inst_global_loads, inst_global_stores, inst_local_loads, inst_local_stores;
 	uint64_t inst_shared_loads, inst_shared_stores, inst_global_atomics, inst_shared_atomics;
 	uint64_t gld_transactions, gst_transactions, local_load_transactions,
-		local_store_transactions;
+	    local_store_transactions;
 	uint64_t shared_load_transactions, shared_store_transactions;
 	uint64_t l2_read_transactions, l2_write_transactions; /* the SMs' sector traffic to L2 */
 	uint64_t dram_read_transactions, dram_write_transactions;
-	uint64_t l1_hits, l1_misses;     /* sectors of L1-cached accesses */
-	uint64_t l2_hits, l2_misses;     /* sectors of data accesses at L2 */
-	uint64_t gld_l1_hits, gld_l1_sectors; /* global loads' L1 sector hits, of all their sectors */
+	uint64_t l1_hits, l1_misses; /* sectors of L1-cached accesses */
+	uint64_t l2_hits, l2_misses; /* sectors of data accesses at L2 */
+	uint64_t gld_l1_hits,
+	    gld_l1_sectors; /* global loads' L1 sector hits, of all their sectors */
 	uint64_t icache_misses;
 	size_t n_pcs;
-	mpxkit_simt_pc_stats *pcs; /* sorted by pc; branches: the entries with diverged_slots */
+	mpxkit_simt_pc_stats *pcs;     /* sorted by pc; branches: the entries with diverged_slots */
 	uint64_t entry_diverged_slots; /* masked slots before any control instruction */
 } mpxkit_simt_result;
 
@@ -340,8 +346,8 @@ int mpxkit_simt_sim_new(const mpxkit_simt_gpu *gpu, mpxkit_simt_sim **out, mpxki
 int mpxkit_simt_sim_memcpy(mpxkit_simt_sim *sim, uint64_t addr, uint64_t size, mpxkit_diag *diag);
 
 /* Runs one kernel trace to its end; *out is the caller's to free. */
-int mpxkit_simt_sim_kernel(mpxkit_simt_sim *sim, mpxkit_simt_trace *trace,
-			   mpxkit_simt_result **out, mpxkit_diag *diag);
+int mpxkit_simt_sim_kernel(mpxkit_simt_sim *sim, mpxkit_simt_trace *trace, mpxkit_simt_result **out,
+			   mpxkit_diag *diag);
 
 void mpxkit_simt_sim_free(mpxkit_simt_sim *sim); /* NULL is a no-op */
 

@@ -11,8 +11,8 @@
 #include "simt_impl.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
-#define MAX_OPTIONS      4096
-#define MAX_VALUE        1024
+#define MAX_OPTIONS	 4096
+#define MAX_VALUE	 1024
 
 /* One "-option value" of an option file; a later one of the same name replaces it. */
 typedef struct option {
@@ -58,7 +58,8 @@ static int tokenize(options *s, const char *file, const char *text, size_t len)
 			continue;
 		}
 		if (c == '\0')
-			return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: NUL byte: not a text file", file, line);
+			return mpxkit_fail(s->diag, MPXKIT_EFORMAT,
+					   "%s:%lu: NUL byte: not a text file", file, line);
 		if (c == '#') {
 			while (i < len && text[i] != '\n')
 				i++;
@@ -70,22 +71,30 @@ static int tokenize(options *s, const char *file, const char *text, size_t len)
 				if (text[i] == '\n')
 					line++;
 				if (text[i] == '\0')
-					return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: NUL byte", file, line);
+					return mpxkit_fail(s->diag, MPXKIT_EFORMAT,
+							   "%s:%lu: NUL byte", file, line);
 				if (n + 1 >= sizeof tok)
-					return mpxkit_fail(s->diag, MPXKIT_ERANGE, "%s:%lu: quoted value longer than %d bytes",
-							   file, at, MAX_VALUE - 1);
-				tok[n++] = text[i] == '\n' || text[i] == '\t' || text[i] == '\r' ? ' ' : text[i];
+					return mpxkit_fail(
+					    s->diag, MPXKIT_ERANGE,
+					    "%s:%lu: quoted value longer than %d bytes", file, at,
+					    MAX_VALUE - 1);
+				tok[n++] = text[i] == '\n' || text[i] == '\t' || text[i] == '\r'
+					       ? ' '
+					       : text[i];
 			}
 			if (i == len)
-				return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: quote never closed", file, at);
+				return mpxkit_fail(s->diag, MPXKIT_EFORMAT,
+						   "%s:%lu: quote never closed", file, at);
 			i++;
 		} else {
 			while (i < len && text[i] != ' ' && text[i] != '\t' && text[i] != '\r' &&
 			       text[i] != '\n' && text[i] != '#') {
 				if (text[i] == '\0')
-					return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: NUL byte", file, line);
+					return mpxkit_fail(s->diag, MPXKIT_EFORMAT,
+							   "%s:%lu: NUL byte", file, line);
 				if (n + 1 >= sizeof tok)
-					return mpxkit_fail(s->diag, MPXKIT_ERANGE, "%s:%lu: token longer than %d bytes",
+					return mpxkit_fail(s->diag, MPXKIT_ERANGE,
+							   "%s:%lu: token longer than %d bytes",
 							   file, at, MAX_VALUE - 1);
 				tok[n++] = text[i++];
 			}
@@ -97,18 +106,21 @@ static int tokenize(options *s, const char *file, const char *text, size_t len)
 			continue;
 		}
 		if (tok[0] != '-' || n < 2 || n - 1 >= sizeof s->o[0].name)
-			return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: '-option value' expected, found '%.40s'",
-					   file, at, tok);
+			return mpxkit_fail(s->diag, MPXKIT_EFORMAT,
+					   "%s:%lu: '-option value' expected, found '%.40s'", file,
+					   at, tok);
 		pending = find(s, tok + 1);
 		if (pending == NULL) {
 			if (s->n == MAX_OPTIONS)
-				return mpxkit_fail(s->diag, MPXKIT_ERANGE, "%s:%lu: more than %d options", file, at,
+				return mpxkit_fail(s->diag, MPXKIT_ERANGE,
+						   "%s:%lu: more than %d options", file, at,
 						   MAX_OPTIONS);
 			if (s->n == s->cap) {
 				size_t ncap = s->cap ? s->cap * 2 : 64;
 				option *g = realloc(s->o, ncap * sizeof *g);
 				if (g == NULL)
-					return mpxkit_fail(s->diag, MPXKIT_ENOMEM, "%s: out of memory", file);
+					return mpxkit_fail(s->diag, MPXKIT_ENOMEM,
+							   "%s: out of memory", file);
 				s->o = g;
 				s->cap = ncap;
 			}
@@ -126,8 +138,8 @@ static int tokenize(options *s, const char *file, const char *text, size_t len)
 
 static int bad(const options *s, const option *o, const char *what)
 {
-	return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: -%s '%.60s': %s expected", o->file, o->line,
-			   o->name, o->value, what);
+	return mpxkit_fail(s->diag, MPXKIT_EFORMAT, "%s:%lu: -%s '%.60s': %s expected", o->file,
+			   o->line, o->name, o->value, what);
 }
 
 static int missing(const options *s, const char *file, const char *name)
@@ -255,7 +267,8 @@ static int special_unit(const options *s, const char *want, const char *file, ui
 		const char *comma;
 		snprintf(key, sizeof key, "specialized_unit_%d", i);
 		o = find(s, key);
-		if (o == NULL || (comma = strrchr(o->value, ',')) == NULL || strcmp(comma + 1, want) != 0)
+		if (o == NULL || (comma = strrchr(o->value, ',')) == NULL ||
+		    strcmp(comma + 1, want) != 0)
 			continue;
 		snprintf(key, sizeof key, "trace_opcode_latency_initiation_spec_op_%d", i);
 		return get_pair(s, key, 1, file, lat, init);
@@ -356,7 +369,8 @@ static int map_config(mpxkit_simt_gpu *g, const options *s, const char *f)
 	    (rc = get_u32(s, f, "gpgpu_shader_cta", 0, 0, &g->max_blocks)) < 0 ||
 	    (rc = get_u32(s, f, "gpgpu_shader_registers", 0, 0, &g->registers)) < 0 ||
 	    (rc = get_u32(s, f, "gpgpu_shmem_size", 0, 0, &g->shared_per_sm)) < 0 ||
-	    (rc = get_u32(s, f, "gpgpu_shmem_per_block", 1, g->shared_per_sm, &g->shared_per_block)) < 0 ||
+	    (rc = get_u32(s, f, "gpgpu_shmem_per_block", 1, g->shared_per_sm,
+			  &g->shared_per_block)) < 0 ||
 	    (rc = get_u32(s, f, "gpgpu_kernel_launch_latency", 1, 0, &g->launch_cycles)) < 0)
 		return rc;
 	if (g->shared_per_block > g->shared_per_sm)
@@ -380,7 +394,8 @@ static int map_config(mpxkit_simt_gpu *g, const options *s, const char *f)
 	    (rc = get_u32(s, f, "dram_latency", 0, 0, &dram_lat)) < 0)
 		return rc;
 	if ((uint64_t)g->l2.sets * n_mem * subs > (1u << 24) || n_mem == 0 || subs == 0)
-		return mpxkit_fail(s->diag, MPXKIT_ERANGE, "%s: L2 sets times partitions out of range", f);
+		return mpxkit_fail(s->diag, MPXKIT_ERANGE,
+				   "%s: L2 sets times partitions out of range", f);
 	g->l2.sets *= n_mem * subs;
 	g->l2.write = w2 == 'T' ? MPXKIT_SIMT_WRITE_THROUGH : MPXKIT_SIMT_WRITE_BACK;
 	g->l2.latency = g->l1.latency + rop;
@@ -427,7 +442,8 @@ int mpxkit_simt_gpu_import_accelsim_text(const char *config_name, const char *co
 	if (out == NULL || (config == NULL && config_len) || (trace_config == NULL && trace_len))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "Accel-Sim import: missing argument");
 	if (config_len > CONFIG_MAX_BYTES || trace_len > CONFIG_MAX_BYTES)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "Accel-Sim import: a file is larger than %u bytes",
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "Accel-Sim import: a file is larger than %u bytes",
 				   CONFIG_MAX_BYTES);
 	g = calloc(1, sizeof *g);
 	if (g == NULL) {
@@ -454,7 +470,8 @@ done:
 
 static int read_text(const char *path, char **buf, size_t *len, mpxkit_diag *diag)
 {
-	mpxkit_reader_options opt = {MPXKIT_READER_TEXT, CONFIG_MAX_BYTES, 0, "Accel-Sim configuration"};
+	mpxkit_reader_options opt = {MPXKIT_READER_TEXT, CONFIG_MAX_BYTES, 0,
+				     "Accel-Sim configuration"};
 	return mpxkit_read_file(path, &opt, buf, len, diag);
 }
 

@@ -12,13 +12,14 @@
 #include "mpxkit/reader.h"
 #include "simt_impl.h"
 
-#define GPU_MAX_BYTES (1u << 20)
-#define GPU_MAX_LINE  4096
+#define GPU_MAX_BYTES  (1u << 20)
+#define GPU_MAX_LINE   4096
 #define GPU_MAX_TOKENS 16
 
 static const char *const class_names[MPXKIT_SIMT_N_CLASSES] = {
-	"fp_16", "fp_32", "fp_64", "integer", "bit_convert", "control", "compute_ld_st", "misc",
-	"inter_thread_communication",
+    "fp_16",	     "fp_32",	    "fp_64",
+    "integer",	     "bit_convert", "control",
+    "compute_ld_st", "misc",	    "inter_thread_communication",
 };
 
 static const char *const kind_names[] = {"", "load", "store", "atomic", "barrier"};
@@ -150,19 +151,21 @@ static int check_cache(const mpxkit_simt_cache_desc *c, const char *who, const c
 	if (c->sets == 0)
 		return 0; /* icache none */
 	if (c->sets > (1u << 24) || c->ways < 1 || c->ways > 1024)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: %s: sets must be 1 to 16777216 and ways 1 to 1024",
-				   who, key);
-	if (!pow2(c->line) || c->line < 32 || c->line > 1024)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: %s: line must be a power of two from 32 to 1024",
-				   who, key);
-	if (!pow2(c->sector) || c->sector < 32 || c->sector > c->line)
 		return mpxkit_fail(diag, MPXKIT_ERANGE,
-				   "%s: %s: sector must be a power of two from 32 bytes up to the line", who,
+				   "%s: %s: sets must be 1 to 16777216 and ways 1 to 1024", who,
 				   key);
+	if (!pow2(c->line) || c->line < 32 || c->line > 1024)
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: %s: line must be a power of two from 32 to 1024", who, key);
+	if (!pow2(c->sector) || c->sector < 32 || c->sector > c->line)
+		return mpxkit_fail(
+		    diag, MPXKIT_ERANGE,
+		    "%s: %s: sector must be a power of two from 32 bytes up to the line", who, key);
 	if ((uint64_t)c->sets * c->ways * c->line > (256ull << 20))
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: %s: larger than 256 MiB", who, key);
 	if (c->latency > 100000)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: %s: latency above 100000 cycles", who, key);
+		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: %s: latency above 100000 cycles", who,
+				   key);
 	return 0;
 }
 
@@ -175,25 +178,31 @@ int mpxkit__simt_gpu_check(const mpxkit_simt_gpu *g, const char *who, mpxkit_dia
 	if (g->sms < 1 || g->sms > 4096)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: sms must be 1 to 4096", who);
 	if (!(g->clock_mhz > 0 && g->clock_mhz <= 100000))
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: clock_mhz must be above 0 and at most 100000", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: clock_mhz must be above 0 and at most 100000", who);
 	if (g->warp_size != MPXKIT_SIMT_WARP_SIZE)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: warp_size must be 32 (traces carry 32-bit masks)", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: warp_size must be 32 (traces carry 32-bit masks)", who);
 	if (g->schedulers < 1 || g->schedulers > 16)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: schedulers must be 1 to 16", who);
 	if (g->max_warps < 1 || g->max_warps > 1024 || g->max_blocks < 1 || g->max_blocks > 1024)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: max_warps and max_blocks must be 1 to 1024", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: max_warps and max_blocks must be 1 to 1024", who);
 	if (g->max_threads_per_block < 32 || g->max_threads_per_block > 4096)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: max_threads_per_block must be 32 to 4096", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: max_threads_per_block must be 32 to 4096", who);
 	if (g->registers < 1 || g->registers > (1u << 24) || g->register_unit < 1 ||
 	    g->register_unit > 65536)
-		return mpxkit_fail(diag, MPXKIT_ERANGE,
-				   "%s: registers must be 1 to 16777216 and register_unit 1 to 65536", who);
+		return mpxkit_fail(
+		    diag, MPXKIT_ERANGE,
+		    "%s: registers must be 1 to 16777216 and register_unit 1 to 65536", who);
 	if (g->shared_per_sm > (1u << 30) || g->shared_per_block > g->shared_per_sm ||
 	    g->shared_unit < 1 || g->shared_unit > (1u << 20))
-		return mpxkit_fail(diag, MPXKIT_ERANGE,
-				   "%s: shared_per_sm at most 2^30, shared_per_block at most shared_per_sm, "
-				   "shared_unit 1 to 2^20",
-				   who);
+		return mpxkit_fail(
+		    diag, MPXKIT_ERANGE,
+		    "%s: shared_per_sm at most 2^30, shared_per_block at most shared_per_sm, "
+		    "shared_unit 1 to 2^20",
+		    who);
 	if (g->launch_cycles > 1000000000u)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: launch_cycles above 10^9", who);
 	if ((rc = check_cache(&g->l1, who, "l1", diag)) < 0 ||
@@ -203,7 +212,8 @@ int mpxkit__simt_gpu_check(const mpxkit_simt_gpu *g, const char *who, mpxkit_dia
 	if (g->l1.sets == 0 || g->l2.sets == 0)
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: l1 and l2 need sets", who);
 	if (g->l1.line != g->l2.line)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: l1 and l2 must have the same line size", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: l1 and l2 must have the same line size", who);
 	if (!pow2(g->l1_request_bytes) || g->l1_request_bytes < 4 || g->l1_request_bytes > 1024 ||
 	    g->l1_tags_per_cycle < 1 || g->l1_tags_per_cycle > 64)
 		return mpxkit_fail(diag, MPXKIT_ERANGE,
@@ -212,29 +222,34 @@ int mpxkit__simt_gpu_check(const mpxkit_simt_gpu *g, const char *who, mpxkit_dia
 				   who);
 	if (!(g->l2_bytes_per_cycle > 0 && g->l2_bytes_per_cycle <= 1e9) ||
 	    !(g->dram_bytes_per_cycle > 0 && g->dram_bytes_per_cycle <= 1e9))
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: bytes_per_cycle must be above 0 and at most 10^9",
-				   who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: bytes_per_cycle must be above 0 and at most 10^9", who);
 	if (!pow2(g->shared_banks) || g->shared_banks > 64 ||
 	    (g->shared_width != 4 && g->shared_width != 8) || g->shared_latency > 100000)
-		return mpxkit_fail(diag, MPXKIT_ERANGE,
-				   "%s: shared_mem banks must be a power of two up to 64, width 4 or 8, "
-				   "latency at most 100000",
-				   who);
+		return mpxkit_fail(
+		    diag, MPXKIT_ERANGE,
+		    "%s: shared_mem banks must be a power of two up to 64, width 4 or 8, "
+		    "latency at most 100000",
+		    who);
 	if (g->dram_latency > 100000)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: dram latency above 100000 cycles", who);
+		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: dram latency above 100000 cycles",
+				   who);
 	if (g->n_units == 0 || g->n_units > MPXKIT_SIMT_MAX_UNITS)
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: needs 1 to 32 unit lines", who);
 	for (size_t u = 0; u < g->n_units; u++)
 		if (g->units[u].latency < 1 || g->units[u].latency > 100000 ||
 		    g->units[u].initiation < 1 || g->units[u].initiation > 100000)
-			return mpxkit_fail(diag, MPXKIT_ERANGE,
-					   "%s: unit %s: latency and initiation must be 1 to 100000", who,
-					   g->units[u].name);
+			return mpxkit_fail(
+			    diag, MPXKIT_ERANGE,
+			    "%s: unit %s: latency and initiation must be 1 to 100000", who,
+			    g->units[u].name);
 	if (g->n_ops == 0)
-		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: no op lines and no 'ops builtin'", who);
+		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: no op lines and no 'ops builtin'",
+				   who);
 	for (size_t i = 0; i < g->n_ops; i++)
 		if (g->ops[i].unit >= g->n_units || g->ops[i].cls >= MPXKIT_SIMT_N_CLASSES ||
-		    g->ops[i].kind > MPXKIT_SIMT_KIND_BARRIER || g->ops[i].space > MPXKIT_SIMT_GENERIC)
+		    g->ops[i].kind > MPXKIT_SIMT_KIND_BARRIER ||
+		    g->ops[i].space > MPXKIT_SIMT_GENERIC)
 			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: op %s is malformed", who,
 					   g->ops[i].name);
 	return 0;
@@ -335,44 +350,44 @@ typedef struct field {
 #define G(f) offsetof(mpxkit_simt_gpu, f)
 
 static const field l1_fields[] = {
-	{"sets", F_U32, G(l1.sets), 1, 1u << 24},
-	{"ways", F_U32, G(l1.ways), 1, 1024},
-	{"line", F_U32, G(l1.line), 1, 1024},
-	{"sector", F_U32, G(l1.sector), 1, 1024},
-	{"latency", F_U32, G(l1.latency), 0, 100000},
-	{"write", F_WRITE, G(l1.write), 0, 0},
-	{"global", F_GLOBAL, G(l1_global_cached), 0, 0},
-	{"request_bytes", F_U32, G(l1_request_bytes), 4, 1024},
-	{"tags_per_cycle", F_U32, G(l1_tags_per_cycle), 1, 64},
-	{NULL, 0, 0, 0, 0},
+    {"sets", F_U32, G(l1.sets), 1, 1u << 24},
+    {"ways", F_U32, G(l1.ways), 1, 1024},
+    {"line", F_U32, G(l1.line), 1, 1024},
+    {"sector", F_U32, G(l1.sector), 1, 1024},
+    {"latency", F_U32, G(l1.latency), 0, 100000},
+    {"write", F_WRITE, G(l1.write), 0, 0},
+    {"global", F_GLOBAL, G(l1_global_cached), 0, 0},
+    {"request_bytes", F_U32, G(l1_request_bytes), 4, 1024},
+    {"tags_per_cycle", F_U32, G(l1_tags_per_cycle), 1, 64},
+    {NULL, 0, 0, 0, 0},
 };
 static const field l2_fields[] = {
-	{"sets", F_U32, G(l2.sets), 1, 1u << 24},
-	{"ways", F_U32, G(l2.ways), 1, 1024},
-	{"line", F_U32, G(l2.line), 1, 1024},
-	{"sector", F_U32, G(l2.sector), 1, 1024},
-	{"latency", F_U32, G(l2.latency), 0, 100000},
-	{"write", F_WRITE, G(l2.write), 0, 0},
-	{"bytes_per_cycle", F_REAL, G(l2_bytes_per_cycle), 0, 0},
-	{NULL, 0, 0, 0, 0},
+    {"sets", F_U32, G(l2.sets), 1, 1u << 24},
+    {"ways", F_U32, G(l2.ways), 1, 1024},
+    {"line", F_U32, G(l2.line), 1, 1024},
+    {"sector", F_U32, G(l2.sector), 1, 1024},
+    {"latency", F_U32, G(l2.latency), 0, 100000},
+    {"write", F_WRITE, G(l2.write), 0, 0},
+    {"bytes_per_cycle", F_REAL, G(l2_bytes_per_cycle), 0, 0},
+    {NULL, 0, 0, 0, 0},
 };
 static const field icache_fields[] = {
-	{"sets", F_U32, G(icache.sets), 1, 1u << 24},
-	{"ways", F_U32, G(icache.ways), 1, 1024},
-	{"line", F_U32, G(icache.line), 1, 1024},
-	{"prefetch", F_U32, G(icache_prefetch), 0, 64},
-	{NULL, 0, 0, 0, 0},
+    {"sets", F_U32, G(icache.sets), 1, 1u << 24},
+    {"ways", F_U32, G(icache.ways), 1, 1024},
+    {"line", F_U32, G(icache.line), 1, 1024},
+    {"prefetch", F_U32, G(icache_prefetch), 0, 64},
+    {NULL, 0, 0, 0, 0},
 };
 static const field shared_fields[] = {
-	{"banks", F_U32, G(shared_banks), 1, 64},
-	{"width", F_U32, G(shared_width), 4, 8},
-	{"latency", F_U32, G(shared_latency), 0, 100000},
-	{NULL, 0, 0, 0, 0},
+    {"banks", F_U32, G(shared_banks), 1, 64},
+    {"width", F_U32, G(shared_width), 4, 8},
+    {"latency", F_U32, G(shared_latency), 0, 100000},
+    {NULL, 0, 0, 0, 0},
 };
 static const field dram_fields[] = {
-	{"latency", F_U32, G(dram_latency), 0, 100000},
-	{"bytes_per_cycle", F_REAL, G(dram_bytes_per_cycle), 0, 0},
-	{NULL, 0, 0, 0, 0},
+    {"latency", F_U32, G(dram_latency), 0, 100000},
+    {"bytes_per_cycle", F_REAL, G(dram_bytes_per_cycle), 0, 0},
+    {NULL, 0, 0, 0, 0},
 };
 
 typedef struct scalar {
@@ -383,19 +398,19 @@ typedef struct scalar {
 } scalar;
 
 static const scalar scalars[] = {
-	{"sms", F_U32, G(sms), 1, 4096},
-	{"clock_mhz", F_REAL, G(clock_mhz), 0, 0},
-	{"warp_size", F_U32, G(warp_size), 32, 32},
-	{"schedulers", F_U32, G(schedulers), 1, 16},
-	{"max_warps", F_U32, G(max_warps), 1, 1024},
-	{"max_blocks", F_U32, G(max_blocks), 1, 1024},
-	{"max_threads_per_block", F_U32, G(max_threads_per_block), 32, 4096},
-	{"registers", F_U32, G(registers), 1, 1u << 24},
-	{"register_unit", F_U32, G(register_unit), 1, 65536},
-	{"shared_per_sm", F_U32, G(shared_per_sm), 0, 1u << 30},
-	{"shared_per_block", F_U32, G(shared_per_block), 0, 1u << 30},
-	{"shared_unit", F_U32, G(shared_unit), 1, 1u << 20},
-	{"launch_cycles", F_U32, G(launch_cycles), 0, 1000000000u},
+    {"sms", F_U32, G(sms), 1, 4096},
+    {"clock_mhz", F_REAL, G(clock_mhz), 0, 0},
+    {"warp_size", F_U32, G(warp_size), 32, 32},
+    {"schedulers", F_U32, G(schedulers), 1, 16},
+    {"max_warps", F_U32, G(max_warps), 1, 1024},
+    {"max_blocks", F_U32, G(max_blocks), 1, 1024},
+    {"max_threads_per_block", F_U32, G(max_threads_per_block), 32, 4096},
+    {"registers", F_U32, G(registers), 1, 1u << 24},
+    {"register_unit", F_U32, G(register_unit), 1, 65536},
+    {"shared_per_sm", F_U32, G(shared_per_sm), 0, 1u << 30},
+    {"shared_per_block", F_U32, G(shared_per_block), 0, 1u << 30},
+    {"shared_unit", F_U32, G(shared_unit), 1, 1u << 20},
+    {"launch_cycles", F_U32, G(launch_cycles), 0, 1000000000u},
 };
 #define N_SCALARS (sizeof scalars / sizeof scalars[0])
 
@@ -405,8 +420,9 @@ typedef struct structured {
 } structured;
 
 static const structured structs[] = {
-	{"l1", l1_fields}, {"l2", l2_fields}, {"icache", icache_fields},
-	{"shared_mem", shared_fields}, {"dram", dram_fields},
+    {"l1", l1_fields},	       {"l2", l2_fields},
+    {"icache", icache_fields}, {"shared_mem", shared_fields},
+    {"dram", dram_fields},
 };
 #define N_STRUCTS (sizeof structs / sizeof structs[0])
 
@@ -420,14 +436,16 @@ static int set_field(parse *p, mpxkit_simt_gpu *g, const char *key, const field 
 	switch (f->type) {
 	case F_U32:
 		if (parse_u32(value, f->lo, f->hi, &u) < 0)
-			return perr(p, MPXKIT_ERANGE, "%s %s=%s: a whole number from %u to %u expected",
-				    key, f->key, value, f->lo, f->hi);
+			return perr(p, MPXKIT_ERANGE,
+				    "%s %s=%s: a whole number from %u to %u expected", key, f->key,
+				    value, f->lo, f->hi);
 		memcpy(base, &u, sizeof u);
 		return 0;
 	case F_REAL:
 		if (parse_real(value, &d) < 0 || !(d > 0 && d <= 1e9))
-			return perr(p, MPXKIT_ERANGE, "%s %s=%s: a decimal above 0 and at most 10^9 expected",
-				    key, f->key, value);
+			return perr(p, MPXKIT_ERANGE,
+				    "%s %s=%s: a decimal above 0 and at most 10^9 expected", key,
+				    f->key, value);
 		memcpy(base, &d, sizeof d);
 		return 0;
 	case F_WRITE:
@@ -436,8 +454,8 @@ static int set_field(parse *p, mpxkit_simt_gpu *g, const char *key, const field 
 		else if (strcmp(value, "back") == 0)
 			*(uint8_t *)base = MPXKIT_SIMT_WRITE_BACK;
 		else
-			return perr(p, MPXKIT_EFORMAT, "%s write=%s: 'through' or 'back' expected", key,
-				    value);
+			return perr(p, MPXKIT_EFORMAT, "%s write=%s: 'through' or 'back' expected",
+				    key, value);
 		return 0;
 	default: /* F_GLOBAL */
 		if (strcmp(value, "cached") == 0)
@@ -445,8 +463,8 @@ static int set_field(parse *p, mpxkit_simt_gpu *g, const char *key, const field 
 		else if (strcmp(value, "uncached") == 0)
 			u = 0;
 		else
-			return perr(p, MPXKIT_EFORMAT, "%s global=%s: 'cached' or 'uncached' expected",
-				    key, value);
+			return perr(p, MPXKIT_EFORMAT,
+				    "%s global=%s: 'cached' or 'uncached' expected", key, value);
 		memcpy(base, &u, sizeof(int));
 		return 0;
 	}
@@ -467,7 +485,8 @@ static int parse_struct(parse *p, mpxkit_simt_gpu *g, const structured *s, char 
 	for (i = 1; i < n; i++) {
 		char *eq = strchr(tok[i], '=');
 		if (eq == NULL)
-			return perr(p, MPXKIT_EFORMAT, "%s: field '%s' is not name=value", s->key, tok[i]);
+			return perr(p, MPXKIT_EFORMAT, "%s: field '%s' is not name=value", s->key,
+				    tok[i]);
 		*eq = '\0';
 		for (k = 0; s->fields[k].key; k++)
 			if (strcmp(s->fields[k].key, tok[i]) == 0)
@@ -475,7 +494,8 @@ static int parse_struct(parse *p, mpxkit_simt_gpu *g, const structured *s, char 
 		if (s->fields[k].key == NULL)
 			return perr(p, MPXKIT_EFORMAT, "%s: unknown field '%s'", s->key, tok[i]);
 		if (seen & (1u << k))
-			return perr(p, MPXKIT_EFORMAT, "%s: field '%s' given twice", s->key, tok[i]);
+			return perr(p, MPXKIT_EFORMAT, "%s: field '%s' given twice", s->key,
+				    tok[i]);
 		seen |= 1u << k;
 		if ((k = set_field(p, g, s->key, &s->fields[k], eq + 1)) < 0)
 			return k;
@@ -513,10 +533,12 @@ static int parse_unit(parse *p, mpxkit_simt_gpu *g, char **tok, int n)
 		else if (strncmp(tok[i], "initiation=", 11) == 0 && !(have & 2))
 			dst = &u->initiation, have |= 2;
 		else
-			return perr(p, MPXKIT_EFORMAT, "unit %s: 'latency=L initiation=I' expected", tok[1]);
+			return perr(p, MPXKIT_EFORMAT, "unit %s: 'latency=L initiation=I' expected",
+				    tok[1]);
 		if (parse_u32(strchr(tok[i], '=') + 1, 1, 100000, dst) < 0)
-			return perr(p, MPXKIT_ERANGE, "unit %s: %s: a whole number from 1 to 100000 expected",
-				    tok[1], tok[i]);
+			return perr(p, MPXKIT_ERANGE,
+				    "unit %s: %s: a whole number from 1 to 100000 expected", tok[1],
+				    tok[i]);
 	}
 	g->n_units++;
 	return 0;
@@ -553,25 +575,28 @@ static int parse_op(parse *p, mpxkit_simt_gpu *g, char **tok, int n)
 	if (n != 4 && n != 5)
 		return perr(p, MPXKIT_EFORMAT, "op: 'op OPCODE UNIT CLASS [KIND]' expected");
 	if (!valid_opcode(tok[1]))
-		return perr(p, MPXKIT_EFORMAT, "op '%s': a base opcode of 1 to 23 of A-Z, 0-9, _ expected",
-			    tok[1]);
+		return perr(p, MPXKIT_EFORMAT,
+			    "op '%s': a base opcode of 1 to 23 of A-Z, 0-9, _ expected", tok[1]);
 	snprintf(op.name, sizeof op.name, "%s", tok[1]);
 	if ((u = mpxkit__simt_gpu_unit(g, tok[2])) < 0)
-		return perr(p, MPXKIT_EFORMAT, "op %s names unit '%s', which no earlier unit line declares",
-			    tok[1], tok[2]);
+		return perr(p, MPXKIT_EFORMAT,
+			    "op %s names unit '%s', which no earlier unit line declares", tok[1],
+			    tok[2]);
 	op.unit = (uint8_t)u;
 	for (c = 0; c < MPXKIT_SIMT_N_CLASSES; c++)
 		if (strcmp(class_names[c], tok[3]) == 0)
 			break;
 	if (c == MPXKIT_SIMT_N_CLASSES)
-		return perr(p, MPXKIT_EFORMAT, "op %s: unknown class '%s' (fp_32, integer, control, ...)",
-			    tok[1], tok[3]);
+		return perr(p, MPXKIT_EFORMAT,
+			    "op %s: unknown class '%s' (fp_32, integer, control, ...)", tok[1],
+			    tok[3]);
 	op.cls = (uint8_t)c;
 	if (n == 5 && parse_kind(tok[4], &op) < 0)
-		return perr(p, MPXKIT_EFORMAT,
-			    "op %s: kind '%s': load:, store: or atomic: with global, shared, local or "
-			    "generic, or barrier expected",
-			    tok[1], tok[4]);
+		return perr(
+		    p, MPXKIT_EFORMAT,
+		    "op %s: kind '%s': load:, store: or atomic: with global, shared, local or "
+		    "generic, or barrier expected",
+		    tok[1], tok[4]);
 	if (mpxkit__simt_gpu_set_op(g, &op) < 0)
 		return perr(p, MPXKIT_ENOMEM, "out of memory");
 	return 0;
@@ -615,8 +640,12 @@ static int parse_name(parse *p, mpxkit_simt_gpu *g, const char *rest)
 	return 0;
 }
 
-enum { SEEN_NAME = N_SCALARS, SEEN_STRUCT0 = N_SCALARS + 1, SEEN_OPS = SEEN_STRUCT0 + N_STRUCTS,
-       SEEN_COUNT };
+enum {
+	SEEN_NAME = N_SCALARS,
+	SEEN_STRUCT0 = N_SCALARS + 1,
+	SEEN_OPS = SEEN_STRUCT0 + N_STRUCTS,
+	SEEN_COUNT
+};
 
 static int parse_line(parse *p, mpxkit_simt_gpu *g, char *line, unsigned char *seen)
 {
@@ -624,7 +653,8 @@ static int parse_line(parse *p, mpxkit_simt_gpu *g, char *line, unsigned char *s
 	int n;
 	size_t i;
 
-	if (strncmp(line, "name", 4) == 0 && (line[4] == ' ' || line[4] == '\t' || line[4] == '\0')) {
+	if (strncmp(line, "name", 4) == 0 &&
+	    (line[4] == ' ' || line[4] == '\t' || line[4] == '\0')) {
 		if (seen[SEEN_NAME]++)
 			return perr(p, MPXKIT_EFORMAT, "name given twice");
 		return parse_name(p, g, line + 4);
@@ -643,13 +673,15 @@ static int parse_line(parse *p, mpxkit_simt_gpu *g, char *line, unsigned char *s
 			return perr(p, MPXKIT_EFORMAT, "%s: one value expected", tok[0]);
 		if (scalars[i].type == F_REAL) {
 			if (parse_real(tok[1], &d) < 0 || !(d > 0 && d <= 100000))
-				return perr(p, MPXKIT_ERANGE, "%s %s: a decimal above 0 and at most 100000 expected",
+				return perr(p, MPXKIT_ERANGE,
+					    "%s %s: a decimal above 0 and at most 100000 expected",
 					    tok[0], tok[1]);
 			memcpy((char *)g + scalars[i].offset, &d, sizeof d);
 		} else {
 			if (parse_u32(tok[1], scalars[i].lo, scalars[i].hi, &u) < 0)
-				return perr(p, MPXKIT_ERANGE, "%s %s: a whole number from %u to %u expected",
-					    tok[0], tok[1], scalars[i].lo, scalars[i].hi);
+				return perr(p, MPXKIT_ERANGE,
+					    "%s %s: a whole number from %u to %u expected", tok[0],
+					    tok[1], scalars[i].lo, scalars[i].hi);
 			memcpy((char *)g + scalars[i].offset, &u, sizeof u);
 		}
 		return 0;
@@ -672,7 +704,8 @@ static int parse_line(parse *p, mpxkit_simt_gpu *g, char *line, unsigned char *s
 		if (n != 2 || strcmp(tok[1], "builtin") != 0)
 			return perr(p, MPXKIT_EFORMAT, "'ops builtin' expected");
 		if (g->n_ops > 0)
-			return perr(p, MPXKIT_EFORMAT, "'ops builtin' must come before any op line");
+			return perr(p, MPXKIT_EFORMAT,
+				    "'ops builtin' must come before any op line");
 		snprintf(who, sizeof who, "%s:%lu", p->name, p->line);
 		rc = mpxkit__simt_gpu_use_builtin(g, who, p->diag);
 		return rc;
@@ -693,7 +726,8 @@ int mpxkit_simt_gpu_parse(const char *name, const char *text, size_t len, mpxkit
 	if (out == NULL || (text == NULL && len > 0))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "GPU description: missing argument");
 	if (len > GPU_MAX_BYTES)
-		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: larger than %u bytes, the limit for a GPU description",
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "%s: larger than %u bytes, the limit for a GPU description",
 				   p.name, GPU_MAX_BYTES);
 	g = calloc(1, sizeof *g);
 	if (g == NULL)
@@ -728,12 +762,16 @@ int mpxkit_simt_gpu_parse(const char *name, const char *text, size_t len, mpxkit
 				char *tok[GPU_MAX_TOKENS];
 				int nt = tokenize(s, tok);
 				if (nt < 1 || strcmp(tok[0], "mpxkit-gpu") != 0) {
-					rc = perr(&p, MPXKIT_EFORMAT, "not a GPU description: 'mpxkit-gpu 1' expected first");
+					rc = perr(
+					    &p, MPXKIT_EFORMAT,
+					    "not a GPU description: 'mpxkit-gpu 1' expected first");
 					goto fail;
 				}
 				if (nt != 2 || strcmp(tok[1], "1") != 0) {
-					rc = perr(&p, MPXKIT_EVERSION, "GPU description version '%s' is not supported (1)",
-						  nt >= 2 ? tok[1] : "");
+					rc = perr(
+					    &p, MPXKIT_EVERSION,
+					    "GPU description version '%s' is not supported (1)",
+					    nt >= 2 ? tok[1] : "");
 					goto fail;
 				}
 				magic = 1;
@@ -758,12 +796,14 @@ int mpxkit_simt_gpu_parse(const char *name, const char *text, size_t len, mpxkit
 	}
 	for (size_t i = 0; i < N_SCALARS; i++)
 		if (!seen[i]) {
-			rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: key '%s' missing", p.name, scalars[i].key);
+			rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: key '%s' missing", p.name,
+					 scalars[i].key);
 			goto fail;
 		}
 	for (size_t i = 0; i < N_STRUCTS; i++)
 		if (!seen[SEEN_STRUCT0 + i]) {
-			rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: key '%s' missing", p.name, structs[i].key);
+			rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: key '%s' missing", p.name,
+					 structs[i].key);
 			goto fail;
 		}
 	if ((rc = mpxkit__simt_gpu_check(g, p.name, diag)) < 0)
@@ -794,7 +834,8 @@ static int valid_short_name(const char *s)
 	if (*s == '\0' || strlen(s) > 64)
 		return 0;
 	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == '-'))
 			return 0;
 	return 1;
 }
@@ -811,10 +852,11 @@ int mpxkit_simt_gpu_load(const char *what, mpxkit_simt_gpu **out, mpxkit_diag *d
 	if (strchr(what, '/') != NULL || (n > 4 && strcmp(what + n - 4, ".gpu") == 0))
 		return mpxkit_simt_gpu_read(what, out, diag);
 	if (!valid_short_name(what))
-		return mpxkit_fail(diag, MPXKIT_ENOENT,
-				   "GPU '%s': neither a file (give a path) nor a shipped name (gtx1080, "
-				   "qv100, rtx3070)",
-				   what);
+		return mpxkit_fail(
+		    diag, MPXKIT_ENOENT,
+		    "GPU '%s': neither a file (give a path) nor a shipped name (gtx1080, "
+		    "qv100, rtx3070)",
+		    what);
 	snprintf(rel, sizeof rel, "gpus/%s.gpu", what);
 	path = mpxkit__datadir_path(rel);
 	if (path == NULL)
@@ -859,8 +901,8 @@ static int differs_from_builtin(const mpxkit_simt_gpu *g, const mpxkit_simt_op *
 			const simt_builtin_op *b = &mpxkit__simt_builtin_ops[mid];
 			return mpxkit__simt_gpu_unit(g, b->unit) != op->unit || b->cls != op->cls ||
 			       b->kind != op->kind ||
-			       (b->kind != MPXKIT_SIMT_KIND_NONE && b->kind != MPXKIT_SIMT_KIND_BARRIER &&
-				b->space != op->space);
+			       (b->kind != MPXKIT_SIMT_KIND_NONE &&
+				b->kind != MPXKIT_SIMT_KIND_BARRIER && b->space != op->space);
 		}
 		if (c < 0)
 			lo = mid + 1;
@@ -888,7 +930,8 @@ int mpxkit_simt_gpu_write(const mpxkit_simt_gpu *g, FILE *f)
 	put_cache(f, "l1", &g->l1);
 	fprintf(f, " sector=%u latency=%u write=%s global=%s request_bytes=%u tags_per_cycle=%u\n",
 		g->l1.sector, g->l1.latency, write_name(g->l1.write),
-		g->l1_global_cached ? "cached" : "uncached", g->l1_request_bytes, g->l1_tags_per_cycle);
+		g->l1_global_cached ? "cached" : "uncached", g->l1_request_bytes,
+		g->l1_tags_per_cycle);
 	put_cache(f, "l2", &g->l2);
 	fprintf(f, " sector=%u latency=%u write=%s bytes_per_cycle=%.15g\n", g->l2.sector,
 		g->l2.latency, write_name(g->l2.write), g->l2_bytes_per_cycle);
@@ -900,10 +943,11 @@ int mpxkit_simt_gpu_write(const mpxkit_simt_gpu *g, FILE *f)
 	}
 	fprintf(f, "shared_mem banks=%u width=%u latency=%u\n", g->shared_banks, g->shared_width,
 		g->shared_latency);
-	fprintf(f, "dram latency=%u bytes_per_cycle=%.15g\n", g->dram_latency, g->dram_bytes_per_cycle);
+	fprintf(f, "dram latency=%u bytes_per_cycle=%.15g\n", g->dram_latency,
+		g->dram_bytes_per_cycle);
 	for (size_t u = 0; u < g->n_units; u++)
-		fprintf(f, "unit %s latency=%u initiation=%u\n", g->units[u].name, g->units[u].latency,
-			g->units[u].initiation);
+		fprintf(f, "unit %s latency=%u initiation=%u\n", g->units[u].name,
+			g->units[u].latency, g->units[u].initiation);
 	if (g->ops_builtin)
 		fputs("ops builtin\n", f);
 	for (size_t i = 0; i < g->n_ops; i++) {

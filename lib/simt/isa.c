@@ -28,6 +28,8 @@
 #define AT(s) MPXKIT_SIMT_KIND_ATOMIC, MPXKIT_SIMT_##s
 #define BARR  MPXKIT_SIMT_KIND_BARRIER, MPXKIT_SIMT_GLOBAL
 
+/* One entry a line, so a diff shows which opcode changed. */
+/* clang-format off */
 const simt_builtin_op mpxkit__simt_builtin_ops[] = {
 	{"ARRIVES", "ldst", MISC, NONE},
 	{"ATOM", "ldst", LDST, AT(GENERIC)},
@@ -229,14 +231,15 @@ const simt_builtin_op mpxkit__simt_builtin_ops[] = {
 	{"XMAD", "int", INT, NONE},
 	{"YIELD", "branch", CTRL, NONE},
 };
+/* clang-format on */
 
 const size_t mpxkit__simt_n_builtin_ops =
-	sizeof mpxkit__simt_builtin_ops / sizeof mpxkit__simt_builtin_ops[0];
+    sizeof mpxkit__simt_builtin_ops / sizeof mpxkit__simt_builtin_ops[0];
 
 const char *const mpxkit__simt_builtin_units[] = {
-	"int", "fp16", "fp32", "fp64", "sfu", "conv", "tensor",
-	"branch", "ldst", "const", "tex", "sreg", "sync",
+    "int",    "fp16", "fp32",  "fp64", "sfu",  "conv", "tensor",
+    "branch", "ldst", "const", "tex",  "sreg", "sync",
 };
 
 const size_t mpxkit__simt_n_builtin_units =
-	sizeof mpxkit__simt_builtin_units / sizeof mpxkit__simt_builtin_units[0];
+    sizeof mpxkit__simt_builtin_units / sizeof mpxkit__simt_builtin_units[0];

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The memory system: coalescing, per-SM L1 and instruction caches, shared L2, DRAM, shared memory. */
+/* The memory system: coalescing, per-SM L1 and instruction caches, shared L2, DRAM, shared memory.
+ */
 #include <stdlib.h>
 #include <string.h>
 
 #include "simt_impl.h"
 
-#define WINDOW   (16ull << 20) /* generic address windows of shared and local memory */
-#define MAX_GROUPS 64           /* 32 lanes of up to 32 bytes span at most 64 lines */
+#define WINDOW	   (16ull << 20) /* generic address windows of shared and local memory */
+#define MAX_GROUPS 64		 /* 32 lanes of up to 32 bytes span at most 64 lines */
 
 int mpxkit__simt_mem_init(simt_memsys *m, const mpxkit_simt_gpu *gpu)
 {
@@ -177,7 +178,8 @@ static int strided(const mpxkit_simt_inst *in, uint32_t mask, uint64_t *base, in
 	if (in->addr_mode != 1 || mask != in->mask)
 		return 0;
 	*base = in->addr[first];
-	*step = mpxkit__simt_popcount(mask) > 1 ? (int64_t)(in->addr[first + 1] - in->addr[first]) : 0;
+	*step =
+	    mpxkit__simt_popcount(mask) > 1 ? (int64_t)(in->addr[first + 1] - in->addr[first]) : 0;
 	return 1;
 }
 
@@ -194,8 +196,10 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 	 * lowest and the highest byte: the lines follow from the two ends.
 	 */
 	if (strided(in, mask, &base, &step) && step >= -32 && step <= 32) {
-		uint64_t span = (uint64_t)(step < 0 ? -step : step) * (mpxkit__simt_popcount(mask) - 1);
-		uint64_t lo = step < 0 ? base - span : base, hi = (step < 0 ? base : base + span) + w1;
+		uint64_t span =
+		    (uint64_t)(step < 0 ? -step : step) * (mpxkit__simt_popcount(mask) - 1);
+		uint64_t lo = step < 0 ? base - span : base,
+			 hi = (step < 0 ? base : base + span) + w1;
 		for (uint64_t line = lo >> ls;; line++) {
 			uint64_t start = line << ls;
 			uint64_t a = lo > start ? lo - start : 0;
@@ -213,7 +217,8 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 	for (; mask; mask &= mask - 1) {
 		uint64_t a = in->addr[__builtin_ctz(mask)], last = a + w1, line = a >> ls;
 		if (last >> ls == line) {
-			/* the common case: the lane's bytes lie in one line, often the previous lane's */
+			/* the common case: the lane's bytes lie in one line, often the previous
+			 * lane's */
 			uint32_t units = unit_range((a & off_mask) >> 5, (last & off_mask) >> 5);
 			if (n > 0 && g[n - 1].line == line)
 				g[n - 1].units |= units;
@@ -359,7 +364,8 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	else if (op->kind == MPXKIT_SIMT_KIND_STORE)
 		*(space == MPXKIT_SIMT_LOCAL ? &m->c.lst_tx : &m->c.gst_tx) += sectors;
 	if (n > 0) {
-		lat += wave - 1; /* the last wavefront leaves the L1 wave - 1 cycles after the first */
+		lat +=
+		    wave - 1; /* the last wavefront leaves the L1 wave - 1 cycles after the first */
 		if (lat > r->latency)
 			r->latency = lat;
 		r->wavefronts += wave;
@@ -386,9 +392,10 @@ static void shared_access(simt_memsys *m, const simt_opinfo *op, const mpxkit_si
 	 * so each bank serves ceil(lanes / period) distinct words (all lanes on
 	 * one word: a broadcast).
 	 */
-	if (strided(in, mask, &base, &step) && in->mem_width <= width && (base - base0) % width == 0 &&
-	    step % (int64_t)width == 0) {
-		uint64_t s = (uint64_t)(step < 0 ? -step : step) / width % banks, gcd = banks, x = s;
+	if (strided(in, mask, &base, &step) && in->mem_width <= width &&
+	    (base - base0) % width == 0 && step % (int64_t)width == 0) {
+		uint64_t s = (uint64_t)(step < 0 ? -step : step) / width % banks, gcd = banks,
+			 x = s;
 		uint32_t lanes = mpxkit__simt_popcount(mask), period;
 		while (x) {
 			uint64_t y = gcd % x;
@@ -464,7 +471,8 @@ void mpxkit__simt_mem_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 		}
 	}
 	if (shared)
-		shared_access(m, op, in, shared, op->space == MPXKIT_SIMT_SHARED ? 0 : m->shmem_base, r);
+		shared_access(m, op, in, shared,
+			      op->space == MPXKIT_SIMT_SHARED ? 0 : m->shmem_base, r);
 	if (local)
 		global_access(m, sm, op, in, local, MPXKIT_SIMT_LOCAL, now, r);
 	if (global)
@@ -530,7 +538,8 @@ void mpxkit__simt_mem_copy(simt_memsys *m, uint64_t addr, uint64_t size, uint64_
 		uint32_t units = unit_range(lo >> 5, hi >> 5);
 		simt_access a;
 		mpxkit__simt_cache_install(&m->l2, line, to_sectors(units, m->l2_units), now, &a);
-		/* A copy writes whole sectors; dirty data it evicts goes to DRAM outside any kernel. */
+		/* A copy writes whole sectors; dirty data it evicts goes to DRAM outside any
+		 * kernel. */
 		if (line == last)
 			break;
 	}

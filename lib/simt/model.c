@@ -14,7 +14,7 @@ enum issue_kind { ISSUE_ALU, ISSUE_MEMORY, ISSUE_NOP, N_ISSUE };
 struct mpxkit_simt_sim {
 	const mpxkit_simt_gpu *gpu;
 	simt_memsys mem;
-	uint64_t base;    /* absolute time at which the next kernel starts */
+	uint64_t base;	  /* absolute time at which the next kernel starts */
 	uint32_t kernels; /* kernels run so far */
 };
 
@@ -25,7 +25,7 @@ typedef struct sm_state {
 	uint64_t warps, insts;
 	double l1_wave, smem_wave;
 	double wait[N_WAITS];
-	double *issue;     /* [schedulers][N_ISSUE] */
+	double *issue;	   /* [schedulers][N_ISSUE] */
 	double *unit_busy; /* [schedulers][n_units] */
 } sm_state;
 
@@ -33,10 +33,10 @@ typedef struct sm_state {
 typedef struct warp_state {
 	int active;
 	uint32_t sched;
-	uint64_t t;        /* earliest issue of the next instruction, block-local time */
+	uint64_t t;	   /* earliest issue of the next instruction, block-local time */
 	uint64_t mem_done; /* last store acknowledgement */
 	uint64_t seg_start;
-	size_t seg;        /* barrier interval */
+	size_t seg; /* barrier interval */
 	uint64_t iline, iline_ready;
 	int have_iline, have_ctrl;
 	uint64_t ctrl_pc;
@@ -88,19 +88,6 @@ typedef struct run {
 	pc_table pcs;
 } run;
 
-static const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static const char *fmt(const char *f, ...)
-{
-	static __thread char buf[MPXKIT_DIAG_MAX];
-	va_list ap;
-
-	va_start(ap, f);
-	vsnprintf(buf, sizeof buf, f, ap);
-	va_end(ap);
-	return buf;
-}
-
 static int fail_at(run *R, int code, const char *msg)
 {
 	return mpxkit_fail(R->diag, code, "%s:%llu: %s", mpxkit_simt_trace_name(R->trace),
@@ -109,7 +96,8 @@ static int fail_at(run *R, int code, const char *msg)
 
 static int oom(run *R)
 {
-	return mpxkit_fail(R->diag, MPXKIT_ENOMEM, "%s: out of memory", mpxkit_simt_trace_name(R->trace));
+	return mpxkit_fail(R->diag, MPXKIT_ENOMEM, "%s: out of memory",
+			   mpxkit_simt_trace_name(R->trace));
 }
 
 /* ---- the simulated GPU ---------------------------------------------------------------------- */
@@ -183,10 +171,11 @@ static int resolve(run *R, uint32_t id, simt_opinfo **out)
 	op = mpxkit_simt_gpu_op(R->gpu, text);
 	if (op == NULL) {
 		base = mpxkit__simt_base_len(text);
-		return fail_at(R, MPXKIT_ENOENT,
-			       fmt("opcode '%s' is not in the GPU description '%s' (add a line "
-				   "'op %.*s UNIT CLASS')",
-				   text, R->gpu->name, (int)base, text));
+		return fail_at(
+		    R, MPXKIT_ENOENT,
+		    mpxkit__simt_fmt("opcode '%s' is not in the GPU description '%s' (add a line "
+				     "'op %.*s UNIT CLASS')",
+				     text, R->gpu->name, (int)base, text));
 	}
 	o->unit = op->unit;
 	o->cls = op->cls;
@@ -222,7 +211,8 @@ static mpxkit_simt_pc_stats *pc_entry(run *R, uint64_t pc, uint32_t opcode)
 		if (nh == NULL)
 			return NULL;
 		for (size_t e = 0; e < T->n; e++) {
-			size_t j = (size_t)((T->e[e].pc * 0x9E3779B97F4A7C15ull) >> 32) & (ncap - 1);
+			size_t j =
+			    (size_t)((T->e[e].pc * 0x9E3779B97F4A7C15ull) >> 32) & (ncap - 1);
 			while (nh[j])
 				j = (j + 1) & (ncap - 1);
 			nh[j] = (uint32_t)e + 1;
@@ -232,7 +222,8 @@ static mpxkit_simt_pc_stats *pc_entry(run *R, uint64_t pc, uint32_t opcode)
 		T->hash_cap = ncap;
 	}
 	mask = T->hash_cap - 1;
-	for (i = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 32) & mask; T->hash[i]; i = (i + 1) & mask)
+	for (i = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 32) & mask; T->hash[i];
+	     i = (i + 1) & mask)
 		if (T->e[T->hash[i] - 1].pc == pc)
 			return &T->e[T->hash[i] - 1];
 	if (T->n == T->cap) {
@@ -259,9 +250,10 @@ static mpxkit_simt_pc_stats *pc_entry(run *R, uint64_t pc, uint32_t opcode)
 static uint32_t occupancy(const mpxkit_simt_gpu *g, const mpxkit_simt_kernel *k, const char **why)
 {
 	uint64_t warps = k->warps_per_block, occ = g->max_blocks, v;
-	uint64_t regs_warp = ((uint64_t)k->nregs * 32 + g->register_unit - 1) / g->register_unit *
-			     g->register_unit;
-	uint64_t shmem = ((uint64_t)k->shmem + g->shared_unit - 1) / g->shared_unit * g->shared_unit;
+	uint64_t regs_warp =
+	    ((uint64_t)k->nregs * 32 + g->register_unit - 1) / g->register_unit * g->register_unit;
+	uint64_t shmem =
+	    ((uint64_t)k->shmem + g->shared_unit - 1) / g->shared_unit * g->shared_unit;
 
 	*why = NULL;
 	if (k->threads_per_block > g->max_threads_per_block) {
@@ -496,9 +488,11 @@ static void count(run *R, const simt_opinfo *op, const mpxkit_simt_inst *in, uin
 		int space = op->space;
 		if (space == MPXKIT_SIMT_GENERIC) {
 			/* counted where the first active lane's address lies */
-			uint64_t a = in->mask && in->mem_width ? in->addr[__builtin_ctz(in->mask)] : 0;
+			uint64_t a =
+			    in->mask && in->mem_width ? in->addr[__builtin_ctz(in->mask)] : 0;
 			const simt_memsys *m = &R->sim->mem;
-			if (in->mask && in->mem_width && a >= m->shmem_base && a - m->shmem_base < (16ull << 20))
+			if (in->mask && in->mem_width && a >= m->shmem_base &&
+			    a - m->shmem_base < (16ull << 20))
 				space = MPXKIT_SIMT_SHARED;
 			else if (in->mask && in->mem_width && a >= m->local_base &&
 				 a - m->local_base < (16ull << 20))
@@ -507,15 +501,16 @@ static void count(run *R, const simt_opinfo *op, const mpxkit_simt_inst *in, uin
 				space = MPXKIT_SIMT_GLOBAL;
 		}
 		if (op->kind == MPXKIT_SIMT_KIND_LOAD)
-			(*(space == MPXKIT_SIMT_SHARED  ? &r->inst_shared_loads
+			(*(space == MPXKIT_SIMT_SHARED	? &r->inst_shared_loads
 			   : space == MPXKIT_SIMT_LOCAL ? &r->inst_local_loads
 							: &r->inst_global_loads))++;
 		else if (op->kind == MPXKIT_SIMT_KIND_STORE)
-			(*(space == MPXKIT_SIMT_SHARED  ? &r->inst_shared_stores
+			(*(space == MPXKIT_SIMT_SHARED	? &r->inst_shared_stores
 			   : space == MPXKIT_SIMT_LOCAL ? &r->inst_local_stores
 							: &r->inst_global_stores))++;
 		else
-			(*(space == MPXKIT_SIMT_SHARED ? &r->inst_shared_atomics : &r->inst_global_atomics))++;
+			(*(space == MPXKIT_SIMT_SHARED ? &r->inst_shared_atomics
+						       : &r->inst_global_atomics))++;
 	}
 }
 
@@ -536,7 +531,8 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 	if (R->sim->mem.icache) {
 		uint64_t il = in->pc >> R->ishift;
 		if (!w->have_iline || il != w->iline) {
-			uint64_t ready = mpxkit__simt_mem_fetch(&R->sim->mem, R->sm, in->pc, R->abs0 + t);
+			uint64_t ready =
+			    mpxkit__simt_mem_fetch(&R->sim->mem, R->sm, in->pc, R->abs0 + t);
 			w->iline = il;
 			w->have_iline = 1;
 			w->iline_ready = ready - R->abs0;
@@ -548,10 +544,14 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 		/* the scoreboard: sources and destinations must be ready */
 		for (unsigned i = 0; i < in->n_src; i++)
 			if (in->src[i] != 255 && (c = w->ready[in->src[i]]) > issue)
-				issue = c, cause = w->producer[in->src[i]] == PROD_MEMORY ? WAIT_MEMORY : WAIT_ALU;
+				issue = c, cause = w->producer[in->src[i]] == PROD_MEMORY
+						       ? WAIT_MEMORY
+						       : WAIT_ALU;
 		for (unsigned i = 0; i < in->n_dst; i++)
 			if (in->dst[i] != 255 && (c = w->ready[in->dst[i]]) > issue)
-				issue = c, cause = w->producer[in->dst[i]] == PROD_MEMORY ? WAIT_MEMORY : WAIT_ALU;
+				issue = c, cause = w->producer[in->dst[i]] == PROD_MEMORY
+						       ? WAIT_MEMORY
+						       : WAIT_ALU;
 		if (op->fence && w->mem_done > issue)
 			issue = w->mem_done, cause = WAIT_MEMORY;
 		if ((c = w->unit_free[op->unit]) > issue)
@@ -587,10 +587,11 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 		w->unit_free[op->unit] = issue + op->initiation;
 		w->unit_busy[op->unit] += op->initiation;
 		w->issue[op->kind >= MPXKIT_SIMT_KIND_LOAD && op->kind <= MPXKIT_SIMT_KIND_ATOMIC
-				 ? ISSUE_MEMORY
-				 : ISSUE_ALU]++;
+			     ? ISSUE_MEMORY
+			     : ISSUE_ALU]++;
 		if (op->barrier) {
-			/* the warp's barrier interval ends at its arrival; the block takes the slowest */
+			/* the warp's barrier interval ends at its arrival; the block takes the
+			 * slowest */
 			if (segment(R, w->seg, issue - w->seg_start, 1) < 0)
 				return oom(R);
 			w->seg++;
@@ -662,9 +663,11 @@ static void breakdown(run *R, const sm_state *s, uint32_t q, int sm_bound, doubl
 	const double *is = &s->issue[q * N_ISSUE];
 	double rest, waits = 0, extra = r->active_cycles - sm_t;
 	static const int part_of[N_WAITS] = {
-		[WAIT_MEMORY] = MPXKIT_SIMT_PART_STALL_MEMORY, [WAIT_ALU] = MPXKIT_SIMT_PART_STALL_ALU,
-		[WAIT_FETCH] = MPXKIT_SIMT_PART_STALL_FETCH, [WAIT_SYNC] = MPXKIT_SIMT_PART_STALL_SYNC,
-		[WAIT_PIPE] = MPXKIT_SIMT_PART_STALL_PIPE,
+	    [WAIT_MEMORY] = MPXKIT_SIMT_PART_STALL_MEMORY,
+	    [WAIT_ALU] = MPXKIT_SIMT_PART_STALL_ALU,
+	    [WAIT_FETCH] = MPXKIT_SIMT_PART_STALL_FETCH,
+	    [WAIT_SYNC] = MPXKIT_SIMT_PART_STALL_SYNC,
+	    [WAIT_PIPE] = MPXKIT_SIMT_PART_STALL_PIPE,
 	};
 
 	r->parts[MPXKIT_SIMT_PART_ALU] = is[ISSUE_ALU];
@@ -682,10 +685,11 @@ static void breakdown(run *R, const sm_state *s, uint32_t q, int sm_bound, doubl
 		for (int c = 0; c < N_WAITS; c++)
 			r->parts[part_of[c]] += rest * s->wait[c] / waits;
 	} else {
-		int p = sm_bound == MPXKIT_SIMT_BOUND_UNIT ? MPXKIT_SIMT_PART_STALL_PIPE
-			: sm_bound == MPXKIT_SIMT_BOUND_LATENCY || sm_bound == MPXKIT_SIMT_BOUND_ISSUE
-				? MPXKIT_SIMT_PART_STALL_ALU
-				: MPXKIT_SIMT_PART_STALL_MEMORY;
+		int p =
+		    sm_bound == MPXKIT_SIMT_BOUND_UNIT ? MPXKIT_SIMT_PART_STALL_PIPE
+		    : sm_bound == MPXKIT_SIMT_BOUND_LATENCY || sm_bound == MPXKIT_SIMT_BOUND_ISSUE
+			? MPXKIT_SIMT_PART_STALL_ALU
+			: MPXKIT_SIMT_PART_STALL_MEMORY;
 		r->parts[p] += rest;
 	}
 }
@@ -780,9 +784,11 @@ static int run_setup(run *R)
 
 	R->occupancy = occupancy(R->gpu, k, &why);
 	if (R->occupancy == 0)
-		return mpxkit_fail(R->diag, MPXKIT_ERANGE, "%s: kernel %s (block %ux%ux%u, %u registers, %u bytes of shared memory) cannot run on %s: %s",
-				   mpxkit_simt_trace_name(R->trace), k->name, k->block[0], k->block[1],
-				   k->block[2], k->nregs, k->shmem, R->gpu->name, why);
+		return mpxkit_fail(R->diag, MPXKIT_ERANGE,
+				   "%s: kernel %s (block %ux%ux%u, %u registers, %u bytes of "
+				   "shared memory) cannot run on %s: %s",
+				   mpxkit_simt_trace_name(R->trace), k->name, k->block[0],
+				   k->block[1], k->block[2], k->nregs, k->shmem, R->gpu->name, why);
 	R->n_slots = (uint64_t)R->gpu->sms * R->occupancy;
 	R->sms = calloc(R->gpu->sms, sizeof *R->sms);
 	R->res = calloc(1, sizeof *R->res);
@@ -796,8 +802,8 @@ static int run_setup(run *R)
 	return mpxkit__simt_mem_kernel(&R->sim->mem, k, R->sim->kernels);
 }
 
-int mpxkit_simt_sim_kernel(mpxkit_simt_sim *sim, mpxkit_simt_trace *trace,
-			   mpxkit_simt_result **out, mpxkit_diag *diag)
+int mpxkit_simt_sim_kernel(mpxkit_simt_sim *sim, mpxkit_simt_trace *trace, mpxkit_simt_result **out,
+			   mpxkit_diag *diag)
 {
 	run R;
 	mpxkit_simt_step step;

@@ -47,6 +47,12 @@ static inline uint32_t mpxkit__simt_popcount(uint32_t x)
 	return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
+/*
+ * printf into a per-thread buffer, for composing one diag line (then copied
+ * by mpxkit_fail): the reader's and the model's "FILE:LINE: reason" lines.
+ */
+const char *mpxkit__simt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* The base opcode's length: up to the first '.'. */
 size_t mpxkit__simt_base_len(const char *opcode);
 
@@ -59,27 +65,27 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * cache only answers hit or miss and keeps state; the model composes latencies.
  */
 typedef struct simt_way {
-	uint64_t tag;   /* line address */
+	uint64_t tag;	/* line address */
 	uint64_t stamp; /* LRU: the access counter at the last use; 0 = invalid way */
 	uint32_t valid, dirty;
 } simt_way;
 
 typedef struct simt_cache {
-	uint32_t sets, ways, spl;       /* sectors per line */
-	uint32_t set_mask;              /* sets - 1 when sets is a power of two, else 0 */
+	uint32_t sets, ways, spl; /* sectors per line */
+	uint32_t set_mask;	  /* sets - 1 when sets is a power of two, else 0 */
 	int write_back;
 	uint64_t clock;
-	simt_way *way;                  /* sets * ways */
-	uint64_t *ready;                /* sets * ways * spl fill completion times */
+	simt_way *way;	 /* sets * ways */
+	uint64_t *ready; /* sets * ways * spl fill completion times */
 } simt_cache;
 
 /* The outcome of a lookup: which sectors hit, and the latest fill among the hits. */
 typedef struct simt_access {
-	uint32_t hit, miss;  /* sector masks */
-	uint64_t ready;      /* latest fill completion among the hit sectors */
+	uint32_t hit, miss;	/* sector masks */
+	uint64_t ready;		/* latest fill completion among the hit sectors */
 	uint32_t evicted_dirty; /* the dirty sectors an eviction writes back, */
-	uint64_t evicted_line;  /* of this line */
-	int64_t slot;        /* the line's way index, or -1 when not allocated */
+	uint64_t evicted_line;	/* of this line */
+	int64_t slot;		/* the line's way index, or -1 when not allocated */
 } simt_access;
 
 int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d);
@@ -130,11 +136,11 @@ typedef struct simt_memcounters {
 typedef struct simt_memsys {
 	const mpxkit_simt_gpu *gpu;
 	simt_cache l2;
-	simt_cache *l1;       /* per SM; l1[sm].way is NULL until the SM is used in a kernel */
-	simt_cache *icache;   /* per SM, when the GPU has an instruction cache */
+	simt_cache *l1;	    /* per SM; l1[sm].way is NULL until the SM is used in a kernel */
+	simt_cache *icache; /* per SM, when the GPU has an instruction cache */
 	simt_memcounters c;
 	uint64_t shmem_base, local_base, code_base;
-	uint32_t line_shift;     /* log2 of the line size, the same in L1 and L2 */
+	uint32_t line_shift;	     /* log2 of the line size, the same in L1 and L2 */
 	uint32_t l1_units, l2_units; /* 32-byte units per sector */
 	/* scratch for shared-memory bank conflicts */
 	uint64_t word_key[512];
@@ -144,9 +150,9 @@ typedef struct simt_memsys {
 
 /* The outcome of one warp memory instruction. */
 typedef struct simt_memresult {
-	uint64_t latency;     /* cycles from issue until the data (loads) or the ack (stores) */
-	uint32_t wavefronts;  /* L1 or shared-memory passes the access takes */
-	uint32_t shared;      /* 1 when the wavefronts are shared memory's */
+	uint64_t latency;    /* cycles from issue until the data (loads) or the ack (stores) */
+	uint32_t wavefronts; /* L1 or shared-memory passes the access takes */
+	uint32_t shared;     /* 1 when the wavefronts are shared memory's */
 	uint32_t transactions;
 } simt_memresult;
 

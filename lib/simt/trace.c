@@ -9,12 +9,12 @@
 #include "mpxkit/reader.h"
 #include "simt_impl.h"
 
-#define TRACE_MAX_LINE   (1u << 20)
-#define MAX_OPCODES      (1u << 16)
-#define MAX_OPCODE_LEN   63
-#define MAX_NAME_LEN     4095
+#define TRACE_MAX_LINE	  (1u << 20)
+#define MAX_OPCODES	  (1u << 16)
+#define MAX_OPCODE_LEN	  63
+#define MAX_NAME_LEN	  4095
 #define MAX_BLOCK_THREADS 2048
-#define LIST_MAX_BYTES   (64u << 20)
+#define LIST_MAX_BYTES	  (64u << 20)
 
 /* ---- lines: from the shared reader, or from a buffer (tests, fuzzing) ----------------------- */
 
@@ -46,14 +46,16 @@ static int next_line(lines *l, const char **line, size_t *len, mpxkit_diag *diag
 		n = nl ? (size_t)(nl - (l->buf + l->pos)) : l->len - l->pos;
 		l->lineno++;
 		if (n > TRACE_MAX_LINE)
-			return mpxkit_fail(diag, MPXKIT_ERANGE, "%s:%llu: line longer than %u bytes",
-					   l->name, (unsigned long long)l->lineno, TRACE_MAX_LINE);
+			return mpxkit_fail(diag, MPXKIT_ERANGE,
+					   "%s:%llu: line longer than %u bytes", l->name,
+					   (unsigned long long)l->lineno, TRACE_MAX_LINE);
 		*line = l->buf + l->pos;
 		*len = n;
 		l->pos += n + (nl ? 1 : 0);
 		if (memchr(*line, '\0', n) != NULL)
-			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%llu: NUL byte: not a text file",
-					   l->name, (unsigned long long)l->lineno);
+			return mpxkit_fail(diag, MPXKIT_EFORMAT,
+					   "%s:%llu: NUL byte: not a text file", l->name,
+					   (unsigned long long)l->lineno);
 	}
 	if (*len > 0 && (*line)[*len - 1] == '\r')
 		(*len)--;
@@ -62,7 +64,8 @@ static int next_line(lines *l, const char **line, size_t *len, mpxkit_diag *diag
 
 static int lines_open(lines *l, const char *path, const char *what, mpxkit_diag *diag)
 {
-	mpxkit_reader_options opt = {MPXKIT_READER_TEXT | MPXKIT_READER_GZIP, 0, TRACE_MAX_LINE, what};
+	mpxkit_reader_options opt = {MPXKIT_READER_TEXT | MPXKIT_READER_GZIP, 0, TRACE_MAX_LINE,
+				     what};
 
 	memset(l, 0, sizeof *l);
 	l->name = strdup(path);
@@ -102,9 +105,9 @@ HOT int at_end_of_token(const char *p, const char *end)
 
 /* Hex digit values, -1 for anything else: one load per digit in the hot loop. */
 static const signed char hex_digit[256] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
-	['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-	['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+    ['0'] = 1,	['1'] = 2,  ['2'] = 3,	['3'] = 4,  ['4'] = 5,	['5'] = 6,  ['6'] = 7,	['7'] = 8,
+    ['8'] = 9,	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 }; /* value + 1, so that the zero of an unlisted byte means "not a digit" */
 
 /* Hex of 1 to max_digits digits (a 0x prefix allowed when prefix is 1). */
@@ -273,26 +276,29 @@ int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxk
 		if (n > 11 && memcmp(line, "MemcpyHtoD,", 11) == 0) {
 			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
 				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-						 "%s:%llu: 'MemcpyHtoD,0xADDRESS,BYTES' expected", list,
-						 (unsigned long long)l.lineno);
+						 "%s:%llu: 'MemcpyHtoD,0xADDRESS,BYTES' expected",
+						 list, (unsigned long long)l.lineno);
 				goto fail;
 			}
 		} else if (n > 11 && memcmp(line, "MemcpyDtoH,", 11) == 0) {
 			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
 				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-						 "%s:%llu: 'MemcpyDtoH,0xADDRESS,BYTES' expected", list,
-						 (unsigned long long)l.lineno);
+						 "%s:%llu: 'MemcpyDtoH,0xADDRESS,BYTES' expected",
+						 list, (unsigned long long)l.lineno);
 				goto fail;
 			}
 			continue;
-		} else if (n > 6 && memcmp(line, "kernel", 6) == 0 && memchr(line, '/', n) == NULL &&
+		} else if (n > 6 && memcmp(line, "kernel", 6) == 0 &&
+			   memchr(line, '/', n) == NULL &&
 			   (ends_with(line, n, ".traceg") || ends_with(line, n, ".traceg.gz"))) {
 			for (size_t i = 0; i < n; i++)
-				if ((unsigned char)line[i] <= ' ' || (unsigned char)line[i] >= 0x7f) {
-					rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-							 "%s:%llu: kernel file name with a blank or control "
-							 "character",
-							 list, (unsigned long long)l.lineno);
+				if ((unsigned char)line[i] <= ' ' ||
+				    (unsigned char)line[i] >= 0x7f) {
+					rc = mpxkit_fail(
+					    diag, MPXKIT_EFORMAT,
+					    "%s:%llu: kernel file name with a blank or control "
+					    "character",
+					    list, (unsigned long long)l.lineno);
 					goto fail;
 				}
 			cmd.is_kernel = 1;
@@ -303,10 +309,11 @@ int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxk
 			}
 			sprintf(cmd.path, "%s/%.*s", dir, (int)n, line);
 		} else {
-			rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-					 "%s:%llu: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a "
-					 "kernel-N.traceg file name",
-					 list, (unsigned long long)l.lineno);
+			rc =
+			    mpxkit_fail(diag, MPXKIT_EFORMAT,
+					"%s:%llu: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a "
+					"kernel-N.traceg file name",
+					list, (unsigned long long)l.lineno);
 			goto fail;
 		}
 		if (c->n == cap) {
@@ -345,8 +352,8 @@ struct mpxkit_simt_trace {
 	enum state state;
 	uint32_t block[3];
 	uint32_t warp;
-	uint32_t warp_lanes;     /* mask of the lanes the current warp has */
-	uint64_t warps_seen;     /* in the current block */
+	uint32_t warp_lanes; /* mask of the lanes the current warp has */
+	uint64_t warps_seen; /* in the current block */
 	uint64_t left, announced;
 	uint64_t blocks;
 	/* interned opcodes */
@@ -360,11 +367,9 @@ struct mpxkit_simt_trace {
 /* "FILE:LINE: message" for the line just read. */
 #define TFAIL(t, diag, code, ...)                                                                  \
 	mpxkit_fail(diag, code, "%s:%llu: %s", (t)->l.name, (unsigned long long)(t)->l.lineno,     \
-		    fmtmsg(__VA_ARGS__))
+		    mpxkit__simt_fmt(__VA_ARGS__))
 
-static const char *fmtmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static const char *fmtmsg(const char *fmt, ...)
+const char *mpxkit__simt_fmt(const char *fmt, ...)
 {
 	static __thread char buf[MPXKIT_DIAG_MAX];
 	va_list ap;
@@ -465,13 +470,29 @@ void mpxkit_simt_trace_close(mpxkit_simt_trace *t)
 
 /* ---- header --------------------------------------------------------------------------------- */
 
-enum hkey { H_NAME, H_ID, H_GRID, H_BLOCK, H_SHMEM, H_NREGS, H_BINARY, H_STREAM, H_SHMEM_BASE,
-	    H_LOCAL_BASE, H_NVBIT, H_TRACER, H_LINEINFO, H_COUNT };
+enum hkey {
+	H_NAME,
+	H_ID,
+	H_GRID,
+	H_BLOCK,
+	H_SHMEM,
+	H_NREGS,
+	H_BINARY,
+	H_STREAM,
+	H_SHMEM_BASE,
+	H_LOCAL_BASE,
+	H_NVBIT,
+	H_TRACER,
+	H_LINEINFO,
+	H_COUNT
+};
 
 static const char *const hkeys[H_COUNT] = {
-	"kernel name", "kernel id", "grid dim", "block dim", "shmem", "nregs", "binary version",
-	"cuda stream id", "shmem base_addr", "local mem base_addr", "nvbit version",
-	"accelsim tracer version", "enable lineinfo",
+    "kernel name",	   "kernel id",	     "grid dim",
+    "block dim",	   "shmem",	     "nregs",
+    "binary version",	   "cuda stream id", "shmem base_addr",
+    "local mem base_addr", "nvbit version",  "accelsim tracer version",
+    "enable lineinfo",
 };
 
 /* "(X,Y,Z)" with each in [1, max[i]]. */
@@ -514,7 +535,8 @@ static int header_value(mpxkit_simt_trace *t, int key, const char *v, const char
 	case H_GRID:
 		if (parse_dim(v, end, grid_max, k->grid) < 0)
 			return TFAIL(t, diag, MPXKIT_EFORMAT,
-				     "grid dim: '(X,Y,Z)' with X below 2^31, Y and Z at most 65535 expected");
+				     "grid dim: '(X,Y,Z)' with X below 2^31, Y and Z at most 65535 "
+				     "expected");
 		return 0;
 	case H_BLOCK:
 		if (parse_dim(v, end, block_max, k->block) < 0 ||
@@ -533,31 +555,41 @@ static int header_value(mpxkit_simt_trace *t, int key, const char *v, const char
 		return 0;
 	case H_NVBIT:
 		if (end - v > 63)
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "nvbit version: at most 63 bytes expected");
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "nvbit version: at most 63 bytes expected");
 		return 0;
 	default:
 		break;
 	}
 	{
 		static const uint64_t max[H_COUNT] = {
-			[H_ID] = 0xffffffffu, [H_SHMEM] = 0xffffffffu, [H_NREGS] = 256,
-			[H_BINARY] = 999, [H_STREAM] = UINT64_MAX, [H_TRACER] = 99,
-			[H_LINEINFO] = 1,
+		    [H_ID] = 0xffffffffu, [H_SHMEM] = 0xffffffffu, [H_NREGS] = 256,
+		    [H_BINARY] = 999,	  [H_STREAM] = UINT64_MAX, [H_TRACER] = 99,
+		    [H_LINEINFO] = 1,
 		};
 		if (get_dec(&p, end, max[key], &u) < 0 || p != end)
-			return TFAIL(t, diag, MPXKIT_ERANGE, "%s: a whole number from 0 to %llu expected",
-				     hkeys[key], (unsigned long long)max[key]);
+			return TFAIL(t, diag, MPXKIT_ERANGE,
+				     "%s: a whole number from 0 to %llu expected", hkeys[key],
+				     (unsigned long long)max[key]);
 	}
 	switch (key) {
-	case H_ID: k->id = (uint32_t)u; break;
-	case H_SHMEM: k->shmem = (uint32_t)u; break;
-	case H_NREGS: k->nregs = (uint32_t)u; break;
+	case H_ID:
+		k->id = (uint32_t)u;
+		break;
+	case H_SHMEM:
+		k->shmem = (uint32_t)u;
+		break;
+	case H_NREGS:
+		k->nregs = (uint32_t)u;
+		break;
 	case H_BINARY:
 		if (u < 10)
 			return TFAIL(t, diag, MPXKIT_ERANGE, "binary version: 10 to 999 expected");
 		k->binary_version = (uint32_t)u;
 		break;
-	case H_STREAM: k->stream = u; break;
+	case H_STREAM:
+		k->stream = u;
+		break;
 	case H_TRACER:
 		if (u < 2 || u > 5)
 			return TFAIL(t, diag, MPXKIT_EVERSION,
@@ -565,7 +597,9 @@ static int header_value(mpxkit_simt_trace *t, int key, const char *v, const char
 				     (unsigned long long)u);
 		k->tracer_version = (uint32_t)u;
 		break;
-	default: k->lineinfo = (int)u; break;
+	default:
+		k->lineinfo = (int)u;
+		break;
 	}
 	return 0;
 }
@@ -590,7 +624,8 @@ static int header_line(mpxkit_simt_trace *t, const char *line, size_t n, unsigne
 	for (int k = 0; k < H_COUNT; k++)
 		if (strlen(hkeys[k]) == kn && memcmp(hkeys[k], line + 1, kn) == 0) {
 			if (*seen & (1u << k))
-				return TFAIL(t, diag, MPXKIT_EFORMAT, "header key '%s' given twice", hkeys[k]);
+				return TFAIL(t, diag, MPXKIT_EFORMAT, "header key '%s' given twice",
+					     hkeys[k]);
 			*seen |= 1u << k;
 			return header_value(t, k, v, end, diag);
 		}
@@ -620,7 +655,8 @@ static int read_header(mpxkit_simt_trace *t, mpxkit_diag *diag)
 		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
 			return rc;
 		if (rc == 0)
-			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: no '#BEGIN_TB': the trace holds no thread block",
+			return mpxkit_fail(diag, MPXKIT_EFORMAT,
+					   "%s: no '#BEGIN_TB': the trace holds no thread block",
 					   t->l.name);
 		if (n == 0)
 			continue;
@@ -631,15 +667,17 @@ static int read_header(mpxkit_simt_trace *t, mpxkit_diag *diag)
 			if (is_word(line, n, "#BEGIN_TB"))
 				break;
 			if (is_word(line, n, "#END_TB"))
-				return TFAIL(t, diag, MPXKIT_EFORMAT, "'#END_TB' before any '#BEGIN_TB'");
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "'#END_TB' before any '#BEGIN_TB'");
 		} else {
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "'-key = value' header line expected");
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "'-key = value' header line expected");
 		}
 	}
 	for (int key = 0; key < H_COUNT; key++)
 		if ((key == H_NAME || key == H_GRID || key == H_BLOCK) && !(seen & (1u << key)))
-			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: header lacks '-%s'", t->l.name,
-					   hkeys[key]);
+			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: header lacks '-%s'",
+					   t->l.name, hkeys[key]);
 	if (!(seen & (1u << H_TRACER)))
 		k->tracer_version = 2;
 	k->threads_per_block = k->block[0] * k->block[1] * k->block[2];
@@ -719,7 +757,8 @@ static int parse_block_line(mpxkit_simt_trace *t, const char *line, size_t n, mp
 	while (end > line && is_blank(end[-1]))
 		end--;
 	if (p == NULL)
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "'thread block = X,Y,Z' expected after '#BEGIN_TB'");
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "'thread block = X,Y,Z' expected after '#BEGIN_TB'");
 	for (int i = 0; i < 3; i++) {
 		const char *stop = p;
 		while (stop < end && *stop >= '0' && *stop <= '9')
@@ -730,7 +769,7 @@ static int parse_block_line(mpxkit_simt_trace *t, const char *line, size_t n, mp
 		if (v >= t->k.grid[i])
 			return TFAIL(t, diag, MPXKIT_ERANGE,
 				     "thread block %c = %llu is outside the grid (%u)", "xyz"[i],
-				     (unsigned long long)v, t->k.grid[i]);
+				     (unsigned long long)v, t -> k.grid[i]);
 		t->block[i] = (uint32_t)v;
 		p = stop + 1;
 	}
@@ -762,13 +801,14 @@ static int parse_warp_lines(mpxkit_simt_trace *t, const char *line, size_t n, mp
 		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
 			return rc;
 		if (rc == 0)
-			return mpxkit_fail(diag, MPXKIT_ETRUNC, "%s: ends after 'warp = %u'", t->l.name,
-					   t->warp);
+			return mpxkit_fail(diag, MPXKIT_ETRUNC, "%s: ends after 'warp = %u'",
+					   t->l.name, t->warp);
 	} while (n == 0);
 	end = line + n;
 	p = after_equals(line, n, "insts");
 	if (p == NULL || get_dec(&p, end, (uint64_t)1 << 40, &v) < 0 || skip_blanks(p, end) != end)
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "'insts = K' expected after 'warp = %u'", t->warp);
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "'insts = K' expected after 'warp = %u'",
+			     t->warp);
 	t->left = t->announced = v;
 	return 0;
 }
@@ -799,12 +839,14 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 		for (; m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
 			if (get_hex(pp, end, 16, 1, &a) < 0)
-				return TFAIL(t, diag, MPXKIT_EFORMAT,
-					     "address of lane %d: a hex address expected (mode 0 lists one "
-					     "per active lane)",
-					     lane);
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "address of lane %d: a hex address expected (mode 0 lists one "
+				    "per active lane)",
+				    lane);
 			if (a > UINT64_MAX - (width - 1))
-				return TFAIL(t, diag, MPXKIT_ERANGE, "address of lane %d wraps past 2^64", lane);
+				return TFAIL(t, diag, MPXKIT_ERANGE,
+					     "address of lane %d wraps past 2^64", lane);
 			in->addr[lane] = a;
 		}
 		return 0;
@@ -813,15 +855,18 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "base address: hex expected");
 	if (mode == 1) {
 		if (get_sdec(pp, end, 32, &step) < 0)
-			return TFAIL(t, diag, MPXKIT_ERANGE, "stride: a decimal in -2^31..2^31-1 expected");
+			return TFAIL(t, diag, MPXKIT_ERANGE,
+				     "stride: a decimal in -2^31..2^31-1 expected");
 		if (m != 0) {
 			uint32_t shifted = m >> __builtin_ctz(m);
 			if ((shifted & (shifted + 1)) != 0)
 				return TFAIL(t, diag, MPXKIT_EFORMAT,
-					     "address mode 1 with a non-contiguous mask %08x", in->mask);
+					     "address mode 1 with a non-contiguous mask %08x",
+					     in->mask);
 			/* the ends bound every lane: check them once, then fill without checks */
 			if (stride_fits(a, step, mpxkit__simt_popcount(m), width)) {
-				uint32_t lane = (uint32_t)__builtin_ctz(m), last = lane + mpxkit__simt_popcount(m);
+				uint32_t lane = (uint32_t)__builtin_ctz(m),
+					 last = lane + mpxkit__simt_popcount(m);
 				for (; lane < last; lane++, a += (uint64_t)step)
 					in->addr[lane] = a;
 				return 0;
@@ -832,17 +877,20 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 		int lane = __builtin_ctz(m);
 		if (k > 0) {
 			if (mode == 2 && get_sdec(pp, end, 64, &step) < 0)
-				return TFAIL(t, diag, MPXKIT_EFORMAT,
-					     "delta of lane %d: a decimal expected (mode 2 gives one per "
-					     "further active lane)",
-					     lane);
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "delta of lane %d: a decimal expected (mode 2 gives one per "
+				    "further active lane)",
+				    lane);
 			if (step < 0 ? a < (uint64_t)0 - (uint64_t)step
 				     : a > UINT64_MAX - (uint64_t)step)
-				return TFAIL(t, diag, MPXKIT_ERANGE, "address of lane %d wraps past 2^64", lane);
+				return TFAIL(t, diag, MPXKIT_ERANGE,
+					     "address of lane %d wraps past 2^64", lane);
 			a += (uint64_t)step;
 		}
 		if (a > UINT64_MAX - (width - 1))
-			return TFAIL(t, diag, MPXKIT_ERANGE, "address of lane %d wraps past 2^64", lane);
+			return TFAIL(t, diag, MPXKIT_ERANGE, "address of lane %d wraps past 2^64",
+				     lane);
 		in->addr[lane] = a;
 	}
 	return 0;
@@ -859,8 +907,9 @@ static int parse_regs(mpxkit_simt_trace *t, const char **pp, const char *end, ui
 	*n = (uint8_t)v;
 	for (unsigned i = 0; i < v; i++)
 		if (get_reg(pp, end, &regs[i]) < 0)
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "%s register %u of %llu: R0 to R255 expected",
-				     what, i + 1, (unsigned long long)v);
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "%s register %u of %llu: R0 to R255 expected", what, i + 1,
+				     (unsigned long long)v);
 	return 0;
 }
 
@@ -877,23 +926,25 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 		uint64_t pre[4];
 		for (int i = 0; i < 4; i++)
 			if (get_dec(&p, end, 0xffffffffu, &pre[i]) < 0)
-				return TFAIL(t, diag, MPXKIT_EFORMAT,
-					     "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
-					     "version %u)",
-					     t->k.tracer_version);
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
+				    "version %u)",
+				    t->k.tracer_version);
 		if (pre[0] != t->block[0] || pre[1] != t->block[1] || pre[2] != t->block[2] ||
 		    pre[3] != t->warp)
 			return TFAIL(t, diag, MPXKIT_EFORMAT,
 				     "instruction of block %llu,%llu,%llu warp %llu inside block "
 				     "%u,%u,%u warp %u",
 				     (unsigned long long)pre[0], (unsigned long long)pre[1],
-				     (unsigned long long)pre[2], (unsigned long long)pre[3], t->block[0],
-				     t->block[1], t->block[2], t->warp);
+				     (unsigned long long)pre[2], (unsigned long long)pre[3],
+				     t->block[0], t->block[1], t->block[2], t->warp);
 	}
 	in->source_line = 0;
 	if (t->k.lineinfo) {
 		if (get_dec(&p, end, 0xffffffffu, &v) < 0)
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "source line number expected (lineinfo is on)");
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "source line number expected (lineinfo is on)");
 		in->source_line = (uint32_t)v;
 	}
 	if (get_hex(&p, end, 16, 0, &in->pc) < 0)
@@ -903,8 +954,8 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 	in->mask = (uint32_t)v;
 	if (in->mask & ~t->warp_lanes)
 		return TFAIL(t, diag, MPXKIT_ERANGE,
-			     "mask %08x names lanes beyond the block's %u threads (warp %u)", in->mask,
-			     t->k.threads_per_block, t->warp);
+			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
+			     in->mask, t->k.threads_per_block, t->warp);
 	if ((rc = parse_regs(t, &p, end, &in->n_dst, in->dst, "destination", diag)) < 0)
 		return rc;
 	p = skip_blanks(p, end);
@@ -913,12 +964,14 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 		p++;
 	if (p == op || p - op > MAX_OPCODE_LEN ||
 	    !((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "opcode: 1 to %d characters starting with a letter expected",
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
 			     MAX_OPCODE_LEN);
 	for (const char *q = op; q < p; q++)
-		if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') ||
-		      *q == '_' || *q == '.'))
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "opcode: only letters, digits, '_' and '.'");
+		if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= '0' && *q <= '9') || *q == '_' || *q == '.'))
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "opcode: only letters, digits, '_' and '.'");
 	id = intern(t, op, (size_t)(p - op));
 	if (id == -2)
 		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
@@ -927,9 +980,10 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 	in->opcode = (uint32_t)id;
 	if ((rc = parse_regs(t, &p, end, &in->n_src, in->src, "source", diag)) < 0)
 		return rc;
-	if (get_dec(&p, end, 32, &v) < 0 || (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 &&
-					      v != 16 && v != 32))
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
+	if (get_dec(&p, end, 32, &v) < 0 ||
+	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
 	in->mem_width = (uint8_t)v;
 	in->addr_mode = -1;
 	if (v != 0 && (rc = parse_addresses(t, &p, end, diag)) < 0)
@@ -938,14 +992,18 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 	in->imm = 0;
 	if (t->k.tracer_version >= 5) {
 		if (get_sdec(&p, end, 32, &imm) < 0)
-			return TFAIL(t, diag, MPXKIT_EFORMAT, "immediate: a decimal 32-bit value expected (tracer version 5)");
+			return TFAIL(
+			    t, diag, MPXKIT_EFORMAT,
+			    "immediate: a decimal 32-bit value expected (tracer version 5)");
 		in->has_imm = 1;
 		in->imm = (int32_t)imm;
 	}
 	if (skip_blanks(p, end) != end)
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "unexpected field '%.*s' at the end of the instruction",
-			     (int)((end - skip_blanks(p, end)) > 32 ? 32 : (end - skip_blanks(p, end))),
-			     skip_blanks(p, end));
+		return TFAIL(
+		    t, diag, MPXKIT_EFORMAT,
+		    "unexpected field '%.*s' at the end of the instruction",
+		    (int)((end - skip_blanks(p, end)) > 32 ? 32 : (end - skip_blanks(p, end))),
+		    skip_blanks(p, end));
 	return 0;
 }
 
@@ -968,12 +1026,13 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 				return MPXKIT_SIMT_END;
 			}
 			if (t->state == S_INSTS)
-				return mpxkit_fail(diag, MPXKIT_ETRUNC,
-						   "%s: ends inside warp %u: %llu of %llu instructions",
-						   t->l.name, t->warp,
-						   (unsigned long long)(t->announced - t->left),
-						   (unsigned long long)t->announced);
-			return mpxkit_fail(diag, MPXKIT_ETRUNC, "%s: ends inside a thread block (no '#END_TB')",
+				return mpxkit_fail(
+				    diag, MPXKIT_ETRUNC,
+				    "%s: ends inside warp %u: %llu of %llu instructions", t->l.name,
+				    t->warp, (unsigned long long)(t->announced - t->left),
+				    (unsigned long long)t->announced);
+			return mpxkit_fail(diag, MPXKIT_ETRUNC,
+					   "%s: ends inside a thread block (no '#END_TB')",
 					   t->l.name);
 		}
 		while (n > 0 && is_blank(line[n - 1]))
@@ -983,7 +1042,8 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 		switch (t->state) {
 		case S_BETWEEN:
 			if (!is_word(line, n, "#BEGIN_TB"))
-				return TFAIL(t, diag, MPXKIT_EFORMAT, "'#BEGIN_TB' or the end of the file expected");
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "'#BEGIN_TB' or the end of the file expected");
 			t->state = S_BLOCK_HEAD;
 			continue;
 		case S_BLOCK_HEAD:
@@ -1007,8 +1067,8 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 		case S_INSTS:
 			if (line[0] == '#' || line[0] == 'w' || line[0] == 't')
 				return TFAIL(t, diag, MPXKIT_EFORMAT,
-					     "warp %u announced %llu instructions, %llu found", t->warp,
-					     (unsigned long long)t->announced,
+					     "warp %u announced %llu instructions, %llu found",
+					     t->warp, (unsigned long long)t->announced,
 					     (unsigned long long)(t->announced - t->left));
 			if ((rc = parse_inst(t, line, n, diag)) < 0)
 				return rc;
