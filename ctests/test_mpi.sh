@@ -155,6 +155,27 @@ else
 	not_ok "merge failed: $(cat "$tmp/merge.err")"
 fi
 
+# The summary's totals are the sums of what the 8 PAPI_stop calls returned, event by event; the
+# last rank worked twice as long as the first, so its task-clock is the larger.
+if $MPXKIT report -f csv "$tmp/job.pcz" >"$tmp/report.csv" 2>"$tmp/report.err"; then
+	want=$(cat "$run"/rank.*.txt | sed 's/.*values=//' |
+		awk -F, '{ for (e = 1; e <= NF; e++) s[e] += $e } END { print s[1] "," s[2] "," s[3] }')
+	got=$(tail -n +2 "$tmp/report.csv" | cut -d, -f2 | paste -sd, -)
+	[ "$got" = "$want" ] && ok "the summary's totals are the sums of the PAPI_stop values ($got)" ||
+		not_ok "summary totals $got, sums of PAPI_stop $want"
+	first=$(cat "$run"/rank.0.*.txt | sed 's/.*values=//' | awk -F, '{ s += $1 } END { print s }')
+	last=$(cat "$run"/rank.3.*.txt | sed 's/.*values=//' | awk -F, '{ s += $1 } END { print s }')
+	if [ "$last" -gt "$first" ]; then
+		ok "task-clock: rank 3 ($last) above rank 0 ($first), which did half the work"
+	else
+		not_ok "task-clock: rank 0 $first, rank 3 $last"
+	fi
+	$MPXKIT report "$tmp/job.pcz" --svg "$tmp/job.svg" >/dev/null 2>&1 &&
+		grep -q '>rank 3<' "$tmp/job.svg" && ok "heat map of the job" || not_ok "heat map"
+else
+	not_ok "report failed: $(cat "$tmp/report.err")"
+fi
+
 # ---- 8 processes, one plain name ---------------------------------------------------------------
 # Under the launcher, the rank goes into the name: job.pcz -> job.R.pcz.
 plain="$tmp/plain"
