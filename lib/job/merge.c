@@ -370,9 +370,12 @@ static int rename_units(renamer *rn, long rank, const mpxkit_pcz_region *reg)
 		rn->cap_units = reg->n_units;
 	}
 	for (size_t u = 0; u < reg->n_units; u++) {
+		size_t n = strlen(reg->units[u].name) + 1;
 		rn->units[u] = reg->units[u];
 		rn->units[u].name = rn->buf + at;
-		at += (size_t)sprintf(rn->buf + at, "%s%s", prefix, reg->units[u].name) + 1;
+		memcpy(rn->buf + at, prefix, (size_t)plen);
+		memcpy(rn->buf + at + plen, reg->units[u].name, n);
+		at += (size_t)plen + n;
 	}
 	return 0;
 }
