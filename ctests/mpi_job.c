@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* An MPI job counted through PAPI with the mpxkit component: each rank's threads print what PAPI_stop returned. */
-#include <errno.h>
+/* An MPI job counted through PAPI with the mpxkit component: each rank's threads print what
+ * PAPI_stop returned. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <mpi.h>
 #include <papi.h>
+
+#include "cutest.h"
 
 /*
  * Usage: mpi_job OUTDIR [--hide-launcher]
@@ -29,14 +30,13 @@
  * A disabled component writes OUTDIR/disabled.txt with the reason.
  */
 
-#define N_THREADS 2
-#define N_EVENTS 3
-#define WORK_NS 20000000ll /* rank 0's CPU time per thread */
-#define WORK_GROWTH 2      /* the last rank's work over the first's */
+#define N_THREADS   2
+#define N_EVENTS    3
+#define WORK_NS	    20000000ll /* rank 0's CPU time per thread */
+#define WORK_GROWTH 2	       /* the last rank's work over the first's */
 
-static const char *const events[N_EVENTS] = { "mpxkit:::perf::TASK-CLOCK",
-					      "mpxkit:::perf::PAGE-FAULTS",
-					      "mpxkit:::perf::CPU-CLOCK" };
+static const char *const events[N_EVENTS] = {
+    "mpxkit:::perf::TASK-CLOCK", "mpxkit:::perf::PAGE-FAULTS", "mpxkit:::perf::CPU-CLOCK"};
 
 typedef struct worker {
 	long long work_ns;
@@ -44,25 +44,6 @@ typedef struct worker {
 	long tid;
 	long long values[N_EVENTS];
 } worker;
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Spins until this thread has used ns of CPU time; volatile keeps the loop. */
-static void burn(long long ns)
-{
-	uint64_t end = thread_cpu_ns() + (uint64_t)ns;
-	volatile uint64_t x = 1;
-
-	while (thread_cpu_ns() < end)
-		for (int i = 0; i < 2000; i++)
-			x = x * 6364136223846793005u + 1442695040888963407u;
-}
 
 static void *thread_main(void *arg)
 {
@@ -76,7 +57,7 @@ static void *thread_main(void *arg)
 		rc = PAPI_add_named_event(es, events[i]);
 	if (rc == PAPI_OK)
 		rc = PAPI_start(es);
-	burn(w->work_ns);
+	cutest_burn_cpu((uint64_t)w->work_ns);
 	if (rc == PAPI_OK)
 		rc = PAPI_stop(es, w->values);
 	if (rc == PAPI_OK)
@@ -98,7 +79,7 @@ static unsigned long thread_id(void)
 static void hide_launcher(void)
 {
 	extern char **environ;
-	static const char *const prefixes[] = { "OMPI_COMM_WORLD_", "PMIX_", "PMI_", "SLURM_" };
+	static const char *const prefixes[] = {"OMPI_COMM_WORLD_", "PMIX_", "PMI_", "SLURM_"};
 	int again = 1;
 
 	while (again) {
@@ -170,14 +151,16 @@ int main(int argc, char **argv)
 	info = PAPI_get_component_info(PAPI_get_component_index("mpxkit"));
 	if (info == NULL || info->disabled) {
 		if (rank == 0)
-			report(argv[1], rank, size, NULL, info ? info->disabled_reason : "no mpxkit");
+			report(argv[1], rank, size, NULL,
+			       info ? info->disabled_reason : "no mpxkit");
 		PAPI_shutdown();
 		MPI_Finalize();
 		return 0;
 	}
 	memset(w, 0, sizeof w);
 	for (int t = 0; t < N_THREADS; t++) {
-		w[t].work_ns = WORK_NS + (size > 1 ? WORK_NS * (WORK_GROWTH - 1) * rank / (size - 1) : 0);
+		w[t].work_ns =
+		    WORK_NS + (size > 1 ? WORK_NS * (WORK_GROWTH - 1) * rank / (size - 1) : 0);
 		if (pthread_create(&threads[t], NULL, thread_main, &w[t]) != 0)
 			return fail(rank, "pthread_create", PAPI_ESYS);
 	}

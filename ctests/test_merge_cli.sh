@@ -3,35 +3,17 @@
 # mpxkit merge: rank dumps (packed here from CSV) into one file that holds every (rank, unit), refusals in one line.
 set -u
 : "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-merge-cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
+. "$top_srcdir/ctests/cli_lib.sh"
 
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-run() {
-	# shellcheck disable=SC2086
-	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-}
-
-# expect_fail DESCRIPTION STATUS PATTERN CMD ARGS...: that status, one stderr line matching PATTERN, no output file.
-expect_fail() {
-	desc=$1 want=$2 pattern=$3
-	shift 3
+# refuse DESCRIPTION STATUS PATTERN CMD ARGS...: expect_fail, and no output file $tmp/m.pcz.
+refuse() {
 	rm -f "$tmp/m.pcz"
-	run "$@"
-	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ] && [ ! -e "$tmp/m.pcz" ] &&
-		! ls "$tmp" | grep -q '\.tmp\.'; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
-	fi
+	expect_fail "$@"
+	[ ! -e "$tmp/m.pcz" ] || not_ok "$1: $tmp/m.pcz written"
 }
 
 # rank_csv RANK [JOB [EVENTS [EXTRA_REGION]]]: a rank's dump as the component writes one, in CSV:
@@ -67,9 +49,9 @@ if [ "$status" -eq 0 ] && grep -q "^usage: mpxkit merge" "$tmp/out" && [ ! -s "$
 else
 	not_ok "merge --help"
 fi
-expect_fail "no output" 1 "no output file" merge "$tmp/job.0.pcz"
-expect_fail "no input" 1 "no dump to merge" merge -o "$tmp/m.pcz"
-expect_fail "bad option" 1 "bad option '--bogus'" merge --bogus -o "$tmp/m.pcz" "$tmp/job.0.pcz"
+refuse "no output" 1 "no output file" merge "$tmp/job.0.pcz"
+refuse "no input" 1 "no dump to merge" merge -o "$tmp/m.pcz"
+refuse "bad option" 1 "bad option '--bogus'" merge --bogus -o "$tmp/m.pcz" "$tmp/job.0.pcz"
 
 # The merge, inputs in shuffled order: every (rank, unit) row of every region, values unchanged,
 # each rank's regions in rank order; the expected CSV is built from the inputs with awk.
@@ -142,25 +124,25 @@ fi
 
 # Refusals: one line, status 2, nothing written.
 pack_rank "$tmp/other.1.pcz" 1 4712
-expect_fail "different jobs" 2 "other.1.pcz is of job 4712 (openmpi), .*job.0.pcz of job 4711 (openmpi): dumps of different jobs" \
+refuse "different jobs" 2 "other.1.pcz is of job 4712 (openmpi), .*job.0.pcz of job 4711 (openmpi): dumps of different jobs" \
 	merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/other.1.pcz"
 pack_rank "$tmp/ev.1.pcz" 1 4711 A,X,C
-expect_fail "different event names" 2 "event 2 is X, in .*job.0.pcz it is B: dumps with different event lists" \
+refuse "different event names" 2 "event 2 is X, in .*job.0.pcz it is B: dumps with different event lists" \
 	merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/ev.1.pcz"
 rank_csv 1 | awk '/^#/ { print; next } { sub(/,[^,]*$/, ""); print }' >"$tmp/in.csv"
 $MPXKIT pack "$tmp/in.csv" -o "$tmp/two.1.pcz" || exit 99
-expect_fail "different event counts" 2 "two.1.pcz has 2 events, .*job.0.pcz has 3: dumps with different event lists" \
+refuse "different event counts" 2 "two.1.pcz has 2 events, .*job.0.pcz has 3: dumps with different event lists" \
 	merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/two.1.pcz"
-expect_fail "a rank twice" 2 "are both rank 1" merge -o "$tmp/m.pcz" "$tmp/job.1.pcz" "$tmp/job.0.pcz" "$tmp/job.1.pcz"
+refuse "a rank twice" 2 "are both rank 1" merge -o "$tmp/m.pcz" "$tmp/job.1.pcz" "$tmp/job.0.pcz" "$tmp/job.1.pcz"
 printf 'region,unit,start_ns,end_ns,A,B,C\nr,u,0,1,1,2,3\n' >"$tmp/plain.csv"
 $MPXKIT pack "$tmp/plain.csv" -o "$tmp/plain.pcz" || exit 99
-expect_fail "not a rank's dump" 2 "plain.pcz: no job.rank in its metadata" \
+refuse "not a rank's dump" 2 "plain.pcz: no job.rank in its metadata" \
 	merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/plain.pcz"
 rank_csv 5 >"$tmp/in.csv"
 $MPXKIT pack "$tmp/in.csv" -o "$tmp/big.5.pcz" || exit 99
-expect_fail "rank beyond the size" 2 "rank 5 in a job of 4 ranks" merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/big.5.pcz"
-expect_fail "not a dump" 2 "zero" merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" /dev/zero
-expect_fail "missing input" 2 "none.pcz" merge -o "$tmp/m.pcz" "$tmp/none.pcz"
-expect_fail "unwritable output" 2 "nodir" merge -o "$tmp/nodir/m.pcz" "$tmp/job.0.pcz"
+refuse "rank beyond the size" 2 "rank 5 in a job of 4 ranks" merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" "$tmp/big.5.pcz"
+refuse "not a dump" 2 "zero" merge -o "$tmp/m.pcz" "$tmp/job.0.pcz" /dev/zero
+refuse "missing input" 2 "none.pcz" merge -o "$tmp/m.pcz" "$tmp/none.pcz"
+refuse "unwritable output" 2 "nodir" merge -o "$tmp/nodir/m.pcz" "$tmp/job.0.pcz"
 
 exit $failed

@@ -5,6 +5,7 @@
 set -u
 : "${MPXKIT:?run through make check}"
 : "${top_builddir:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
 prog="$top_builddir/ctests/mpi_job"
 if [ -z "${PAPI_PREFIX:-}" ]; then
@@ -24,13 +25,9 @@ if ! mpirun --version 2>/dev/null | grep -q "Open MPI"; then
 	exit 77
 fi
 
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-mpi.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # The component's settings are this test's alone: real software counters, 3 events on 2, 2 ms slices.
 unset MPXKIT_REPLAY MPXKIT_REFERENCE MPXKIT_ESTIMATOR MPXKIT_MODEL MPXKIT_WHOLE_MAX

@@ -3,46 +3,11 @@
 # mpxkit report on a merged job whose figures are worked out by hand below: totals, spreads, imbalance, heat map.
 set -u
 : "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-report-cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-run() {
-	# shellcheck disable=SC2086
-	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-}
-
-expect_fail() {
-	desc=$1 want=$2 pattern=$3
-	shift 3
-	run "$@"
-	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
-	fi
-}
-
-# expect_out DESCRIPTION WANT CMD ARGS...: status 0, nothing on stderr, stdout exactly WANT.
-expect_out() {
-	desc=$1 want=$2
-	shift 2
-	run "$@"
-	if [ "$status" -eq 0 ] && [ ! -s "$tmp/err" ] && [ "$(cat "$tmp/out")" = "$want" ]; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
-		printf '%s\n' "--- want" "$want" "--- got" >&2
-		cat "$tmp/out" >&2
-	fi
-}
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # Four ranks of two threads; stop.total holds A and B per thread:
 #   rank 0: 100 0, 100 0    rank 1: 100 0, 100 0    rank 2: 100 0, 130 0    rank 3: 300 5, 100 0

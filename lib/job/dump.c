@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job_impl.h"
 #include "mpxkit/job.h"
 #include "mpxkit/outfile.h"
 
@@ -104,8 +105,7 @@ int mpxkit_job_set_meta(const mpxkit_job *job, mpxkit_pcz_writer *w, mpxkit_diag
 	return rc;
 }
 
-/* The value of key in r's metadata, or NULL. */
-static const char *meta_value(const mpxkit_pcz_reader *r, const char *key)
+const char *job_meta_value(const mpxkit_pcz_reader *r, const char *key)
 {
 	const char *k, *v;
 
@@ -124,8 +124,8 @@ static int same_job(const char *path, const mpxkit_job *job)
 
 	if (mpxkit_pcz_reader_open(path, &r, NULL) < 0)
 		return 0;
-	launcher = meta_value(r, "job.launcher");
-	id = meta_value(r, "job.id");
+	launcher = job_meta_value(r, "job.launcher");
+	id = job_meta_value(r, "job.id");
 	same = launcher && id && strcmp(launcher, job->launcher) == 0 && strcmp(id, job->id) == 0;
 	mpxkit_pcz_reader_free(r);
 	return same;

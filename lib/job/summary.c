@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job_impl.h"
 #include "mpxkit/job.h"
 
 /* One (rank, thread) as it is read: its sums over the selected regions and over all of them. */
@@ -187,16 +188,6 @@ static int add_region(summary *s, const mpxkit_pcz_region *reg, const char *regi
 	return 0;
 }
 
-static const char *meta_value(const mpxkit_pcz_reader *r, const char *key)
-{
-	const char *k, *v;
-
-	for (size_t i = 0; mpxkit_pcz_reader_meta(r, i, &k, &v) == 0; i++)
-		if (strcmp(k, key) == 0)
-			return v;
-	return NULL;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -339,10 +330,10 @@ static void publish(summary *s)
 /* Events copied and the file's kind (merged or one rank's) read from its metadata. */
 static int start(summary *s, const mpxkit_pcz_reader *r, const char *path, mpxkit_diag *diag)
 {
-	const char *rank = meta_value(r, "job.rank");
+	const char *rank = job_meta_value(r, "job.rank");
 	size_t E = mpxkit_pcz_reader_n_events(r);
 
-	s->merged = meta_value(r, "merge.ranks") != NULL;
+	s->merged = job_meta_value(r, "merge.ranks") != NULL;
 	s->file_rank = rank ? strtol(rank, NULL, 10) : 0;
 	if (s->file_rank < 0)
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: job.rank=%s is not a rank", path,
