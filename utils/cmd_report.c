@@ -212,7 +212,7 @@ static int write_heatmap(const char *cmd, const mpxkit_job_summary *s, const cha
 	size_t R = s->n_ranks, E = s->n_events;
 	double *values = malloc((R * E > 0 ? R * E : 1) * sizeof *values);
 	char **rows = calloc(R ? R : 1, sizeof *rows);
-	char title[512];
+	char title[512], caption[96];
 	cli_memout m = {0};
 	int rc = CLI_OK;
 
@@ -232,13 +232,12 @@ static int write_heatmap(const char *cmd, const mpxkit_job_summary *s, const cha
 			values[r * E + e] = med > 0 ? (double)s->rank_counts[r * E + e] / med : NAN;
 		}
 	}
-	snprintf(title, sizeof title,
-		 "%s: each rank's count over the median rank's (regions %s); outlined: beyond "
-		 "%g x",
-		 path, s->regions, s->factor);
+	/* Short: the chart is as wide as its cells, and a title does not widen it. */
+	snprintf(title, sizeof title, "%s (%s)", path, s->regions);
+	snprintf(caption, sizeof caption, "count / median rank; red: beyond %g x", s->factor);
 	cli_heatmap h = {
-	    title, (const char *const *)rows, R, s->events, E, values, s->rank_flags, 0, 2,
-	    0,	   "count / median rank"};
+	    title,  (const char *const *)rows, R, s->events, E, values, s->rank_flags, 0, 2, 0,
+	    caption};
 	cli_svg_document(m.f);
 	cli_svg_heatmap(m.f, &h);
 	if (cli_memout_close(&m) < 0) {
