@@ -184,6 +184,7 @@ enum mpxkit_met_form {
 	MPXKIT_MET_NONE = 0,   /* no memory time: core time scales as f/f' (idle still held) */
 	MPXKIT_MET_LINEAR = 1, /* MET = mu0 x misses */
 	MPXKIT_MET_MLP = 2,    /* MET = misses x (mu0 + mu1 x MPKI): overlapping misses */
+	MPXKIT_MET_AUTO = 3,   /* training only: the form with the lowest inner CV error */
 };
 
 /* Eq. (7), power. */
@@ -198,12 +199,13 @@ enum mpxkit_xcore_form {
 	MPXKIT_XCORE_RATIO = 1,	   /* CPI' = g1 x CPI (the constant-ratio baseline as a model) */
 	MPXKIT_XCORE_CPI = 2,	   /* CPI' = g0 + g1 x core CPI + g8 x MET f' */
 	MPXKIT_XCORE_CPI_MPKI = 3, /* ... + g2 x MPKI */
+	MPXKIT_XCORE_AUTO = 4,	   /* training only: the form with the lowest inner CV error */
 };
 
 typedef struct mpxkit_pmodel_options {
-	int met_form;	/* enum mpxkit_met_form; default MLP */
-	int power_form; /* enum mpxkit_power_form; default PER_FREQ */
-	int xcore_form; /* enum mpxkit_xcore_form; default CPI_MPKI */
+	int met_form;	/* enum mpxkit_met_form; default AUTO */
+	int power_form; /* enum mpxkit_power_form; default PER_FREQ_V */
+	int xcore_form; /* enum mpxkit_xcore_form; default AUTO */
 	/*
 	 * Power regressors: rates of these events, each a role name ("cycles")
 	 * or an event name as the datasets spell it; "all" is every event of

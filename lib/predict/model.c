@@ -11,9 +11,9 @@
 
 /* ---- forms and options ------------------------------------------------------------------------ */
 
-static const char *const met_names[] = {"none", "linear", "mlp"};
+static const char *const met_names[] = {"none", "linear", "mlp", "auto"};
 static const char *const power_names[] = {NULL, "per-freq", "voltage", "per-freq-v"};
-static const char *const xcore_names[] = {NULL, "ratio", "cpi", "cpi-mpki"};
+static const char *const xcore_names[] = {NULL, "ratio", "cpi", "cpi-mpki", "auto"};
 
 #define N_OF(a) (int)(sizeof(a) / sizeof((a)[0]))
 
@@ -58,9 +58,9 @@ const char *mpxkit_xcore_form_name(int f)
 void mpxkit_pmodel_options_default(mpxkit_pmodel_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
-	opt->met_form = MPXKIT_MET_MLP;
+	opt->met_form = MPXKIT_MET_AUTO;
 	opt->power_form = MPXKIT_POWER_PER_FREQ_V;
-	opt->xcore_form = MPXKIT_XCORE_CPI_MPKI;
+	opt->xcore_form = MPXKIT_XCORE_AUTO;
 	opt->power_ridge = -1;
 }
 
@@ -193,6 +193,7 @@ typedef struct trainer {
 	const mpxkit_pmodel_options *opt;
 	pm_obs *obs;
 	size_t n_obs;
+	size_t n_folds; /* inner folds: pm_obs.fold */
 	mpxkit_pmodel *m;
 } trainer;
 
@@ -279,29 +280,74 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 }
 
 /*
+ * Inner folds of the choices made in training (forms, power events): by workload, never by
+ * row.  Leave-one-workload-out up to MAX_FOLDS training workloads, so small sets choose on
+ * every workload; beyond, MAX_FOLDS folds by workload hash, which bounds the cost.
+ */
+#define MAX_FOLDS 20
+
+/*
+ * A richer form of eq. (1) or (2) is chosen only when its inner cross-validated error is 5 %
+ * lower than the simpler one's: with few workloads, smaller gains are noise (doc/predict.md,
+ * "Choosing forms").
+ */
+#define FORM_MARGIN 0.95
+
+static int inner_fold(const pm_obs *o)
+{
+	return o->fold;
+}
+
+static int assign_inner_folds(trainer *t, mpxkit_diag *diag)
+{
+	const char **names = malloc((t->n_obs + 1) * sizeof *names);
+	size_t n = 0;
+
+	if (names == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	for (size_t i = 0; i < t->n_obs; i++) {
+		size_t k;
+		for (k = 0; k < n && strcmp(names[k], t->obs[i].workload) != 0; k++)
+			;
+		if (k == n)
+			names[n++] = t->obs[i].workload;
+		t->obs[i].fold = (int)k;
+	}
+	t->n_folds = n <= MAX_FOLDS ? n : MAX_FOLDS;
+	if (n > MAX_FOLDS)
+		for (size_t i = 0; i < t->n_obs; i++)
+			t->obs[i].fold = (int)(mpxkit_split_hash(t->obs[i].workload) % MAX_FOLDS);
+	free(names);
+	return 0;
+}
+
+/*
  * Eq. (1) in eq. (5), per instruction: tau' - i - b f/f' = (1 - f/f') m, and m is linear in
  * mu, so every ordered pair of frequencies of one workload on core c is one row of a linear
- * fit, weighted by 1/tau'^2 for relative error.
+ * fit, weighted by 1/tau'^2 for relative error.  Pairs whose first observation is in inner
+ * fold `skip` are left out (-1: none).  With too few pairs the form falls back to none.
  */
-static int fit_time(trainer *t, uint32_t core, mpxkit_diag *diag)
+static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_time *tm,
+		       mpxkit_diag *diag)
 {
-	mpxkit_pmodel *m = t->m;
-	pm_design d = {.p = t->opt->met_form == MPXKIT_MET_MLP ? 2 : 1};
-	pm_time tm = {.core = core, .form = t->opt->met_form};
+	const mpxkit_pmodel *m = t->m;
+	pm_design d = {.p = form == MPXKIT_MET_MLP ? 2 : 1};
 	double b[2] = {0, 0};
 	int rc = 0;
 
-	for (size_t i = 0; i < t->n_obs && rc == 0; i++) {
+	*tm = (pm_time){.core = core, .form = form};
+	for (size_t i = 0; i < t->n_obs && rc == 0 && form != MPXKIT_MET_NONE; i++) {
 		const pm_obs *a = &t->obs[i];
 		size_t lo, hi;
-		if (!a->has_events || strcmp(a->core, m->cores[core]) != 0 || isnan(a->feat.miss_pi))
+		if (!a->has_events || strcmp(a->core, m->cores[core]) != 0 ||
+		    isnan(a->feat.miss_pi) || (skip >= 0 && inner_fold(a) == skip))
 			continue;
 		mpxkit__pm_same_work(t->obs, t->n_obs, i, &lo, &hi);
 		for (size_t j = lo; j < hi && rc == 0; j++) {
 			const pm_obs *z = &t->obs[j];
 			double ratio, row[2];
-			if (j == i || !z->has_events ||
-			    strcmp(z->core, a->core) != 0 || z->freq_mhz == a->freq_mhz)
+			if (j == i || !z->has_events || strcmp(z->core, a->core) != 0 ||
+			    z->freq_mhz == a->freq_mhz)
 				continue;
 			ratio = a->feat.f_ghz / z->feat.f_ghz;
 			row[0] = (1 - ratio) * a->feat.miss_pi;
@@ -315,20 +361,76 @@ static int fit_time(trainer *t, uint32_t core, mpxkit_diag *diag)
 		mpxkit__pm_design_free(&d);
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 	}
-	if (tm.form != MPXKIT_MET_NONE) {
+	if (form != MPXKIT_MET_NONE) {
 		rc = mpxkit__pm_design_fit(&d, 0, 0, b, diag);
 		if (rc == -1) /* too few pairs: no memory term for this core kind */
-			tm.form = MPXKIT_MET_NONE, rc = 0;
+			tm->form = MPXKIT_MET_NONE, b[0] = b[1] = 0, rc = 0;
 	}
 	mpxkit__pm_design_free(&d);
 	if (rc < 0)
 		return rc;
-	tm.mu[0] = b[0];
-	tm.mu[1] = d.p > 1 ? b[1] : 0;
-	if (tm.form == MPXKIT_MET_NONE)
-		tm.mu[0] = tm.mu[1] = 0;
-	m->time[m->n_time++] = tm;
+	tm->mu[0] = b[0];
+	tm->mu[1] = tm->form == MPXKIT_MET_MLP ? b[1] : 0;
 	return 0;
+}
+
+/* Mean relative error of the DVFS time of core c's pairs, each inner fold by the others. */
+static int time_cv(const trainer *t, uint32_t core, int form, double *score, mpxkit_diag *diag)
+{
+	double ape = 0;
+	size_t n = 0;
+
+	for (int fold = 0; fold < (int)t->n_folds; fold++) {
+		pm_time tm;
+		int rc = fit_time_on(t, core, form, fold, &tm, diag);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < t->n_obs; i++) {
+			const pm_obs *a = &t->obs[i];
+			size_t lo, hi;
+			if (!a->has_events || inner_fold(a) != fold ||
+			    strcmp(a->core, t->m->cores[core]) != 0)
+				continue;
+			mpxkit__pm_same_work(t->obs, t->n_obs, i, &lo, &hi);
+			for (size_t j = lo; j < hi; j++) {
+				const pm_obs *z = &t->obs[j];
+				double pred;
+				if (j == i || !z->has_events || strcmp(z->core, a->core) != 0 ||
+				    z->freq_mhz == a->freq_mhz)
+					continue;
+				pred = mpxkit__pm_busy_at(&tm, &a->feat, z->feat.f_ghz) + a->feat.idle;
+				ape += fabs(pred - z->feat.tau) / z->feat.tau;
+				n++;
+			}
+		}
+	}
+	*score = n ? ape / (double)n : INFINITY;
+	return 0;
+}
+
+/*
+ * The form of eq. (1) for core c: the one asked for, or with MPXKIT_MET_AUTO the one whose
+ * inner cross-validated error is lowest, a richer form only when it is FORM_MARGIN lower.
+ */
+static int fit_time(trainer *t, uint32_t core, mpxkit_diag *diag)
+{
+	int form = t->opt->met_form, rc;
+
+	if (form == MPXKIT_MET_AUTO) {
+		double best = INFINITY, sc;
+		for (int f = MPXKIT_MET_NONE; f <= MPXKIT_MET_MLP; f++) {
+			if ((rc = time_cv(t, core, f, &sc, diag)) < 0)
+				return rc;
+			if (sc < best * FORM_MARGIN)
+				best = sc, form = f;
+		}
+		if (form == MPXKIT_MET_AUTO)
+			form = MPXKIT_MET_NONE;
+	}
+	rc = fit_time_on(t, core, form, -1, &t->m->time[t->m->n_time], diag);
+	if (rc == 0)
+		t->m->n_time++;
+	return rc;
 }
 
 static const pm_time *time_of(const mpxkit_pmodel *m, const char *core)
@@ -366,14 +468,6 @@ static int power_member(const trainer *t, const pm_obs *o, uint32_t core, int fo
 static size_t power_fixed_columns(int form)
 {
 	return form == MPXKIT_POWER_VOLTAGE ? 3 : form == MPXKIT_POWER_PER_FREQ_V ? 2 : 1;
-}
-
-/* Inner folds of the power event selection: by workload, never by row. */
-#define SELECT_FOLDS 5
-
-static int inner_fold(const pm_obs *o)
-{
-	return (int)(mpxkit_split_hash(o->workload) % SELECT_FOLDS);
 }
 
 /*
@@ -439,7 +533,7 @@ static int power_cv(const trainer *t, uint64_t mask, double *score, mpxkit_diag 
 	double ape = 0, rate[MPXKIT_PMODEL_MAX_INPUTS];
 	size_t n = 0;
 
-	for (int fold = 0; fold < SELECT_FOLDS; fold++)
+	for (int fold = 0; fold < (int)t->n_folds; fold++)
 		for (size_t u = 0; u < power_units(t); u++) {
 			pm_power p;
 			uint32_t core;
@@ -511,46 +605,63 @@ static int fit_power(trainer *t, uint32_t core, double freq_mhz, mpxkit_diag *di
 	return rc < 0 ? rc : 0;
 }
 
-/*
- * Eq. (2) with (3): CPI' = (tau' - i) f' on the second core kind, from the first core's
- * features at any frequency, every pair of one workload one row.
- */
-static int fit_xcore(trainer *t, uint32_t from, uint32_t to, mpxkit_diag *diag)
+/* Columns of eq. (2) in each form. */
+static size_t xcore_columns(int form)
 {
-	mpxkit_pmodel *m = t->m;
-	pm_xcore g = {.from = from, .to = to, .form = t->opt->xcore_form};
+	return form == MPXKIT_XCORE_CPI_MPKI ? 4 : form == MPXKIT_XCORE_CPI ? 3 : 1;
+}
+
+/*
+ * One pair for eq. (2) with (3): the regressors from the first core's observation a and the
+ * CPI the second core showed in z, CPI' = (tau' - i) f' (the ratio form maps the whole time,
+ * idle included).  0 when the pair cannot be a row.
+ */
+static int xcore_row(const trainer *t, int form, const pm_time *tf, const pm_obs *a,
+		     const pm_obs *z, double *row, double *y)
+{
+	double met, tau_z;
+
+	if (!(a->has_events || a->borrowed) || !(z->time_s > 0) ||
+	    z->time_kind != MPXKIT_TIME_ELAPSED)
+		return 0;
+	(void)t;
+	tau_z = z->time_s / (double)z->n_runs * 1e9 * z->threads / a->feat.n_inst;
+	met = mpxkit__pm_met(tf, &a->feat);
+	if (form == MPXKIT_XCORE_RATIO) {
+		row[0] = a->feat.tau * a->feat.f_ghz;
+		*y = tau_z * z->feat.f_ghz;
+	} else {
+		row[0] = 1;
+		row[1] = (a->feat.busy - met) * a->feat.f_ghz;
+		row[2] = met * z->feat.f_ghz;
+		row[3] = a->feat.mpki;
+		*y = (tau_z - a->feat.idle) * z->feat.f_ghz;
+	}
+	return 1;
+}
+
+/* Eq. (2) from core kind `from` to `to`, leaving out inner fold skip (-1: none). 1, 0, or < 0. */
+static int fit_xcore_on(const trainer *t, uint32_t from, uint32_t to, int form, int skip,
+			pm_xcore *g, mpxkit_diag *diag)
+{
+	const mpxkit_pmodel *m = t->m;
 	const pm_time *tf = time_of(m, m->cores[from]);
-	pm_design d = {.p = g.form == MPXKIT_XCORE_CPI_MPKI ? 4 : g.form == MPXKIT_XCORE_CPI ? 3 : 1};
+	pm_design d = {.p = xcore_columns(form)};
 	double b[4] = {0};
 	int rc = 0;
 
+	*g = (pm_xcore){.from = from, .to = to, .form = form};
 	for (size_t i = 0; i < t->n_obs && rc == 0; i++) {
 		const pm_obs *a = &t->obs[i];
 		size_t lo, hi;
-		if (!(a->has_events || a->borrowed) || strcmp(a->core, m->cores[from]) != 0)
+		if (strcmp(a->core, m->cores[from]) != 0 || (skip >= 0 && inner_fold(a) == skip))
 			continue;
 		mpxkit__pm_same_work(t->obs, t->n_obs, i, &lo, &hi);
 		for (size_t j = lo; j < hi && rc == 0; j++) {
-			const pm_obs *z = &t->obs[j];
-			double met, core_cpi, row[4], y;
-			if (strcmp(z->core, m->cores[to]) != 0 ||
-			    !(z->time_s > 0) || z->time_kind != MPXKIT_TIME_ELAPSED)
-				continue;
-			met = mpxkit__pm_met(tf, &a->feat);
-			core_cpi = (a->feat.busy - met) * a->feat.f_ghz;
-			y = (z->time_s / (double)z->n_runs * 1e9 * z->threads / a->feat.n_inst -
-			     a->feat.idle) * z->feat.f_ghz;
-			if (g.form == MPXKIT_XCORE_RATIO) {
-				row[0] = a->feat.tau * a->feat.f_ghz;
-				y = z->time_s / (double)z->n_runs * 1e9 * z->threads / a->feat.n_inst *
-				    z->feat.f_ghz;
-			} else {
-				row[0] = 1;
-				row[1] = core_cpi;
-				row[2] = met * z->feat.f_ghz;
-				row[3] = a->feat.mpki;
-			}
-			rc = mpxkit__pm_design_add(&d, row, y, relw(t, y));
+			double row[4], y;
+			if (strcmp(t->obs[j].core, m->cores[to]) == 0 &&
+			    xcore_row(t, form, tf, a, &t->obs[j], row, &y))
+				rc = mpxkit__pm_design_add(&d, row, y, relw(t, y));
 		}
 	}
 	if (rc < 0) {
@@ -559,20 +670,79 @@ static int fit_xcore(trainer *t, uint32_t from, uint32_t to, mpxkit_diag *diag)
 	}
 	rc = mpxkit__pm_design_fit(&d, 0, 0, b, diag);
 	mpxkit__pm_design_free(&d);
-	if (rc == -1)
-		return 0;
 	if (rc < 0)
-		return rc;
-	if (g.form == MPXKIT_XCORE_RATIO) {
-		g.g[1] = b[0];
+		return rc == -1 ? 0 : rc;
+	if (form == MPXKIT_XCORE_RATIO) {
+		g->g[1] = b[0];
 	} else {
-		g.g[0] = b[0];
-		g.g[1] = b[1];
-		g.g[3] = b[2];
-		g.g[2] = d.p > 3 ? b[3] : 0;
+		g->g[0] = b[0];
+		g->g[1] = b[1];
+		g->g[3] = b[2];
+		g->g[2] = form == MPXKIT_XCORE_CPI_MPKI ? b[3] : 0;
 	}
-	m->xcore[m->n_xcore++] = g;
+	return 1;
+}
+
+/* Mean relative error of the predicted time on `to`, each inner fold by the others. */
+static int xcore_cv(const trainer *t, uint32_t from, uint32_t to, int form, double *score,
+		    mpxkit_diag *diag)
+{
+	const pm_time *tf = time_of(t->m, t->m->cores[from]);
+	double ape = 0;
+	size_t n = 0;
+
+	for (int fold = 0; fold < (int)t->n_folds; fold++) {
+		pm_xcore g;
+		int rc = fit_xcore_on(t, from, to, form, fold, &g, diag);
+		if (rc < 0)
+			return rc;
+		for (size_t i = 0; i < t->n_obs; i++) {
+			const pm_obs *a = &t->obs[i];
+			size_t lo, hi;
+			if (inner_fold(a) != fold || strcmp(a->core, t->m->cores[from]) != 0 ||
+			    !(a->has_events || a->borrowed))
+				continue;
+			mpxkit__pm_same_work(t->obs, t->n_obs, i, &lo, &hi);
+			for (size_t j = lo; j < hi; j++) {
+				const pm_obs *z = &t->obs[j];
+				double measured, pred, cpi;
+				if (strcmp(z->core, t->m->cores[to]) != 0 || !(z->time_s > 0) ||
+				    z->time_kind != MPXKIT_TIME_ELAPSED)
+					continue;
+				measured = z->time_s / (double)z->n_runs;
+				cpi = rc ? mpxkit__pm_xcore_cpi(&g, tf, &a->feat, z->feat.f_ghz) : 0;
+				pred = (cpi / z->feat.f_ghz +
+					(form == MPXKIT_XCORE_RATIO ? 0 : a->feat.idle)) *
+				       a->feat.n_inst / a->feat.threads * 1e-9;
+				ape += fabs(pred - measured) / measured;
+				n++;
+			}
+		}
+	}
+	*score = n ? ape / (double)n : INFINITY;
 	return 0;
+}
+
+/* Eq. (2): the form asked for, or the one with the lowest inner cross-validated error. */
+static int fit_xcore(trainer *t, uint32_t from, uint32_t to, mpxkit_diag *diag)
+{
+	int form = t->opt->xcore_form, rc;
+	pm_xcore g;
+
+	if (form == MPXKIT_XCORE_AUTO) {
+		double best = INFINITY, sc;
+		for (int f = MPXKIT_XCORE_RATIO; f <= MPXKIT_XCORE_CPI_MPKI; f++) {
+			if ((rc = xcore_cv(t, from, to, f, &sc, diag)) < 0)
+				return rc;
+			if (sc < best * FORM_MARGIN)
+				best = sc, form = f;
+		}
+		if (form == MPXKIT_XCORE_AUTO)
+			form = MPXKIT_XCORE_RATIO;
+	}
+	if ((rc = fit_xcore_on(t, from, to, form, -1, &g, diag)) == 1)
+		t->m->xcore[t->m->n_xcore++] = g;
+	return rc < 0 ? rc : 0;
 }
 
 /* The slot of an event among the inputs, added when new; -1 when full. */
@@ -729,9 +899,9 @@ int mpxkit_pmodel_train(const mpxkit_pdata *const *sets, size_t n_sets,
 		mpxkit_pmodel_options_default(&dflt);
 		opt = &dflt;
 	}
-	if (out == NULL || (n_sets && sets == NULL) || opt->met_form < 0 || opt->met_form > 2 ||
-	    opt->power_form < 1 || opt->power_form > 3 || opt->xcore_form < 1 ||
-	    opt->xcore_form > 3)
+	if (out == NULL || (n_sets && sets == NULL) || opt->met_form < 0 ||
+	    opt->met_form > MPXKIT_MET_AUTO || opt->power_form < 1 || opt->power_form > 3 ||
+	    opt->xcore_form < 1 || opt->xcore_form > MPXKIT_XCORE_AUTO)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "predict train: bad argument");
 	t.opt = opt;
 	if ((t.m = calloc(1, sizeof *t.m)) == NULL)
@@ -744,6 +914,8 @@ int mpxkit_pmodel_train(const mpxkit_pdata *const *sets, size_t n_sets,
 					diag);
 	if (rc == 0 && t.n_obs == 0)
 		rc = mpxkit_fail(diag, MPXKIT_EINVAL, "predict train: no rows to train on");
+	if (rc == 0)
+		rc = assign_inner_folds(&t, diag);
 	if (rc == 0)
 		rc = fit_all(&t, diag);
 	if (rc == 0 && t.m->n_power == 0 && t.m->n_xcore == 0 && t.m->n_configs < 2)

@@ -139,6 +139,7 @@ typedef struct pm_obs {
 	int time_kind;
 	size_t n_runs; /* distinct runs summed */
 	size_t n_inputs;
+	int fold; /* training's inner fold */
 	double count[MPXKIT_PMODEL_MAX_INPUTS]; /* sums over the rows; NaN when a row lacks it */
 	double time_s;			 /* sum; NaN when a row lacks it */
 	double power_w, voltage_v;	 /* means weighted by time; NaN when missing */
