@@ -20,6 +20,8 @@ const cli_command cli_commands[] = {
 	{ "verify", "check every length and checksum of a .pcz dump", cmd_verify },
 	{ "stat", "run a command with its events multiplexed and estimated, like perf stat", cmd_stat },
 	{ "list", "list the events that can be counted here", cmd_list },
+	{ "predict", "predict time, power and energy on other core kinds and frequencies",
+	  cmd_predict },
 	{ "help", "list the subcommands, or show one's usage", cmd_help },
 	{ "version", "print the version", cmd_version },
 	{ NULL, NULL, NULL },

@@ -405,10 +405,12 @@ void mpxkit_eval_result_free(mpxkit_eval_result *r);
 /*
  * What `predict record` and `--live` need from the machine, read under a
  * root directory (NULL or "": "/", the real one; tests give a fake tree):
- * core kinds from hwloc's cpukinds (hwloc reads the same tree when
- * HWLOC_FSROOT names it), frequencies from cpufreq
- * (sys/devices/system/cpu/cpuN/cpufreq), energy from powercap
- * (sys/class/powercap/ *, energy_uj).
+ * core kinds from hwloc's cpukinds, frequencies from cpufreq
+ * (ROOT/sys/devices/system/cpu/cpuN/cpufreq), energy from powercap
+ * (ROOT/sys/class/powercap/NAME/energy_uj, top-level zones).  hwloc reads
+ * the tree its own HWLOC_FSROOT names; the CLI sets it to the same root
+ * (MPXKIT_SYSFS_ROOT) before probing.  Names are hwloc's CoreType, or
+ * "kindN" in hwloc's order (least efficient first).
  */
 #define MPXKIT_PLATFORM_MAX_KINDS 8
 #define MPXKIT_PLATFORM_MAX_FREQS 64
@@ -449,8 +451,9 @@ int mpxkit_platform_set_freq(const mpxkit_platform *p, size_t kind, double freq_
 			     mpxkit_freq_saved **saved, mpxkit_diag *diag);
 int mpxkit_platform_restore(mpxkit_freq_saved *saved, mpxkit_diag *diag); /* frees it */
 
-/* The sum of the zones' energy counters, in joules (wrap handled against a previous reading). */
+/* Each zone's energy counter, uj[0 .. n_zones-1] in microjoules. */
 int mpxkit_platform_energy(const mpxkit_platform *p, double *uj, mpxkit_diag *diag);
+/* Joules between two readings, summed over zones; a counter that wrapped once is allowed for. */
 double mpxkit_platform_energy_delta(const mpxkit_platform *p, const double *before,
 				    const double *after);
 
@@ -467,6 +470,7 @@ typedef struct mpxkit_record_options {
 	const char *roles[MPXKIT_ROLE_COUNT]; /* event of each role, or NULL */
 	const char *workload;		      /* the workload's name in the dataset */
 	unsigned runs;			      /* executions per configuration, >= 1 */
+	unsigned threads;		      /* the dataset's threads column; 0: 1 */
 	/* Called before each run; may be NULL. */
 	void (*progress)(void *arg, size_t done, size_t total, const char *core, double freq_mhz);
 	void *arg;
@@ -490,7 +494,12 @@ typedef struct mpxkit_live_options {
 	double freq_mhz;  /* <= 0: from the platform */
 	const mpxkit_platform *platform;
 	uint64_t period_ns; /* default 100 ms */
-	/* Called for each period with its predictions (n = the model's configs). */
+	unsigned threads;   /* threads the command runs; 0: 1 */
+	/*
+	 * Called for each period with its predictions (n = the model's
+	 * configs), in the engine's rotation thread while the command runs and
+	 * in the caller's for the last, shorter period.  It must not block long.
+	 */
 	void (*on_period)(void *arg, size_t period, double t0_s, double t1_s,
 			  const mpxkit_prediction *pred, size_t n);
 	void *arg;
@@ -498,8 +507,9 @@ typedef struct mpxkit_live_options {
 
 /*
  * Runs argv with the model's events counted by the engine and calls
- * on_period once per period (the last one may be shorter).  *wstatus gets
- * the child's wait status.
+ * on_period once per period: the whole rotations nearest to period_ns
+ * (G slices each; with a replay trace, of its virtual clock).  The last
+ * period may be shorter.  *wstatus gets the child's wait status.
  */
 int mpxkit_predict_live(const mpxkit_live_options *opt, char *const argv[], int *wstatus,
 			mpxkit_diag *diag);
