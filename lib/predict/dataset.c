@@ -348,6 +348,8 @@ int mpxkit__pd_each_line(const char *name, const char *path, const char *buf, si
 	int rc;
 
 	if (buf) {
+		/* Text in memory is plain: gzip is told from a descriptor, which memory has not. */
+		ro.flags = MPXKIT_READER_TEXT;
 		/* fmemopen refuses a zero length: an empty buffer is an empty input. */
 		if ((mem = fmemopen((void *)(len ? buf : ""), len ? len : 1, "r")) == NULL)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", name);
@@ -460,7 +462,8 @@ static int parse_meta(parser *p, const char *line, size_t len, uint64_t no, mpxk
 			rc = bad(p, no, diag, "duplicate metadata key '%.64s'", key);
 		else if ((p->role_text[role] = strdup(value)) == NULL)
 			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
-		p->role_line[role] = no;
+		else
+			p->role_line[role] = no;
 	} else if (mpxkit_pdata_set_meta(p->d, key, value, diag) < 0) {
 		rc = -MPXKIT_ENOMEM;
 	}

@@ -563,7 +563,7 @@ static int power_cv(const trainer *t, uint64_t mask, double *score, mpxkit_diag 
 /*
  * Power events chosen by forward selection: from the intercept (and voltage) alone, add the
  * event whose inclusion lowers the inner cross-validated error most, while it lowers it by at
- * least 1 % of itself.  Walker et al. choose their events by a search of this kind.
+ * least 1 % of itself and 0.01 points.  Walker et al. choose their events by a search of this kind.
  */
 static int select_power(trainer *t, mpxkit_diag *diag)
 {
@@ -586,7 +586,8 @@ static int select_power(trainer *t, mpxkit_diag *diag)
 			if (sc < pick_score)
 				pick_score = sc, pick = 1ull << i;
 		}
-		if (pick == 0 || pick_score > best * 0.99)
+		/* Gains below 1 % of the error, or below 0.01 points of MAPE, are noise. */
+		if (pick == 0 || pick_score > best * 0.99 || best - pick_score < 1e-4)
 			break;
 		chosen |= pick;
 		best = pick_score;
