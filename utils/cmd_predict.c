@@ -717,9 +717,13 @@ static int p_eval(int argc, char **argv)
 		free_opts(&o);
 		return cli_usage_error(o.cmd, "no dataset");
 	}
-	if ((o.plot && (rc = mpxkit_outfile_check(o.plot, &diag)) < 0) ||
-	    (o.output && (rc = mpxkit_outfile_check(o.output, &diag)) < 0) ||
-	    (rc = mpxkit_split_parse(o.split, o.validate, &split, &diag)) < 0) {
+	if ((rc = mpxkit_split_parse(o.split, o.validate, &split, &diag)) == -MPXKIT_EINVAL) {
+		free_opts(&o);
+		return cli_usage_error(o.cmd, "%s", diag.msg);
+	}
+	if (rc < 0 || (o.plot && (rc = mpxkit_outfile_check(o.plot, &diag)) < 0) ||
+	    (o.output && (rc = mpxkit_outfile_check(o.output, &diag)) < 0)) {
+		mpxkit_split_free(split);
 		free_opts(&o);
 		return cli_lib_error(o.cmd, rc, &diag);
 	}
@@ -755,7 +759,9 @@ out:
 
 /*
  * MPXKIT_SYSFS_ROOT names the filesystem root the probe reads (a fake tree in tests); hwloc
- * is pointed at the same root unless HWLOC_FSROOT already says otherwise.
+ * is pointed at the same root unless HWLOC_FSROOT already says otherwise.  hwloc's own messages
+ * on a tree it cannot use are silenced (HWLOC_HIDE_ERRORS=2 unless set): what is missing is
+ * told in the one line of ours.
  */
 static int probe_platform(const char *cmd, mpxkit_platform *p)
 {
@@ -763,7 +769,9 @@ static int probe_platform(const char *cmd, mpxkit_platform *p)
 	mpxkit_diag diag = {0};
 	int rc;
 
-	if (root && root[0] && getenv("HWLOC_FSROOT") == NULL && setenv("HWLOC_FSROOT", root, 1) < 0)
+	if ((root && root[0] && getenv("HWLOC_FSROOT") == NULL &&
+	     setenv("HWLOC_FSROOT", root, 1) < 0) ||
+	    (getenv("HWLOC_HIDE_ERRORS") == NULL && setenv("HWLOC_HIDE_ERRORS", "2", 1) < 0))
 		return cli_error(cmd, "out of memory");
 	if ((rc = mpxkit_platform_probe(p, root, &diag)) < 0)
 		return cli_lib_error(cmd, rc, &diag);

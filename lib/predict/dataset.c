@@ -742,6 +742,11 @@ static void put_real(FILE *f, double v)
 
 	if (isnan(v))
 		return;
+	/* Counts are whole numbers: digits, as a spreadsheet shows them. */
+	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+		fprintf(f, "%.0f", v);
+		return;
+	}
 	for (int prec = 6; prec <= 17; prec++) {
 		snprintf(buf, sizeof buf, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
