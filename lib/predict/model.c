@@ -975,7 +975,7 @@ char *mpxkit_pmodel_describe(const mpxkit_pmodel *m)
 	for (size_t i = 0; i < m->n_power; i++) {
 		const pm_power *p = &m->power[i];
 		fprintf(f, "power %s", m->cores[p->core]);
-		if (p->form == MPXKIT_POWER_PER_FREQ)
+		if (p->form != MPXKIT_POWER_VOLTAGE)
 			fprintf(f, "@%g", p->freq_mhz);
 		fprintf(f, " (%s):", mpxkit_power_form_name(p->form));
 		for (size_t k = 0; k < p->n_coef; k++)
