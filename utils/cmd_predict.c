@@ -69,6 +69,7 @@ enum {
 	OPT_RIDGE,
 	OPT_XCORE,
 	OPT_UNWEIGHTED,
+	OPT_NO_ANCHOR,
 	OPT_FORMAT,
 	OPT_SPLIT,
 	OPT_VALIDATE,
@@ -138,6 +139,9 @@ static int model_option(opts *o, int c, const char *arg)
 	case OPT_UNWEIGHTED:
 		o->model.unweighted = 1;
 		return 1;
+	case OPT_NO_ANCHOR:
+		o->model.no_anchor = 1;
+		return 1;
 	case OPT_FORMAT:
 		if (cli_parse_format(arg, &o->format) < 0)
 			return -cli_usage_error(o->cmd, "--format %s: expected table, csv or json",
@@ -153,7 +157,8 @@ static int model_option(opts *o, int c, const char *arg)
 	    {"power-events", required_argument, NULL, OPT_POWER_EVENTS},                            \
 	    {"ridge", required_argument, NULL, OPT_RIDGE},                                          \
 	    {"xcore", required_argument, NULL, OPT_XCORE},                                          \
-	    {"unweighted", no_argument, NULL, OPT_UNWEIGHTED}
+	    {"unweighted", no_argument, NULL, OPT_UNWEIGHTED},                                      \
+	    {"no-anchor", no_argument, NULL, OPT_NO_ANCHOR}
 
 #define MODEL_HELP                                                                                 \
 	"      --met FORM          eq. (1): none, linear, mlp, auto (default: auto, chosen\n"       \
@@ -163,7 +168,9 @@ static int model_option(opts *o, int c, const char *arg)
 	"                          names, 'all' or 'auto' (default: forward selection)\n"           \
 	"      --ridge X           ridge on standardised power rates (default 0)\n"                 \
 	"      --xcore FORM        eq. (2): ratio, cpi, cpi-mpki, auto (default)\n"                 \
-	"      --unweighted        ordinary least squares instead of relative error\n"
+	"      --unweighted        ordinary least squares instead of relative error\n"          \
+	"      --no-anchor         eval: power elsewhere from the counters alone, not scaled\n"   \
+	"                          by the power measured where the workload ran\n"
 
 static void free_opts(opts *o)
 {

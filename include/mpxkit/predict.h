@@ -215,6 +215,7 @@ typedef struct mpxkit_pmodel_options {
 	size_t n_power_events;
 	double power_ridge; /* on standardised rates; < 0: the default */
 	int unweighted;	    /* 1: ordinary least squares, not relative error (for comparison) */
+	int no_anchor;	    /* evaluation: power elsewhere from the counters alone (comparison) */
 	/* Provenance kept in the model (`data`, `command`); may be NULL. */
 	const char *data;
 	const char *command;

@@ -454,7 +454,8 @@ static int run_fold(evaluator *e, int fold, mpxkit_diag *diag)
 		/* Power at the own configuration from the counters alone; elsewhere anchored by
 		 * the power measured here, as mpxkit_predict does with a measured power. */
 		mpxkit__pm_predict_feat(m, ca, &a->feat, rate, NAN, bare, NULL);
-		mpxkit__pm_predict_feat(m, ca, &a->feat, rate, a->power_w, pred, tau);
+		mpxkit__pm_predict_feat(m, ca, &a->feat, rate, e->opt->no_anchor ? NAN : a->power_w,
+					pred, tau);
 		mpxkit__pm_same_work(obs, e->n_all, i, &lo, &hi);
 		for (size_t j = lo; rc == 0 && j < hi; j++)
 			rc = eval_pair(e, m, &bl, a, &obs[j], &obs[j] == a ? bare : pred, tau);

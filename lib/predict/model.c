@@ -298,6 +298,17 @@ static int inner_fold(const pm_obs *o)
 	return o->fold;
 }
 
+/*
+ * The event selection refits eq. (7) for every candidate at every step: it groups the inner
+ * folds into POWER_FOLDS, still whole workloads, to bound training time (doc/benchmarks.md).
+ */
+#define POWER_FOLDS 5
+
+static int power_group(const pm_obs *o)
+{
+	return o->fold % POWER_FOLDS;
+}
+
 static int assign_inner_folds(trainer *t, mpxkit_diag *diag)
 {
 	const char **names = malloc((t->n_obs + 1) * sizeof *names);
@@ -493,7 +504,7 @@ static int fit_power_on(const trainer *t, uint32_t core, double freq_mhz, uint64
 	for (size_t i = 0; i < t->n_obs && rc == 0; i++) {
 		const pm_obs *o = &t->obs[i];
 		if (!power_member(t, o, core, p->form, freq_mhz) ||
-		    (skip >= 0 && inner_fold(o) == skip))
+		    (skip >= 0 && power_group(o) == skip))
 			continue;
 		mpxkit__pm_obs_rates(o, rate);
 		d.p = mpxkit__pm_power_row(p, mask, rate, o->feat.f_ghz, o->voltage_v, r);
@@ -527,13 +538,13 @@ static void power_unit(const trainer *t, size_t u, uint32_t *core, double *freq)
 	}
 }
 
-/* Mean relative error of eq. (7) on inputs mask, each inner fold predicted by the others. */
+/* Mean relative error of eq. (7) on inputs mask, each group of workloads predicted by the rest. */
 static int power_cv(const trainer *t, uint64_t mask, double *score, mpxkit_diag *diag)
 {
 	double ape = 0, rate[MPXKIT_PMODEL_MAX_INPUTS];
 	size_t n = 0;
 
-	for (int fold = 0; fold < (int)t->n_folds; fold++)
+	for (int fold = 0; fold < POWER_FOLDS; fold++)
 		for (size_t u = 0; u < power_units(t); u++) {
 			pm_power p;
 			uint32_t core;
@@ -545,7 +556,7 @@ static int power_cv(const trainer *t, uint64_t mask, double *score, mpxkit_diag 
 			for (size_t i = 0; i < t->n_obs; i++) {
 				const pm_obs *o = &t->obs[i];
 				double pred;
-				if (inner_fold(o) != fold || !power_member(t, o, core, p.form, freq))
+				if (power_group(o) != fold || !power_member(t, o, core, p.form, freq))
 					continue;
 				mpxkit__pm_obs_rates(o, rate);
 				/* A fold without a fit counts as the worst guess, 100 %. */
@@ -571,6 +582,12 @@ static int select_power(trainer *t, mpxkit_diag *diag)
 	uint64_t chosen = 0, avail = m->power_inputs;
 	double best;
 	int rc;
+
+	/* Candidates: events every observation with a power counted (others would drop rows). */
+	for (size_t i = 0; i < t->n_obs; i++)
+		for (size_t k = 0; k < m->n_inputs; k++)
+			if (power_usable(&t->obs[i]) && !isfinite(t->obs[i].count[k]))
+				avail &= ~(1ull << k);
 
 	if ((rc = power_cv(t, chosen, &best, diag)) < 0)
 		return rc;
