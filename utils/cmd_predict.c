@@ -200,17 +200,17 @@ static void free_sets(mpxkit_pdata **sets, int n)
 	free(sets);
 }
 
-/* The command line, for the model's provenance. */
-static char *joined(int argc, char **argv)
+/* Words joined by blanks after a prefix: the command line and the data, for provenance. */
+static char *joined(const char *prefix, int argc, char **argv)
 {
-	size_t len = 1;
+	size_t len = strlen(prefix) + 1;
 	char *s;
 
 	for (int i = 0; i < argc; i++)
 		len += strlen(argv[i]) + 1;
 	if ((s = malloc(len)) == NULL)
 		return NULL;
-	s[0] = '\0';
+	strcpy(s, prefix);
 	for (int i = 0; i < argc; i++) {
 		strcat(s, argv[i]);
 		if (i + 1 < argc)
@@ -361,8 +361,8 @@ static int p_train(int argc, char **argv)
 		free_opts(&o);
 		return rc;
 	}
-	command = joined(argc + 1, argv - 1);
-	data = joined(n, argv + optind);
+	command = joined("mpxkit ", argc + 1, argv - 1);
+	data = joined("", n, argv + optind);
 	o.model.command = command;
 	o.model.data = data;
 	rc = mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, &o.model, NULL,
