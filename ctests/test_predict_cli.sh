@@ -129,6 +129,9 @@ expect_ok "apply as CSV" apply -m "$tmp/m.mpxp" --format csv "$tmp/syn.csv"
 	not_ok "apply: $(wc -l <"$tmp/out") lines"
 head -1 "$tmp/out" | grep -qx 'row,workload,from,to,time_s,cpi,power_w,energy_j,ips' &&
 	ok "apply CSV header" || not_ok "apply CSV header: $(head -1 "$tmp/out")"
+# Numbers are written as %.9g writes them: awk's printf gives each field back unchanged.
+awk -F, 'NR > 1 { for (i = 5; i <= 9; i++) if ($i != "" && sprintf("%.9g", $i) != $i) bad++ }
+	END { exit bad > 0 }' "$tmp/out" && ok "apply numbers as %.9g" || not_ok "apply number format"
 expect_ok "apply as JSON" apply -m "$tmp/m.mpxp" --format json "$tmp/syn.csv"
 if command -v jq >/dev/null; then
 	[ "$(jq length "$tmp/out")" -eq 128 ] && ok "apply JSON: 128 objects" || not_ok "apply JSON"

@@ -15,5 +15,6 @@
 #include "mpxkit/pcz.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/predict.h"
 
 #endif

@@ -2,6 +2,8 @@
 /* mpxkit predict: time, CPI, power and energy on other core kinds and frequencies (doc/predict.md). */
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,39 +389,234 @@ static int p_train(int argc, char **argv)
 
 /* ---- apply ------------------------------------------------------------------------------------ */
 
-static const cli_column apply_columns[] = {
-    {"row", NULL, CLI_COL_INT, 0, 0, NULL},
-    {"workload", NULL, CLI_COL_TEXT, 0, 0, NULL},
-    {"from", NULL, CLI_COL_TEXT, 0, 0, NULL},
-    {"to", NULL, CLI_COL_TEXT, 0, 0, NULL},
-    {"time_s", NULL, CLI_COL_REAL, 6, 0, NULL},
-    {"cpi", NULL, CLI_COL_REAL, 4, 0, NULL},
-    {"power_w", NULL, CLI_COL_REAL, 4, 0, NULL},
-    {"energy_j", NULL, CLI_COL_REAL, 5, 0, NULL},
-    {"ips", NULL, CLI_COL_REAL, 4, 0, NULL},
-};
-
 static void config_text(char *out, size_t cap, const char *core, double mhz)
 {
 	snprintf(out, cap, "%s@%g", core, mhz);
 }
 
-static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata *d, cli_table *t)
+/*
+ * apply streams: a row's predictions are written as they are made, through a 1 MiB buffer, to
+ * stdout or to an mpxkit_outfile (whole under its name at the end), so memory stays flat and
+ * text is made at the rate predictions are (doc/benchmarks.md).  Table columns are as wide as
+ * the longest workload and configuration name, which are known before the first row.
+ */
+typedef struct emitter {
+	const char *cmd;
+	cli_format format;
+	mpxkit_outfile *of;
+	char *buf;
+	size_t len, cap;
+	int failed;
+	int name_w, cfg_w;
+	size_t rows;
+} emitter;
+
+static void emit_flush(emitter *e)
+{
+	mpxkit_diag diag = {0};
+
+	if (e->failed || e->len == 0)
+		return;
+	if (e->of) {
+		if (mpxkit_outfile_write(e->of, e->buf, e->len, &diag) < 0) {
+			cli_lib_error(e->cmd, diag.code, &diag);
+			e->failed = 1;
+		}
+	} else if (fwrite(e->buf, 1, e->len, stdout) != e->len) {
+		e->failed = 1;
+	}
+	e->len = 0;
+}
+
+static void emit(emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void emit(emitter *e, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (e->cap - e->len < 512)
+		emit_flush(e);
+	va_start(ap, fmt);
+	n = vsnprintf(e->buf + e->len, e->cap - e->len, fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < e->cap - e->len)
+		e->len += (size_t)n;
+}
+
+/*
+ * A finite number with 9 significant digits, as %.9g writes it (the last digit may differ by
+ * one where v lies within an ulp of a tie): glibc's printf spends most of apply's time in
+ * multi-precision digit generation, which 9 digits do not need.  Returns the length.
+ */
+static size_t format_g9(char *out, double v)
+{
+	char digits[16];
+	size_t n = 0, len = 0;
+	int e10, nd = 9;
+	uint64_t m;
+
+	if (v == 0) {
+		strcpy(out, "0");
+		return 1;
+	}
+	if (v < 0) {
+		out[len++] = '-';
+		v = -v;
+	}
+	e10 = (int)floor(log10(v));
+	if (e10 < -290 || e10 > 290) /* 10^(8 - e10) would leave the doubles: printf's way */
+		return len + (size_t)sprintf(out + len, "%.9g", v);
+	m = (uint64_t)llround(v * pow(10.0, 8 - e10));
+	if (m >= 1000000000u) {
+		m = (m + 5) / 10;
+		e10++;
+	} else if (m < 100000000u) {
+		m *= 10;
+		e10--;
+	}
+	for (int i = nd - 1; i >= 0; i--, m /= 10)
+		digits[i] = (char)('0' + m % 10);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (e10 < -4 || e10 >= 9) { /* d.ddde+XX */
+		out[len++] = digits[0];
+		if (nd > 1) {
+			out[len++] = '.';
+			memcpy(out + len, digits + 1, (size_t)nd - 1);
+			len += (size_t)nd - 1;
+		}
+		len += (size_t)sprintf(out + len, "e%c%02d", e10 < 0 ? '-' : '+', abs(e10));
+		return len;
+	}
+	if (e10 < 0) { /* 0.000ddd */
+		out[len++] = '0';
+		out[len++] = '.';
+		for (int i = -1; i > e10; i--)
+			out[len++] = '0';
+		memcpy(out + len, digits, (size_t)nd);
+		return len + (size_t)nd;
+	}
+	for (n = 0; n < (size_t)nd || (int)n <= e10; n++) { /* ddd.ddd */
+		if ((int)n == e10 + 1)
+			out[len++] = '.';
+		out[len++] = n < (size_t)nd ? digits[n] : '0';
+	}
+	return len;
+}
+
+/* A number: missing (NaN) is empty in CSV, null in JSON, "-" in a table. */
+static void emit_value(emitter *e, double v)
+{
+	int known = isfinite(v);
+
+	if (e->format == CLI_FORMAT_TABLE) {
+		if (known)
+			emit(e, " %12.6g", v);
+		else
+			emit(e, " %12s", "-");
+		return;
+	}
+	if (e->cap - e->len < 64)
+		emit_flush(e);
+	if (e->format == CLI_FORMAT_CSV)
+		e->buf[e->len++] = ',';
+	if (known)
+		e->len += format_g9(e->buf + e->len, v);
+	else if (e->format == CLI_FORMAT_JSON)
+		memcpy(e->buf + e->len, "null", 4), e->len += 4;
+}
+
+static const char *const apply_keys[] = {"time_s", "cpi", "power_w", "energy_j", "ips"};
+
+static void emit_header(emitter *e)
+{
+	if (e->format == CLI_FORMAT_CSV) {
+		emit(e, "row,workload,from,to,time_s,cpi,power_w,energy_j,ips\n");
+	} else if (e->format == CLI_FORMAT_TABLE) {
+		emit(e, "%8s  %-*s  %-*s  %-*s", "row", e->name_w, "workload", e->cfg_w, "from",
+		     e->cfg_w, "to");
+		for (int i = 0; i < 5; i++)
+			emit(e, " %12s", apply_keys[i]);
+		emit(e, "\n");
+	} else {
+		emit(e, "[");
+	}
+}
+
+static void emit_prediction(emitter *e, size_t row, const char *workload, const char *from,
+			    const char *to, const mpxkit_prediction *p)
+{
+	const double v[5] = {p->time_s, p->cpi, p->power_w, p->energy_j, p->ips};
+
+	if (e->format == CLI_FORMAT_JSON) {
+		/* Names hold no quote, backslash or control byte (doc/predict-format.md). */
+		emit(e, "%s\n  {\"row\": %zu, \"workload\": \"%s\", \"from\": \"%s\", \"to\": \"%s\"",
+		     e->rows ? "," : "", row, workload, from, to);
+		for (int i = 0; i < 5; i++) {
+			emit(e, ", \"%s\": ", apply_keys[i]);
+			emit_value(e, v[i]);
+		}
+		emit(e, "}");
+	} else {
+		if (e->format == CLI_FORMAT_CSV)
+			emit(e, "%zu,%s,%s,%s", row, workload, from, to);
+		else
+			emit(e, "%8zu  %-*s  %-*s  %-*s", row, e->name_w, workload, e->cfg_w, from,
+			     e->cfg_w, to);
+		for (int i = 0; i < 5; i++)
+			emit_value(e, v[i]);
+		emit(e, "\n");
+	}
+	e->rows++;
+}
+
+static void emit_widths(emitter *e, const mpxkit_pmodel *m, const mpxkit_pdata *d)
+{
+	char cfg[96];
+
+	e->name_w = 8;
+	e->cfg_w = 4;
+	for (size_t i = 0; i < d->n_workloads; i++)
+		if ((int)strlen(d->workloads[i]) > e->name_w)
+			e->name_w = (int)strlen(d->workloads[i]);
+	for (size_t i = 0; i < d->n_rows; i++) {
+		config_text(cfg, sizeof cfg, d->cores[d->rows[i].core], d->rows[i].freq_mhz);
+		if ((int)strlen(cfg) > e->cfg_w)
+			e->cfg_w = (int)strlen(cfg);
+	}
+	for (size_t k = 0; k < mpxkit_pmodel_n_configs(m); k++) {
+		const mpxkit_pconfig *c = mpxkit_pmodel_config(m, k);
+		config_text(cfg, sizeof cfg, c->core, c->freq_mhz);
+		if ((int)strlen(cfg) > e->cfg_w)
+			e->cfg_w = (int)strlen(cfg);
+	}
+}
+
+static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata *d, emitter *e)
 {
 	size_t nc = mpxkit_pmodel_n_configs(m);
 	mpxkit_prediction *pred = calloc(nc + 1, sizeof *pred);
+	char (*to)[96] = calloc(nc + 1, sizeof *to);
 	mpxkit_pbinding b;
 	mpxkit_diag diag = {0};
 	int rc = mpxkit_pbinding_pdata(m, d, &b, &diag);
 
-	if (pred == NULL) {
+	if (pred == NULL || to == NULL) {
+		free(pred);
+		free(to);
 		return cli_error(o->cmd, "out of memory");
 	}
 	if (rc < 0) {
 		free(pred);
+		free(to);
 		return cli_lib_error(o->cmd, rc, &diag);
 	}
-	for (size_t i = 0; i < d->n_rows; i++) {
+	for (size_t k = 0; k < nc; k++)
+		config_text(to[k], sizeof to[k], mpxkit_pmodel_config(m, k)->core,
+			    mpxkit_pmodel_config(m, k)->freq_mhz);
+	emit_header(e);
+	for (size_t i = 0; i < d->n_rows && !e->failed; i++) {
 		const mpxkit_pdata_row *r = &d->rows[i];
 		mpxkit_pobs ob = {.core = mpxkit_pmodel_core(m, d->cores[r->core]),
 				  .freq_mhz = r->freq_mhz,
@@ -428,34 +625,27 @@ static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata 
 				  .time_kind = d->time_kind,
 				  .power_w = r->power_w,
 				  .values = d->values + i * d->n_events};
-		char from[96], to[96];
+		char from[96];
 		if (ob.core < 0) {
-			free(pred);
-			return cli_error(o->cmd, "%s: row %zu: core kind '%s' is not in the model",
-					 d->name, i + 1, d->cores[r->core]);
+			rc = cli_error(o->cmd, "%s: row %zu: core kind '%s' is not in the model",
+				       d->name, i + 1, d->cores[r->core]);
+			break;
 		}
 		if ((rc = mpxkit_predict(m, &b, &ob, pred, &diag)) < 0) {
-			free(pred);
-			return cli_error(o->cmd, "%s: row %zu: %s", d->name, i + 1,
-					 mpxkit_diag_message(&diag, rc));
+			rc = cli_error(o->cmd, "%s: row %zu: %s", d->name, i + 1,
+				       mpxkit_diag_message(&diag, rc));
+			break;
 		}
 		config_text(from, sizeof from, d->cores[r->core], r->freq_mhz);
-		for (size_t k = 0; k < nc; k++) {
-			const mpxkit_pconfig *cf = mpxkit_pmodel_config(m, k);
-			config_text(to, sizeof to, cf->core, cf->freq_mhz);
-			cli_table_uint(t, i + 1);
-			cli_table_text(t, d->workloads[r->workload]);
-			cli_table_text(t, from);
-			cli_table_text(t, to);
-			cli_table_real(t, pred[k].time_s);
-			cli_table_real(t, pred[k].cpi);
-			cli_table_real(t, pred[k].power_w);
-			cli_table_real(t, pred[k].energy_j);
-			cli_table_real(t, pred[k].ips);
-		}
+		for (size_t k = 0; k < nc; k++)
+			emit_prediction(e, i + 1, d->workloads[r->workload], from, to[k], &pred[k]);
 	}
+	if (rc == 0 && e->format == CLI_FORMAT_JSON)
+		emit(e, e->rows ? "\n]\n" : "]\n");
+	emit_flush(e);
 	free(pred);
-	return 0;
+	free(to);
+	return rc;
 }
 
 static int p_apply(int argc, char **argv)
@@ -471,7 +661,7 @@ static int p_apply(int argc, char **argv)
 	mpxkit_pmodel *m = NULL;
 	mpxkit_pdata *d = NULL;
 	mpxkit_diag diag = {0};
-	cli_table *t = NULL;
+	emitter e = {.cmd = o.cmd, .cap = 1u << 20};
 	int c, rc;
 
 	optind = 1;
@@ -516,16 +706,27 @@ static int p_apply(int argc, char **argv)
 		return cli_usage_error(o.cmd, optind >= argc ? "no input dataset"
 							     : "one input dataset at a time");
 	if ((rc = mpxkit_pmodel_load(o.model_path, &m, &diag)) < 0 ||
-	    (rc = mpxkit_pdata_read(argv[optind], &d, &diag)) < 0) {
+	    (rc = mpxkit_pdata_read(argv[optind], &d, &diag)) < 0 ||
+	    (o.output && strcmp(o.output, "-") != 0 &&
+	     (rc = mpxkit_outfile_open(&e.of, o.output, &diag)) < 0)) {
 		mpxkit_pmodel_free(m);
+		mpxkit_pdata_free(d);
 		return cli_lib_error(o.cmd, rc, &diag);
 	}
-	if ((t = cli_table_new(apply_columns, sizeof apply_columns / sizeof apply_columns[0])) ==
-	    NULL)
+	e.format = o.format;
+	emit_widths(&e, m, d);
+	if ((e.buf = malloc(e.cap)) == NULL)
 		rc = cli_error(o.cmd, "out of memory");
-	else if ((rc = apply_rows(&o, m, d, t)) == 0)
-		rc = cli_table_emit(o.cmd, t, o.format, o.output);
-	cli_table_free(t);
+	else if ((rc = apply_rows(&o, m, d, &e)) == 0 && e.failed)
+		rc = e.of ? CLI_FAIL : cli_close_stdout(o.cmd) ? CLI_FAIL : cli_error(o.cmd, "write error");
+	if (rc == 0 && e.of) {
+		rc = mpxkit_outfile_commit(e.of, &diag) < 0 ? cli_lib_error(o.cmd, diag.code, &diag) : 0;
+		e.of = NULL;
+	} else if (rc == 0) {
+		rc = cli_close_stdout(o.cmd);
+	}
+	mpxkit_outfile_abort(e.of);
+	free(e.buf);
 	mpxkit_pdata_free(d);
 	mpxkit_pmodel_free(m);
 	return rc;
