@@ -26,10 +26,11 @@ int main(int argc, char **argv)
 	int n = argc - 1;
 
 	if (n < 1) {
-		fprintf(stderr, "usage: bench_predict DATA.csv...\n"
-				"Trains on all the datasets together (median of %d), then predicts every\n"
-				"row of the first for every configuration for about 2 s.\n",
-				TRAIN_REPEATS);
+		fprintf(stderr,
+			"usage: bench_predict DATA.csv...\n"
+			"Trains on all the datasets together (median of %d), then predicts every\n"
+			"row of the first for every configuration for about 2 s.\n",
+			TRAIN_REPEATS);
 		return 1;
 	}
 	sets = calloc((size_t)n, sizeof *sets);
@@ -45,8 +46,8 @@ int main(int argc, char **argv)
 		mpxkit_pmodel_free(m);
 		m = NULL;
 		t0 = now();
-		if (mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, NULL, NULL, NULL,
-					&m, &diag) < 0) {
+		if (mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, NULL, NULL,
+					NULL, &m, &diag) < 0) {
 			fprintf(stderr, "bench_predict: %s\n", diag.msg);
 			return 2;
 		}
@@ -80,7 +81,8 @@ int main(int argc, char **argv)
 		t0 = now();
 		do {
 			for (size_t i = 0; i < d->n_rows; i++) {
-				if (obs[i].core < 0 || mpxkit_predict(m, &b, &obs[i], pred, NULL) < 0)
+				if (obs[i].core < 0 ||
+				    mpxkit_predict(m, &b, &obs[i], pred, NULL) < 0)
 					continue;
 				predictions += nc;
 				sink += pred[nc - 1].time_s;

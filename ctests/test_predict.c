@@ -19,11 +19,11 @@
  * - little at f GHz: CPI = G0 + G1 c_w + G8 m f, busy = CPI / f;
  * - power at (core, f): A0 + A1 x cycles/s + A2 x instructions/s (G/s), per configuration.
  */
-#define MU0 40.0
-#define MU1 -2.0
-#define G0  0.3
-#define G1  1.6
-#define G8  1.2
+#define MU0	    40.0
+#define MU1	    -2.0
+#define G0	    0.3
+#define G1	    1.6
+#define G8	    1.2
 #define N_WORKLOADS 12
 
 static const double big_f[] = {1000, 1500, 2000}, little_f[] = {500, 1000};
@@ -84,15 +84,15 @@ static mpxkit_pdata *synthetic(void)
 
 	CU_ASSERT_FATAL(mpxkit_pdata_new(&d, "syn", MPXKIT_TIME_ELAPSED, syn_events, 4, NULL) == 0);
 	for (int r = 0; r < 4; r++)
-		CU_ASSERT_FATAL(mpxkit_pdata_set_role(d, r == 3 ? MPXKIT_ROLE_DCACHE : r, r, NULL) ==
-				0);
+		CU_ASSERT_FATAL(
+		    mpxkit_pdata_set_role(d, r == 3 ? MPXKIT_ROLE_DCACHE : r, r, NULL) == 0);
 	for (int w = 0; w < N_WORKLOADS; w++)
 		for (int little = 0; little < 2; little++)
 			for (int k = 0; k < (little ? 2 : 3); k++) {
 				double f = little ? little_f[k] : big_f[k], cpi, tau, a[3], v[4];
 				char name[16];
-				mpxkit_pdata_row row = {.freq_mhz = f, .threads = 1, .sample = -1,
-							.voltage_v = NAN};
+				mpxkit_pdata_row row = {
+				    .freq_mhz = f, .threads = 1, .sample = -1, .voltage_v = NAN};
 				truth(w, little, f, &cpi, &tau);
 				row.time_s = tau * inst(w) * 1e-9;
 				v[0] = cpi * inst(w);
@@ -103,8 +103,9 @@ static mpxkit_pdata *synthetic(void)
 				row.power_w = a[0] + a[1] * v[0] / row.time_s * 1e-9 +
 					      a[2] * v[1] / row.time_s * 1e-9;
 				snprintf(name, sizeof name, "w%02d", w);
-				CU_ASSERT_FATAL(mpxkit_pdata_append(d, name, little ? "little" : "big",
-								    &row, v, NULL) == 0);
+				CU_ASSERT_FATAL(mpxkit_pdata_append(d, name,
+								    little ? "little" : "big", &row,
+								    v, NULL) == 0);
 			}
 	return d;
 }
@@ -176,7 +177,8 @@ static void test_recovery(void)
 	/* Through the description, as a user reads them: six significant digits. */
 	CU_ASSERT(describe_has(m, "time big: MET mlp: MET/inst = miss/inst x (40 + -2 x MPKI) ns"));
 	/* little's memory time is G8 x big's: (48, -2.4) */
-	CU_ASSERT(describe_has(m, "time little: MET mlp: MET/inst = miss/inst x (48 + -2.4 x MPKI)"));
+	CU_ASSERT(
+	    describe_has(m, "time little: MET mlp: MET/inst = miss/inst x (48 + -2.4 x MPKI)"));
 	snprintf(line, sizeof line, "cpi big -> little (cpi): g0 %.6g, g1 %.6g, g2 0, g8 %.6g", G0,
 		 G1, G8);
 	CU_ASSERT(describe_has(m, line));
@@ -205,7 +207,8 @@ static void test_recovery(void)
 			CLOSE(pred[k].cpi, cpi, 1e-9);
 			CLOSE(pred[k].time_s, t, 1e-9);
 			CLOSE(pred[k].ips, inst(w) / t, 1e-9);
-			CLOSE(pred[k].power_w, a[0] + (a[1] * cpi + a[2]) * inst(w) / t * 1e-9, 1e-9);
+			CLOSE(pred[k].power_w, a[0] + (a[1] * cpi + a[2]) * inst(w) / t * 1e-9,
+			      1e-9);
 			CLOSE(pred[k].energy_j, pred[k].power_w * t, 1e-12);
 		}
 	}
@@ -260,7 +263,8 @@ static void test_auto_forms(void)
 	mpxkit_pdata_free(d);
 }
 
-/* ---- the model file ---------------------------------------------------------------------------- */
+/* ---- the model file ----------------------------------------------------------------------------
+ */
 
 static mpxkit_pmodel *trained(void)
 {
@@ -343,7 +347,8 @@ static void test_file_damage(void)
 	mpxkit_pmodel_free(m);
 }
 
-/* ---- evaluation --------------------------------------------------------------------------------- */
+/* ---- evaluation ---------------------------------------------------------------------------------
+ */
 
 static const mpxkit_eval_row *find_row(const mpxkit_eval_result *r, int target, const char *from)
 {

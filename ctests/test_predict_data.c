@@ -11,16 +11,17 @@
 
 #define CLOSE(a, b, tol) CU_ASSERT(fabs((a) - (double)(b)) <= (tol) * (1 + fabs((double)(b))))
 
-static const char good[] = "# mpxkit-predict=1\n"
-			   "# dataset=tiny\n"
-			   "# time=elapsed\n"
-			   "# role.cycles=CYC\n"
-			   "# role.instructions=INS\n"
-			   "# source=hand-written\n"
-			   "workload,core,freq_mhz,threads,run,sample,time_s,power_w,voltage_v,CYC,INS\n"
-			   "a,big,1000,1,0,,2.5,1.25,0.9,2e9,1.5e9\n"
-			   "a,big,2000,1,0,,1.5,3,1.1,2.2e9,1.5e9\n"
-			   "b x,little,500,2,3,7,,,,100,\n";
+static const char good[] =
+    "# mpxkit-predict=1\n"
+    "# dataset=tiny\n"
+    "# time=elapsed\n"
+    "# role.cycles=CYC\n"
+    "# role.instructions=INS\n"
+    "# source=hand-written\n"
+    "workload,core,freq_mhz,threads,run,sample,time_s,power_w,voltage_v,CYC,INS\n"
+    "a,big,1000,1,0,,2.5,1.25,0.9,2e9,1.5e9\n"
+    "a,big,2000,1,0,,1.5,3,1.1,2.2e9,1.5e9\n"
+    "b x,little,500,2,3,7,,,,100,\n";
 
 static mpxkit_pdata *parse(const char *text, mpxkit_diag *diag)
 {
@@ -74,7 +75,8 @@ static void test_round_trip(void)
 	CU_ASSERT(la == lb && memcmp(a, b, la) == 0);
 	CU_ASSERT_EQUAL(e->n_rows, d->n_rows);
 	for (size_t i = 0; i < d->n_rows * d->n_events; i++)
-		CU_ASSERT(d->values[i] == e->values[i] || (isnan(d->values[i]) && isnan(e->values[i])));
+		CU_ASSERT(d->values[i] == e->values[i] ||
+			  (isnan(d->values[i]) && isnan(e->values[i])));
 	/* 1/3 and 2e9+1 survive the text exactly. */
 	d->values[0] = 1.0 / 3;
 	d->values[1] = 2e9 + 1;
@@ -169,7 +171,8 @@ static void test_nul(void)
 	CU_ASSERT(strstr(diag.msg, "t.csv:2") != NULL && strstr(diag.msg, "NUL") != NULL);
 }
 
-/* ---- importers ----------------------------------------------------------------------------------- */
+/* ---- importers
+ * ----------------------------------------------------------------------------------- */
 
 /* A GemStone powmon table: the pandas index, status, cores 4-7 with the six events. */
 static void gemstone_text(char **buf, size_t *len)
@@ -188,8 +191,7 @@ static void gemstone_text(char **buf, size_t *len)
 	/* row r, core c, event e holds 1000 r + 10 c + e */
 	for (int r = 0; r < 2; r++) {
 		fprintf(f, "%d\t%s\t%s\t%d\t30.0\t150\t\t%.3f\t%.3f", r, r ? "fft" : "qsort",
-			r ? "4,5,6,7:4,5,6,7" : "4,5,6,7", 600 + 400 * r, 0.9 + 0.1 * r,
-			0.5 + r);
+			r ? "4,5,6,7:4,5,6,7" : "4,5,6,7", 600 + 400 * r, 0.9 + 0.1 * r, 0.5 + r);
 		for (int c = 4; c < 8; c++)
 			for (int e = 0; e < 7; e++)
 				fprintf(f, "\t%d", 1000 * r + 10 * c + e);
@@ -211,8 +213,8 @@ static void test_gemstone(void)
 	gemstone_text(&text, &text_len);
 	texts[0] = text;
 	lens[0] = text_len;
-	CU_ASSERT_FATAL(mpxkit_pdata_import_buffers("gemstone", names, texts, lens, 1, NULL, &d,
-						    &diag) == 0);
+	CU_ASSERT_FATAL(
+	    mpxkit_pdata_import_buffers("gemstone", names, texts, lens, 1, NULL, &d, &diag) == 0);
 	CU_ASSERT_STRING_EQUAL(d->name, "asrtpm-A15");
 	CU_ASSERT_EQUAL(d->time_kind, MPXKIT_TIME_WINDOW);
 	CU_ASSERT_EQUAL(d->n_rows, 2);

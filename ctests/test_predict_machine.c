@@ -75,11 +75,12 @@ static void fake_tree(int with_cpufreq, int with_powercap)
 		snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/core_id", c);
 		snprintf(val, sizeof val, "%d\n", c);
 		put(rel, val);
-		snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-			 c);
+		snprintf(rel, sizeof rel,
+			 "sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
 		put(rel, "0\n");
 		snprintf(val, sizeof val, "%x\n", 1u << c);
-		snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/thread_siblings", c);
+		snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/thread_siblings",
+			 c);
 		put(rel, val);
 		snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/topology/core_siblings", c);
 		put(rel, val);
@@ -93,8 +94,8 @@ static void fake_tree(int with_cpufreq, int with_powercap)
 			    {"cpuinfo_max_freq", "1600000\n"},
 			};
 			for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-				snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/cpufreq/%s", c,
-					 files[k][0]);
+				snprintf(rel, sizeof rel, "sys/devices/system/cpu/cpu%d/cpufreq/%s",
+					 c, files[k][0]);
 				put(rel, files[k][1]);
 			}
 		}
@@ -158,8 +159,8 @@ static void test_missing(void)
 	new_root("nofreq");
 	fake_tree(0, 1);
 	CU_ASSERT_FATAL(mpxkit_platform_probe(&p, root, NULL) == 0);
-	snprintf(want, sizeof want, "no cpufreq: %s/sys/devices/system/cpu/cpu%d/cpufreq is missing",
-		 root, cpus[0]);
+	snprintf(want, sizeof want,
+		 "no cpufreq: %s/sys/devices/system/cpu/cpu%d/cpufreq is missing", root, cpus[0]);
 	CU_ASSERT_STRING_EQUAL(p.missing, want);
 	new_root("nopower");
 	fake_tree(1, 0);
@@ -299,8 +300,8 @@ static mpxkit_pmodel *small_model(void)
 		for (int k = 0; k < 2; k++) {
 			double f = k ? 2.0 : 1.0, n = 1e9, mpi = 0.001 * (w + 1), cpi;
 			double v[3];
-			mpxkit_pdata_row row = {.freq_mhz = 1000 * f, .threads = 1, .sample = -1,
-						.voltage_v = NAN};
+			mpxkit_pdata_row row = {
+			    .freq_mhz = 1000 * f, .threads = 1, .sample = -1, .voltage_v = NAN};
 			char name[8];
 			cpi = 1 + 0.1 * w + mpi * 30 * f;
 			v[0] = cpi * n;
@@ -328,8 +329,8 @@ typedef struct periods {
 	mpxkit_prediction pred[8][2];
 } periods;
 
-static void on_period(void *arg, size_t period, double t0, double t1,
-		      const mpxkit_prediction *pred, size_t n)
+static void on_period(void *arg, size_t period, double t0, double t1, const mpxkit_prediction *pred,
+		      size_t n)
 {
 	periods *p = arg;
 
@@ -347,8 +348,11 @@ static void on_period(void *arg, size_t period, double t0, double t1,
 static void test_live(void)
 {
 	mpxkit_pmodel *m = small_model();
-	mpxkit_live_options o = {.model = m, .core = "big", .freq_mhz = 1000,
-				 .period_ns = 30000000, .on_period = on_period};
+	mpxkit_live_options o = {.model = m,
+				 .core = "big",
+				 .freq_mhz = 1000,
+				 .period_ns = 30000000,
+				 .on_period = on_period};
 	periods got = {0};
 	mpxkit_diag diag = {0};
 	char *const argv[] = {"true", NULL};
@@ -372,8 +376,13 @@ static void test_live(void)
 		for (size_t s = start[k]; s < start[k + 1]; s++)
 			for (size_t e = 0; e < 3; e++)
 				v[e] += (double)trace_value(s, e);
-		mpxkit_pobs ob = {.core = 0, .freq_mhz = 1000, .threads = 1, .time_s = len,
-				  .time_kind = MPXKIT_TIME_ELAPSED, .power_w = NAN, .values = v};
+		mpxkit_pobs ob = {.core = 0,
+				  .freq_mhz = 1000,
+				  .threads = 1,
+				  .time_s = len,
+				  .time_kind = MPXKIT_TIME_ELAPSED,
+				  .power_w = NAN,
+				  .values = v};
 		CU_ASSERT_FATAL(mpxkit_pbinding_events(m, trace_events, 3, &b, NULL) == 0);
 		CU_ASSERT_FATAL(mpxkit_predict(m, &b, &ob, want, NULL) == 0);
 		CLOSE(got.t0[k], 0.01 * (double)start[k], 1e-12);

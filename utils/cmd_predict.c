@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mpxkit predict: time, CPI, power and energy on other core kinds and frequencies (doc/predict.md). */
+/* mpxkit predict: time, CPI, power and energy on other core kinds and frequencies (doc/predict.md).
+ */
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,27 +23,29 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mpxkit predict COMMAND [OPTIONS] ...\n"
-		"       mpxkit predict --live -m MODEL [OPTIONS] -- CMD [ARGS...]\n"
-		"\n"
-		"Predict a program's time, CPI, power and energy on other core kinds and DVFS\n"
-		"frequencies from its counters on one (doc/predict.md).\n"
-		"\n"
-		"Commands:\n"
-		"  import --from gemstone|nikov -o DATA.csv FILE...   public data to a dataset\n"
-		"  record -o DATA.csv [-e EVENTS] -- CMD   run CMD at every core kind and frequency\n"
-		"  list                                    core kinds, frequencies, energy here\n"
-		"  train -o MODEL.mpxp DATA.csv...         fit the model\n"
-		"  apply -m MODEL.mpxp INPUT.csv           predictions for every row\n"
-		"  eval [--split SPEC] DATA.csv...         held-out error next to the baselines\n"
-		"  --live -m MODEL -- CMD                  predictions every period while CMD runs\n"
-		"\n"
-		"Run 'mpxkit predict COMMAND --help' for a command's options; see\n"
-		"mpxkit-predict(1).  Exit status: 0 success, 1 usage error, 2 failure.\n");
+	fprintf(
+	    out,
+	    "usage: mpxkit predict COMMAND [OPTIONS] ...\n"
+	    "       mpxkit predict --live -m MODEL [OPTIONS] -- CMD [ARGS...]\n"
+	    "\n"
+	    "Predict a program's time, CPI, power and energy on other core kinds and DVFS\n"
+	    "frequencies from its counters on one (doc/predict.md).\n"
+	    "\n"
+	    "Commands:\n"
+	    "  import --from gemstone|nikov -o DATA.csv FILE...   public data to a dataset\n"
+	    "  record -o DATA.csv [-e EVENTS] -- CMD   run CMD at every core kind and frequency\n"
+	    "  list                                    core kinds, frequencies, energy here\n"
+	    "  train -o MODEL.mpxp DATA.csv...         fit the model\n"
+	    "  apply -m MODEL.mpxp INPUT.csv           predictions for every row\n"
+	    "  eval [--split SPEC] DATA.csv...         held-out error next to the baselines\n"
+	    "  --live -m MODEL -- CMD                  predictions every period while CMD runs\n"
+	    "\n"
+	    "Run 'mpxkit predict COMMAND --help' for a command's options; see\n"
+	    "mpxkit-predict(1).  Exit status: 0 success, 1 usage error, 2 failure.\n");
 }
 
-/* ---- shared option handling ------------------------------------------------------------------- */
+/* ---- shared option handling -------------------------------------------------------------------
+ */
 
 typedef struct opts {
 	const char *cmd;
@@ -96,21 +99,20 @@ static int model_option(opts *o, int c, const char *arg)
 	switch (c) {
 	case OPT_MET:
 		if ((v = mpxkit_met_form_parse(arg)) < 0)
-			return -cli_usage_error(o->cmd, "--met %s: expected none, linear, mlp or auto",
-						arg);
+			return -cli_usage_error(
+			    o->cmd, "--met %s: expected none, linear, mlp or auto", arg);
 		o->model.met_form = v;
 		return 1;
 	case OPT_POWER:
 		if ((v = mpxkit_power_form_parse(arg)) < 0)
-			return -cli_usage_error(o->cmd,
-						"--power %s: expected per-freq, per-freq-v or voltage",
-						arg);
+			return -cli_usage_error(
+			    o->cmd, "--power %s: expected per-freq, per-freq-v or voltage", arg);
 		o->model.power_form = v;
 		return 1;
 	case OPT_XCORE:
 		if ((v = mpxkit_xcore_form_parse(arg)) < 0)
-			return -cli_usage_error(o->cmd,
-						"--xcore %s: expected ratio, cpi, cpi-mpki or auto", arg);
+			return -cli_usage_error(
+			    o->cmd, "--xcore %s: expected ratio, cpi, cpi-mpki or auto", arg);
 		o->model.xcore_form = v;
 		return 1;
 	case OPT_POWER_EVENTS:
@@ -127,10 +129,10 @@ static int model_option(opts *o, int c, const char *arg)
 		if (o->model.n_power_events == 0)
 			return -cli_usage_error(o->cmd, "--power-events: no event named");
 		/* "auto" alone is the default selection */
-		o->model.power_events = o->model.n_power_events == 1 &&
-						strcmp(o->power_list[0], "auto") == 0
-					    ? NULL
-					    : o->power_list;
+		o->model.power_events =
+		    o->model.n_power_events == 1 && strcmp(o->power_list[0], "auto") == 0
+			? NULL
+			: o->power_list;
 		return 1;
 	case OPT_RIDGE:
 		o->model.power_ridge = strtod(arg, &end);
@@ -155,23 +157,25 @@ static int model_option(opts *o, int c, const char *arg)
 }
 
 #define MODEL_OPTIONS                                                                              \
-	{"met", required_argument, NULL, OPT_MET}, {"power", required_argument, NULL, OPT_POWER},   \
-	    {"power-events", required_argument, NULL, OPT_POWER_EVENTS},                            \
-	    {"ridge", required_argument, NULL, OPT_RIDGE},                                          \
-	    {"xcore", required_argument, NULL, OPT_XCORE},                                          \
-	    {"unweighted", no_argument, NULL, OPT_UNWEIGHTED},                                      \
-	    {"no-anchor", no_argument, NULL, OPT_NO_ANCHOR}
+	{"met", required_argument, NULL, OPT_MET}, {"power", required_argument, NULL, OPT_POWER},  \
+	    {"power-events", required_argument, NULL, OPT_POWER_EVENTS},                           \
+	    {"ridge", required_argument, NULL, OPT_RIDGE},                                         \
+	    {"xcore", required_argument, NULL, OPT_XCORE},                                         \
+	    {"unweighted", no_argument, NULL, OPT_UNWEIGHTED},                                     \
+	{                                                                                          \
+		"no-anchor", no_argument, NULL, OPT_NO_ANCHOR                                      \
+	}
 
 #define MODEL_HELP                                                                                 \
-	"      --met FORM          eq. (1): none, linear, mlp, auto (default: auto, chosen\n"       \
-	"                          by cross-validation over the training workloads)\n"              \
-	"      --power FORM        eq. (7): per-freq, per-freq-v (default), voltage\n"              \
-	"      --power-events LIST power regressors: roles (cycles, misses, ...), event\n"          \
-	"                          names, 'all' or 'auto' (default: forward selection)\n"           \
-	"      --ridge X           ridge on standardised power rates (default 0)\n"                 \
-	"      --xcore FORM        eq. (2): ratio, cpi, cpi-mpki, auto (default)\n"                 \
-	"      --unweighted        ordinary least squares instead of relative error\n"          \
-	"      --no-anchor         eval: power elsewhere from the counters alone, not scaled\n"   \
+	"      --met FORM          eq. (1): none, linear, mlp, auto (default: auto, chosen\n"      \
+	"                          by cross-validation over the training workloads)\n"             \
+	"      --power FORM        eq. (7): per-freq, per-freq-v (default), voltage\n"             \
+	"      --power-events LIST power regressors: roles (cycles, misses, ...), event\n"         \
+	"                          names, 'all' or 'auto' (default: forward selection)\n"          \
+	"      --ridge X           ridge on standardised power rates (default 0)\n"                \
+	"      --xcore FORM        eq. (2): ratio, cpi, cpi-mpki, auto (default)\n"                \
+	"      --unweighted        ordinary least squares instead of relative error\n"             \
+	"      --no-anchor         eval: power elsewhere from the counters alone, not scaled\n"    \
 	"                          by the power measured where the workload ran\n"
 
 static void free_opts(opts *o)
@@ -221,7 +225,8 @@ static char *joined(const char *prefix, int argc, char **argv)
 	return s;
 }
 
-/* ---- import ----------------------------------------------------------------------------------- */
+/* ---- import -----------------------------------------------------------------------------------
+ */
 
 static int p_import(int argc, char **argv)
 {
@@ -251,19 +256,21 @@ static int p_import(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'h':
-			printf("usage: mpxkit predict import --from gemstone|nikov [--dataset NAME]\n"
-			       "                             -o DATA.csv FILE...\n"
-			       "\n"
-			       "Turn the public GemStone (Walker et al.) or Nikov and Nunez-Yanez\n"
-			       "files into one predict dataset (doc/predict-format.md, 'Importers').\n"
-			       "For nikov give the sample files (.data) with their runtime_*.csv\n"
-			       "table, or the cross-core run-time table.\n"
-			       "\n"
-			       "Options:\n"
-			       "      --from KIND      gemstone or nikov\n"
-			       "      --dataset NAME   the dataset's name (default: the first file's)\n"
-			       "  -o, --output FILE    the dataset to write ('-': standard output)\n"
-			       "  -h, --help           show this help and exit\n");
+			printf(
+			    "usage: mpxkit predict import --from gemstone|nikov [--dataset NAME]\n"
+			    "                             -o DATA.csv FILE...\n"
+			    "\n"
+			    "Turn the public GemStone (Walker et al.) or Nikov and Nunez-Yanez\n"
+			    "files into one predict dataset (doc/predict-format.md, 'Importers').\n"
+			    "For nikov give the sample files (.data) with their runtime_*.csv\n"
+			    "table, or the cross-core run-time table.\n"
+			    "\n"
+			    "Options:\n"
+			    "      --from KIND      gemstone or nikov\n"
+			    "      --dataset NAME   the dataset's name (default: the first "
+			    "file's)\n"
+			    "  -o, --output FILE    the dataset to write ('-': standard output)\n"
+			    "  -h, --help           show this help and exit\n");
 			return cli_close_stdout(o.cmd);
 		case ':':
 			return need_arg(&o, argv);
@@ -281,15 +288,16 @@ static int p_import(int argc, char **argv)
 		return cli_usage_error(o.cmd, "no input file");
 	if ((rc = mpxkit_outfile_check(o.output, &diag)) < 0)
 		return cli_lib_error(o.cmd, rc, &diag);
-	rc = mpxkit_pdata_import(o.from, (const char *const *)argv + optind, (size_t)(argc - optind),
-				 o.dataset, &d, &diag);
+	rc = mpxkit_pdata_import(o.from, (const char *const *)argv + optind,
+				 (size_t)(argc - optind), o.dataset, &d, &diag);
 	if (rc == 0)
 		rc = mpxkit_pdata_write(d, o.output, &diag);
 	mpxkit_pdata_free(d);
 	return rc < 0 ? cli_lib_error(o.cmd, rc, &diag) : CLI_OK;
 }
 
-/* ---- train ------------------------------------------------------------------------------------ */
+/* ---- train ------------------------------------------------------------------------------------
+ */
 
 static int p_train(int argc, char **argv)
 {
@@ -326,15 +334,16 @@ static int p_train(int argc, char **argv)
 			o.verbose = 1;
 			break;
 		case 'h':
-			printf("usage: mpxkit predict train -o MODEL.mpxp [OPTIONS] DATA.csv...\n"
-			       "\n"
-			       "Fit the equations of doc/predict.md on every row of the datasets and\n"
-			       "write the model (.mpxp).\n"
-			       "\n"
-			       "Options:\n"
-			       "  -o, --output FILE       the model to write\n"
-			       "  -v, --verbose           print the fitted equations\n" MODEL_HELP
-			       "  -h, --help              show this help and exit\n");
+			printf(
+			    "usage: mpxkit predict train -o MODEL.mpxp [OPTIONS] DATA.csv...\n"
+			    "\n"
+			    "Fit the equations of doc/predict.md on every row of the datasets and\n"
+			    "write the model (.mpxp).\n"
+			    "\n"
+			    "Options:\n"
+			    "  -o, --output FILE       the model to write\n"
+			    "  -v, --verbose           print the fitted equations\n" MODEL_HELP
+			    "  -h, --help              show this help and exit\n");
 			free_opts(&o);
 			return cli_close_stdout(o.cmd);
 		case ':':
@@ -347,7 +356,8 @@ static int p_train(int argc, char **argv)
 	}
 	if (o.output == NULL || optind >= argc) {
 		free_opts(&o);
-		return cli_usage_error(o.cmd, o.output ? "no dataset" : "-o MODEL.mpxp is required");
+		return cli_usage_error(o.cmd,
+				       o.output ? "no dataset" : "-o MODEL.mpxp is required");
 	}
 	if ((rc = mpxkit_outfile_check(o.output, &diag)) < 0) {
 		free_opts(&o);
@@ -367,8 +377,8 @@ static int p_train(int argc, char **argv)
 	data = joined("", n, argv + optind);
 	o.model.command = command;
 	o.model.data = data;
-	rc = mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, &o.model, NULL,
-				 NULL, &m, &diag);
+	rc = mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, &o.model, NULL, NULL,
+				 &m, &diag);
 	if (rc == 0)
 		rc = mpxkit_pmodel_save(m, o.output, &diag);
 	if (rc < 0) {
@@ -387,7 +397,8 @@ static int p_train(int argc, char **argv)
 	return rc;
 }
 
-/* ---- apply ------------------------------------------------------------------------------------ */
+/* ---- apply ------------------------------------------------------------------------------------
+ */
 
 static void config_text(char *out, size_t cap, const char *core, double mhz)
 {
@@ -551,7 +562,8 @@ static void emit_prediction(emitter *e, size_t row, const char *workload, const 
 
 	if (e->format == CLI_FORMAT_JSON) {
 		/* Names hold no quote, backslash or control byte (doc/predict-format.md). */
-		emit(e, "%s\n  {\"row\": %zu, \"workload\": \"%s\", \"from\": \"%s\", \"to\": \"%s\"",
+		emit(e,
+		     "%s\n  {\"row\": %zu, \"workload\": \"%s\", \"from\": \"%s\", \"to\": \"%s\"",
 		     e->rows ? "," : "", row, workload, from, to);
 		for (int i = 0; i < 5; i++) {
 			emit(e, ", \"%s\": ", apply_keys[i]);
@@ -597,7 +609,7 @@ static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata 
 {
 	size_t nc = mpxkit_pmodel_n_configs(m);
 	mpxkit_prediction *pred = calloc(nc + 1, sizeof *pred);
-	char (*to)[96] = calloc(nc + 1, sizeof *to);
+	char(*to)[96] = calloc(nc + 1, sizeof *to);
 	mpxkit_pbinding b;
 	mpxkit_diag diag = {0};
 	int rc = mpxkit_pbinding_pdata(m, d, &b, &diag);
@@ -680,19 +692,22 @@ static int p_apply(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'h':
-			printf("usage: mpxkit predict apply -m MODEL.mpxp [--format F] [-o OUT] "
-			       "INPUT.csv\n"
-			       "\n"
-			       "For every row of a dataset (a run or a sampling period), the predicted\n"
-			       "time, CPI, power, energy and instructions per second of the same work\n"
-			       "on every (core kind, frequency) the model knows.  A row's measured\n"
-			       "power, where it has one, anchors the power predicted elsewhere.\n"
-			       "\n"
-			       "Options:\n"
-			       "  -m, --model FILE     the model (mpxkit predict train)\n"
-			       "      --format F       table (default), csv or json\n"
-			       "  -o, --output FILE    write there instead of standard output\n"
-			       "  -h, --help           show this help and exit\n");
+			printf(
+			    "usage: mpxkit predict apply -m MODEL.mpxp [--format F] [-o OUT] "
+			    "INPUT.csv\n"
+			    "\n"
+			    "For every row of a dataset (a run or a sampling period), the "
+			    "predicted\n"
+			    "time, CPI, power, energy and instructions per second of the same "
+			    "work\n"
+			    "on every (core kind, frequency) the model knows.  A row's measured\n"
+			    "power, where it has one, anchors the power predicted elsewhere.\n"
+			    "\n"
+			    "Options:\n"
+			    "  -m, --model FILE     the model (mpxkit predict train)\n"
+			    "      --format F       table (default), csv or json\n"
+			    "  -o, --output FILE    write there instead of standard output\n"
+			    "  -h, --help           show this help and exit\n");
 			return cli_close_stdout(o.cmd);
 		case ':':
 			return need_arg(&o, argv);
@@ -718,9 +733,12 @@ static int p_apply(int argc, char **argv)
 	if ((e.buf = malloc(e.cap)) == NULL)
 		rc = cli_error(o.cmd, "out of memory");
 	else if ((rc = apply_rows(&o, m, d, &e)) == 0 && e.failed)
-		rc = e.of ? CLI_FAIL : cli_close_stdout(o.cmd) ? CLI_FAIL : cli_error(o.cmd, "write error");
+		rc = e.of		       ? CLI_FAIL
+		     : cli_close_stdout(o.cmd) ? CLI_FAIL
+					       : cli_error(o.cmd, "write error");
 	if (rc == 0 && e.of) {
-		rc = mpxkit_outfile_commit(e.of, &diag) < 0 ? cli_lib_error(o.cmd, diag.code, &diag) : 0;
+		rc = mpxkit_outfile_commit(e.of, &diag) < 0 ? cli_lib_error(o.cmd, diag.code, &diag)
+							    : 0;
 		e.of = NULL;
 	} else if (rc == 0) {
 		rc = cli_close_stdout(o.cmd);
@@ -732,7 +750,8 @@ static int p_apply(int argc, char **argv)
 	return rc;
 }
 
-/* ---- eval ------------------------------------------------------------------------------------- */
+/* ---- eval -------------------------------------------------------------------------------------
+ */
 
 static const cli_column eval_columns[] = {
     {"dataset", NULL, CLI_COL_TEXT, 0, 0, NULL},
@@ -892,25 +911,32 @@ static int p_eval(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'h':
-			printf("usage: mpxkit predict eval [OPTIONS] DATA.csv...\n"
-			       "\n"
-			       "Train on some workloads, predict the others, and print the mean\n"
-			       "absolute percentage error (MAPE) of time, power and energy per pair of\n"
-			       "configurations next to the baselines: f/f' scaling of time, a constant\n"
-			       "CPI ratio across core kinds, E (V'/V)^2 for energy (doc/predict.md).\n"
-			       "Workloads are held out whole, never rows.\n"
-			       "\n"
-			       "Options:\n"
-			       "      --split SPEC        hash (30 %% of workloads by FNV-1a), hash:PCT,\n"
-			       "                          loo (leave one workload out), or a split file\n"
-			       "                          (train and test columns; default hash)\n"
-			       "      --validate          only the training part, one workload out at a\n"
-			       "                          time: the figures to choose settings with\n"
-			       "  -p, --pairs             every pair of configurations, not summaries only\n"
-			       "      --format F          table (default), csv or json\n"
-			       "      --plot OUT.svg      predicted against measured, per target\n"
-			       "  -o, --output FILE       write the table there\n" MODEL_HELP
-			       "  -h, --help              show this help and exit\n");
+			printf(
+			    "usage: mpxkit predict eval [OPTIONS] DATA.csv...\n"
+			    "\n"
+			    "Train on some workloads, predict the others, and print the mean\n"
+			    "absolute percentage error (MAPE) of time, power and energy per pair "
+			    "of\n"
+			    "configurations next to the baselines: f/f' scaling of time, a "
+			    "constant\n"
+			    "CPI ratio across core kinds, E (V'/V)^2 for energy (doc/predict.md).\n"
+			    "Workloads are held out whole, never rows.\n"
+			    "\n"
+			    "Options:\n"
+			    "      --split SPEC        hash (30 %% of workloads by FNV-1a), "
+			    "hash:PCT,\n"
+			    "                          loo (leave one workload out), or a split "
+			    "file\n"
+			    "                          (train and test columns; default hash)\n"
+			    "      --validate          only the training part, one workload out at "
+			    "a\n"
+			    "                          time: the figures to choose settings with\n"
+			    "  -p, --pairs             every pair of configurations, not summaries "
+			    "only\n"
+			    "      --format F          table (default), csv or json\n"
+			    "      --plot OUT.svg      predicted against measured, per target\n"
+			    "  -o, --output FILE       write the table there\n" MODEL_HELP
+			    "  -h, --help              show this help and exit\n");
 			free_opts(&o);
 			return cli_close_stdout(o.cmd);
 		case ':':
@@ -963,7 +989,8 @@ out:
 	return rc;
 }
 
-/* ---- the machine: list, record ---------------------------------------------------------------- */
+/* ---- the machine: list, record ----------------------------------------------------------------
+ */
 
 /*
  * MPXKIT_SYSFS_ROOT names the filesystem root the probe reads (a fake tree in tests); hwloc
@@ -1006,11 +1033,13 @@ static int p_list(int argc, char **argv)
 	int rc;
 
 	if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
-		printf("usage: mpxkit predict list\n"
-		       "\n"
-		       "This machine's core kinds (hwloc cpukinds), the frequencies cpufreq offers\n"
-		       "each, and the energy counters powercap exposes, or that there are none.\n"
-		       "MPXKIT_SYSFS_ROOT reads another root instead of / (a copy, or a test tree).\n");
+		printf(
+		    "usage: mpxkit predict list\n"
+		    "\n"
+		    "This machine's core kinds (hwloc cpukinds), the frequencies cpufreq offers\n"
+		    "each, and the energy counters powercap exposes, or that there are none.\n"
+		    "MPXKIT_SYSFS_ROOT reads another root instead of / (a copy, or a test "
+		    "tree).\n");
 		return cli_close_stdout(cmd);
 	}
 	if (argc > 1)
@@ -1027,8 +1056,8 @@ static int p_list(int argc, char **argv)
 		printf("  %-12s CPUs ", k->name);
 		print_cpus(k);
 		if (k->n_freqs == 0)
-			printf("  frequencies: none (%s)\n", k->cpufreq ? "cpufreq lists none"
-								      : "no cpufreq");
+			printf("  frequencies: none (%s)\n",
+			       k->cpufreq ? "cpufreq lists none" : "no cpufreq");
 		for (size_t f = 0; f < k->n_freqs; f++)
 			printf("%s%g", f ? " " : "  frequencies (MHz): ", k->freq_mhz[f]);
 		if (k->n_freqs)
@@ -1067,9 +1096,11 @@ static int set_role(const char *cmd, mpxkit_record_options *r, char *text)
 		return cli_usage_error(cmd, "--role %s: expected ROLE=EVENT", text);
 	*eq = '\0';
 	if ((role = mpxkit_role_lookup(text)) < 0)
-		return cli_usage_error(cmd, "--role %s: no such role (cycles, instructions, misses, "
-					    "icache, dcache, loads, stores, branches, int_ops, "
-					    "fp_ops)", text);
+		return cli_usage_error(cmd,
+				       "--role %s: no such role (cycles, instructions, misses, "
+				       "icache, dcache, loads, stores, branches, int_ops, "
+				       "fp_ops)",
+				       text);
 	r->roles[role] = eq + 1;
 	return 0;
 }
@@ -1160,7 +1191,8 @@ static int p_record(int argc, char **argv)
 			break;
 		case OPT_THREADS:
 			if (cli_parse_long(optarg, 1, 4096, &v) < 0)
-				rc = cli_usage_error(cmd, "--threads %s: expected 1 to 4096", optarg);
+				rc = cli_usage_error(cmd, "--threads %s: expected 1 to 4096",
+						     optarg);
 			r.threads = (unsigned)v;
 			break;
 		case 'w':
@@ -1182,16 +1214,20 @@ static int p_record(int argc, char **argv)
 			printf(
 			    "usage: mpxkit predict record -o DATA.csv [OPTIONS] -- CMD [ARGS...]\n"
 			    "\n"
-			    "Run CMD at every frequency cpufreq offers on every core kind (pinned to\n"
-			    "its CPUs), count its events through mpxkit's engine (multiplexed on the\n"
-			    "counters there are), read the energy from powercap, and write one row per\n"
+			    "Run CMD at every frequency cpufreq offers on every core kind (pinned "
+			    "to\n"
+			    "its CPUs), count its events through mpxkit's engine (multiplexed on "
+			    "the\n"
+			    "counters there are), read the energy from powercap, and write one row "
+			    "per\n"
 			    "run.  Frequencies are restored afterwards.  Needs root for cpufreq.\n"
 			    "\n"
 			    "Options:\n"
 			    "  -o, --output FILE       the dataset to write\n"
 			    "  -e, --events LIST       events to count (default perf::CYCLES,\n"
 			    "                          perf::INSTRUCTIONS,perf::CACHE-MISSES)\n"
-			    "      --role ROLE=EVENT   which event plays a role (default: the three\n"
+			    "      --role ROLE=EVENT   which event plays a role (default: the "
+			    "three\n"
 			    "                          defaults as cycles, instructions, misses)\n"
 			    "      --runs N            runs per configuration (default 1)\n"
 			    "  -w, --workload NAME     the workload's name (default: CMD's)\n"
@@ -1269,7 +1305,8 @@ out:
 	return rc;
 }
 
-/* ---- live ------------------------------------------------------------------------------------- */
+/* ---- live -------------------------------------------------------------------------------------
+ */
 
 typedef struct live_out {
 	const mpxkit_pmodel *m;
@@ -1286,8 +1323,8 @@ static void print_value(FILE *f, double v, int csv)
 		fprintf(f, csv ? "%.6g" : " %13.6g", v);
 }
 
-static void on_period(void *arg, size_t period, double t0, double t1,
-		      const mpxkit_prediction *pred, size_t n)
+static void on_period(void *arg, size_t period, double t0, double t1, const mpxkit_prediction *pred,
+		      size_t n)
 {
 	live_out *o = arg;
 	char cfg[96];
@@ -1326,8 +1363,11 @@ static void on_period(void *arg, size_t period, double t0, double t1,
 			fprintf(o->f, "%6zu %8.3f %8.3f %-16s", period, t0, t1, cfg);
 		}
 		for (int i = 0; i < 5; i++) {
-			double v = i == 0 ? p->time_s : i == 1 ? p->cpi : i == 2 ? p->power_w
-					 : i == 3 ? p->energy_j : p->ips;
+			double v = i == 0   ? p->time_s
+				   : i == 1 ? p->cpi
+				   : i == 2 ? p->power_w
+				   : i == 3 ? p->energy_j
+					    : p->ips;
 			if (o->format == CLI_FORMAT_CSV)
 				fputc(',', o->f);
 			print_value(o->f, v, o->format == CLI_FORMAT_CSV);
@@ -1403,13 +1443,14 @@ static int p_live(int argc, char **argv)
 			break;
 		case OPT_THREADS:
 			if (cli_parse_long(optarg, 1, 4096, &v) < 0)
-				rc = cli_usage_error(cmd, "--threads %s: expected 1 to 4096", optarg);
+				rc = cli_usage_error(cmd, "--threads %s: expected 1 to 4096",
+						     optarg);
 			lo.threads = (unsigned)v;
 			break;
 		case OPT_FORMAT:
 			if (cli_parse_format(optarg, &out.format) < 0)
-				rc = cli_usage_error(cmd, "--format %s: expected table, csv or json",
-						     optarg);
+				rc = cli_usage_error(
+				    cmd, "--format %s: expected table, csv or json", optarg);
 			break;
 		case 'c':
 			rc = engine_set(cmd, &lo.sched, "--counters", "MPXKIT_COUNTERS", optarg);
@@ -1425,20 +1466,21 @@ static int p_live(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			printf("\n--live options:\n"
-			       "  -m, --model FILE        the model (mpxkit predict train)\n"
-			       "      --from CORE@MHZ     where CMD runs (default: this machine's\n"
-			       "                          only core kind at its current frequency)\n"
-			       "      --period-ms N       prediction period (default 100)\n"
-			       "      --threads N         threads CMD runs (default 1)\n"
-			       "      --format F          table (default), csv or json\n"
-			       "  -o, --output FILE       write the predictions there\n"
-			       "  -c, --counters C        events counted at once (engine default)\n"
-			       "      --slice-us US       slice length (default %d)\n"
-			       "      --estimator E       the engine's estimator\n"
-			       "\n"
-			       "MPXKIT_REPLAY counts from a recorded trace instead of perf_event.\n",
-			       MPXKIT_SCHED_DEFAULT_SLICE_US);
+			printf(
+			    "\n--live options:\n"
+			    "  -m, --model FILE        the model (mpxkit predict train)\n"
+			    "      --from CORE@MHZ     where CMD runs (default: this machine's\n"
+			    "                          only core kind at its current frequency)\n"
+			    "      --period-ms N       prediction period (default 100)\n"
+			    "      --threads N         threads CMD runs (default 1)\n"
+			    "      --format F          table (default), csv or json\n"
+			    "  -o, --output FILE       write the predictions there\n"
+			    "  -c, --counters C        events counted at once (engine default)\n"
+			    "      --slice-us US       slice length (default %d)\n"
+			    "      --estimator E       the engine's estimator\n"
+			    "\n"
+			    "MPXKIT_REPLAY counts from a recorded trace instead of perf_event.\n",
+			    MPXKIT_SCHED_DEFAULT_SLICE_US);
 			return cli_close_stdout(cmd);
 		case ':':
 			rc = need_arg(&(opts){.cmd = cmd}, argv);
@@ -1521,7 +1563,8 @@ done:
 	return rc;
 }
 
-/* ---- dispatch --------------------------------------------------------------------------------- */
+/* ---- dispatch ---------------------------------------------------------------------------------
+ */
 
 int cmd_predict(int argc, char **argv)
 {
@@ -1546,6 +1589,8 @@ int cmd_predict(int argc, char **argv)
 			return subs[i].run(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		return p_live(argc, argv);
-	return cli_usage_error("predict", "'%s' is not a predict command (import, record, list, "
-					  "train, apply, eval, --live)", argv[1]);
+	return cli_usage_error("predict",
+			       "'%s' is not a predict command (import, record, list, "
+			       "train, apply, eval, --live)",
+			       argv[1]);
 }

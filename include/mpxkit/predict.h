@@ -34,11 +34,12 @@ extern "C" {
  * Errors follow mpxkit/error.h: a negative code and one line in diag.
  */
 
-/* ---- datasets --------------------------------------------------------------------------------- */
+/* ---- datasets ---------------------------------------------------------------------------------
+ */
 
 #define MPXKIT_PDATA_VERSION	1
 #define MPXKIT_PDATA_MAX_EVENTS 256
-#define MPXKIT_PDATA_MAX_NAME	256     /* bytes of a workload, core kind or event name */
+#define MPXKIT_PDATA_MAX_NAME	256	   /* bytes of a workload, core kind or event name */
 #define MPXKIT_PDATA_MAX_BYTES	(1u << 30) /* largest dataset file read */
 
 /*
@@ -110,8 +111,8 @@ typedef struct mpxkit_pdata {
 } mpxkit_pdata;
 
 /* An empty dataset with the given events (unique names, <= MPXKIT_PDATA_MAX_EVENTS). */
-int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind,
-		     const char *const *events, size_t n_events, mpxkit_diag *diag);
+int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind, const char *const *events,
+		     size_t n_events, mpxkit_diag *diag);
 void mpxkit_pdata_free(mpxkit_pdata *d); /* NULL is a no-op */
 
 /* Names the event column that plays a role; -1 unsets it. */
@@ -150,7 +151,8 @@ int mpxkit_pdata_write(const mpxkit_pdata *d, const char *path, mpxkit_diag *dia
 /* The CSV text in memory (*text malloc'd). */
 int mpxkit_pdata_format(const mpxkit_pdata *d, char **text, size_t *len, mpxkit_diag *diag);
 
-/* ---- importers -------------------------------------------------------------------------------- */
+/* ---- importers --------------------------------------------------------------------------------
+ */
 
 /*
  * The public layouts of doc/predict-format.md, "Importers":
@@ -171,7 +173,8 @@ int mpxkit_pdata_import_buffers(const char *from, const char *const *names,
 				const char *const *texts, const size_t *lens, size_t n,
 				const char *name, mpxkit_pdata **out, mpxkit_diag *diag);
 
-/* ---- models ----------------------------------------------------------------------------------- */
+/* ---- models -----------------------------------------------------------------------------------
+ */
 
 #define MPXKIT_PMODEL_VERSION	  1
 #define MPXKIT_PMODEL_MAX_CONFIGS 1024
@@ -189,8 +192,9 @@ enum mpxkit_met_form {
 
 /* Eq. (7), power. */
 enum mpxkit_power_form {
-	MPXKIT_POWER_PER_FREQ = 1,   /* P = a0(f) + sum_k a_k(f) r_k, one fit per frequency */
-	MPXKIT_POWER_VOLTAGE = 2,    /* P = a0 + a1 V + a2 V^2 f + sum_k a_k V^2 r_k, all frequencies */
+	MPXKIT_POWER_PER_FREQ = 1, /* P = a0(f) + sum_k a_k(f) r_k, one fit per frequency */
+	MPXKIT_POWER_VOLTAGE =
+	    2, /* P = a0 + a1 V + a2 V^2 f + sum_k a_k V^2 r_k, all frequencies */
 	MPXKIT_POWER_PER_FREQ_V = 3, /* P = a0(f) + a1(f) V + sum_k a_k(f) V^2 r_k, per frequency */
 };
 
@@ -276,7 +280,8 @@ const char *mpxkit_pmodel_meta(const mpxkit_pmodel *m, const char *key);
  */
 char *mpxkit_pmodel_describe(const mpxkit_pmodel *m);
 
-/* ---- predictions ------------------------------------------------------------------------------ */
+/* ---- predictions ------------------------------------------------------------------------------
+ */
 
 /*
  * Where the model's inputs are in some input's columns: col[i] is the
@@ -331,8 +336,8 @@ typedef struct mpxkit_prediction {
 int mpxkit_predict(const mpxkit_pmodel *m, const mpxkit_pbinding *b, const mpxkit_pobs *obs,
 		   mpxkit_prediction *out, mpxkit_diag *diag);
 
-
-/* ---- evaluation ------------------------------------------------------------------------------- */
+/* ---- evaluation -------------------------------------------------------------------------------
+ */
 
 /*
  * Which workloads are held out (doc/predict.md, "Evaluation"):
@@ -362,7 +367,11 @@ int mpxkit_split_role(const mpxkit_split *s, const char *workload);
 /* The FNV-1a 64-bit hash the HASH split uses. */
 uint64_t mpxkit_split_hash(const char *s);
 
-enum mpxkit_eval_target { MPXKIT_TARGET_TIME = 0, MPXKIT_TARGET_POWER = 1, MPXKIT_TARGET_ENERGY = 2 };
+enum mpxkit_eval_target {
+	MPXKIT_TARGET_TIME = 0,
+	MPXKIT_TARGET_POWER = 1,
+	MPXKIT_TARGET_ENERGY = 2
+};
 const char *mpxkit_eval_target_name(int target);
 
 /* One line of the result: MAPE of one target between two configurations of one dataset. */
@@ -401,7 +410,8 @@ int mpxkit_predict_eval(const mpxkit_pdata *const *sets, size_t n_sets, const mp
 			mpxkit_diag *diag);
 void mpxkit_eval_result_free(mpxkit_eval_result *r);
 
-/* ---- the machine: core kinds, frequencies, energy --------------------------------------------- */
+/* ---- the machine: core kinds, frequencies, energy ---------------------------------------------
+ */
 
 /*
  * What `predict record` and `--live` need from the machine, read under a
@@ -461,11 +471,13 @@ double mpxkit_platform_energy_delta(const mpxkit_platform *p, const double *befo
 /* The current frequency of one CPU (scaling_cur_freq), MHz. */
 int mpxkit_platform_cur_freq(const mpxkit_platform *p, int cpu, double *mhz, mpxkit_diag *diag);
 
-/* ---- recording and live prediction ------------------------------------------------------------ */
+/* ---- recording and live prediction ------------------------------------------------------------
+ */
 
 typedef struct mpxkit_record_options {
 	const mpxkit_platform *platform;
-	mpxkit_sched_config sched; /* the engine's settings; sched.replay set: counts from a trace */
+	mpxkit_sched_config
+	    sched; /* the engine's settings; sched.replay set: counts from a trace */
 	const char *const *events; /* the events to count */
 	size_t n_events;
 	const char *roles[MPXKIT_ROLE_COUNT]; /* event of each role, or NULL */

@@ -14,7 +14,7 @@
 #include "predict_impl.h"
 
 static const char *const role_names[MPXKIT_ROLE_COUNT] = {
-    "cycles", "instructions", "misses", "icache", "dcache",
+    "cycles", "instructions", "misses",	  "icache",  "dcache",
     "loads",  "stores",	      "branches", "int_ops", "fp_ops",
 };
 
@@ -35,7 +35,8 @@ int mpxkit_role_lookup(const char *name)
 	return -MPXKIT_ENOENT;
 }
 
-/* ---- fields ----------------------------------------------------------------------------------- */
+/* ---- fields -----------------------------------------------------------------------------------
+ */
 
 int mpxkit__pd_real(const char *s, size_t len, double *out)
 {
@@ -97,7 +98,8 @@ static int valid_meta_key(const char *key)
 	return 1;
 }
 
-/* ---- construction ----------------------------------------------------------------------------- */
+/* ---- construction -----------------------------------------------------------------------------
+ */
 
 static void free_names(char **names, size_t n)
 {
@@ -121,8 +123,8 @@ void mpxkit_pdata_free(mpxkit_pdata *d)
 	free(d);
 }
 
-int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind,
-		     const char *const *events, size_t n_events, mpxkit_diag *diag)
+int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind, const char *const *events,
+		     size_t n_events, mpxkit_diag *diag)
 {
 	mpxkit_pdata *d;
 
@@ -130,8 +132,10 @@ int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind,
 	    (time_kind != MPXKIT_TIME_ELAPSED && time_kind != MPXKIT_TIME_WINDOW))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "predict dataset: bad argument");
 	if (!mpxkit__pd_valid_name(name, strlen(name), 1))
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "dataset name '%.64s': empty, too long or "
-				   "holds a comma, quote or control byte", name);
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "dataset name '%.64s': empty, too long or "
+				   "holds a comma, quote or control byte",
+				   name);
 	if (n_events > MPXKIT_PDATA_MAX_EVENTS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "%zu events: at most %d", n_events,
 				   MPXKIT_PDATA_MAX_EVENTS);
@@ -139,11 +143,12 @@ int mpxkit_pdata_new(mpxkit_pdata **out, const char *name, int time_kind,
 		if (!mpxkit__pd_valid_name(events[e], strlen(events[e]), 0))
 			return mpxkit_fail(diag, MPXKIT_EINVAL,
 					   "event %zu: name is empty, too long or holds a comma, "
-					   "quote, blank or control byte", e + 1);
+					   "quote, blank or control byte",
+					   e + 1);
 		for (size_t k = 0; k < e; k++)
 			if (strcmp(events[k], events[e]) == 0)
-				return mpxkit_fail(diag, MPXKIT_EINVAL,
-						   "duplicate event name '%s'", events[e]);
+				return mpxkit_fail(diag, MPXKIT_EINVAL, "duplicate event name '%s'",
+						   events[e]);
 	}
 	if ((d = calloc(1, sizeof *d)) == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
@@ -269,8 +274,8 @@ static int reserve_rows(mpxkit_pdata *d)
 	if (d->n_rows < d->cap_rows)
 		return 0;
 	cap = d->cap_rows ? d->cap_rows * 2 : 64;
-	if (cap > SIZE_MAX / sizeof *rows || (d->n_events && cap > SIZE_MAX / sizeof *values /
-								     d->n_events))
+	if (cap > SIZE_MAX / sizeof *rows ||
+	    (d->n_events && cap > SIZE_MAX / sizeof *values / d->n_events))
 		return -1;
 	if ((rows = realloc(d->rows, cap * sizeof *rows)) == NULL)
 		return -1;
@@ -314,7 +319,8 @@ int mpxkit_pdata_append(mpxkit_pdata *d, const char *workload, const char *core,
 
 	if (!mpxkit__pd_valid_name(workload, strlen(workload), 1) ||
 	    !mpxkit__pd_valid_name(core, strlen(core), 1))
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "workload or core name '%.64s'/'%.64s': "
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "workload or core name '%.64s'/'%.64s': "
 				   "empty, too long, or holds a comma, quote or control byte",
 				   workload, core);
 	if ((why = bad_field(row, values, d->n_events)) != NULL)
@@ -332,15 +338,15 @@ int mpxkit_pdata_append(mpxkit_pdata *d, const char *workload, const char *core,
 	return 0;
 }
 
-/* ---- reading ---------------------------------------------------------------------------------- */
+/* ---- reading ----------------------------------------------------------------------------------
+ */
 
 int mpxkit__pd_each_line(const char *name, const char *path, const char *buf, size_t len,
 			 uint64_t max_bytes, const char *what, mpxkit__pd_line_fn fn, void *arg,
 			 mpxkit_diag *diag)
 {
-	mpxkit_reader_options ro = {.flags = MPXKIT_READER_TEXT | MPXKIT_READER_GZIP,
-				    .max_bytes = max_bytes,
-				    .what = what};
+	mpxkit_reader_options ro = {
+	    .flags = MPXKIT_READER_TEXT | MPXKIT_READER_GZIP, .max_bytes = max_bytes, .what = what};
 	mpxkit_reader *r = NULL;
 	FILE *mem = NULL;
 	char *line;
@@ -381,7 +387,7 @@ typedef struct parser {
 } parser;
 
 static int bad(const parser *p, uint64_t line, mpxkit_diag *diag, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int bad(const parser *p, uint64_t line, mpxkit_diag *diag, const char *fmt, ...)
 {
@@ -424,19 +430,24 @@ static int parse_meta(parser *p, const char *line, size_t len, uint64_t no, mpxk
 		rc = bad(p, no, diag, "bad metadata line: expected '# key=value'");
 	} else if (p->state == 0) {
 		if (strcmp(key, "mpxkit-predict") != 0)
-			rc = bad(p, no, diag, "not a predict dataset: the first line must be "
-					      "'# mpxkit-predict=1'");
+			rc = bad(p, no, diag,
+				 "not a predict dataset: the first line must be "
+				 "'# mpxkit-predict=1'");
 		else if (strcmp(value, "1") != 0)
-			rc = bad(p, no, diag, "predict dataset version '%.32s': this build reads "
-					      "version 1", value);
-	} else if (mpxkit_pdata_get_meta(p->d, key) || (strcmp(key, "dataset") == 0 &&
-							  p->have_name) ||
-		   (strcmp(key, "time") == 0 && p->have_time) || strcmp(key, "mpxkit-predict") == 0) {
+			rc = bad(p, no, diag,
+				 "predict dataset version '%.32s': this build reads "
+				 "version 1",
+				 value);
+	} else if (mpxkit_pdata_get_meta(p->d, key) ||
+		   (strcmp(key, "dataset") == 0 && p->have_name) ||
+		   (strcmp(key, "time") == 0 && p->have_time) ||
+		   strcmp(key, "mpxkit-predict") == 0) {
 		rc = bad(p, no, diag, "duplicate metadata key '%.64s'", key);
 	} else if (strcmp(key, "dataset") == 0) {
 		if (!mpxkit__pd_valid_name(value, strlen(value), 1)) {
-			rc = bad(p, no, diag, "dataset name: empty, too long, or holds a comma, "
-					      "quote or control byte");
+			rc = bad(p, no, diag,
+				 "dataset name: empty, too long, or holds a comma, "
+				 "quote or control byte");
 		} else {
 			char *copy = strdup(value);
 			if (copy == NULL) {
@@ -515,8 +526,9 @@ static int parse_header(parser *p, const char *line, size_t len, uint64_t no, mp
 		field[N_FIXED + e][flen[N_FIXED + e]] = '\0';
 		if (!mpxkit__pd_valid_name(field[N_FIXED + e], flen[N_FIXED + e], 0)) {
 			free(copy);
-			return bad(p, no, diag, "header column %zu: event name is empty, longer than "
-						"%d bytes, or holds a quote, blank or control byte",
+			return bad(p, no, diag,
+				   "header column %zu: event name is empty, longer than "
+				   "%d bytes, or holds a quote, blank or control byte",
 				   N_FIXED + e + 1, MPXKIT_PDATA_MAX_NAME - 1);
 		}
 		events[e] = field[N_FIXED + e];
@@ -664,8 +676,9 @@ static int on_line(void *arg, const char *line, size_t len, uint64_t no, mpxkit_
 	if (p->state < 2 && line[0] == '#')
 		return parse_meta(p, line, len, no, diag);
 	if (p->state == 0)
-		return bad(p, no, diag, "not a predict dataset: the first line must be "
-					"'# mpxkit-predict=1'");
+		return bad(p, no, diag,
+			   "not a predict dataset: the first line must be "
+			   "'# mpxkit-predict=1'");
 	if (p->state == 1)
 		return parse_header(p, line, len, no, diag);
 	return parse_row(p, line, len, no, diag);
@@ -701,8 +714,8 @@ static int parse_any(const char *name, const char *path, const char *buf, size_t
 	base_name(name, dname, sizeof dname);
 	if ((rc = mpxkit_pdata_new(&p.d, dname, MPXKIT_TIME_ELAPSED, NULL, 0, diag)) < 0)
 		return rc;
-	rc = mpxkit__pd_each_line(name, path, buf, len, MPXKIT_PDATA_MAX_BYTES,
-				  "predict dataset", on_line, &p, diag);
+	rc = mpxkit__pd_each_line(name, path, buf, len, MPXKIT_PDATA_MAX_BYTES, "predict dataset",
+				  on_line, &p, diag);
 	if (rc == 0 && p.state == 0)
 		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: empty file", name);
 	else if (rc == 0 && p.state == 1)
@@ -733,7 +746,8 @@ int mpxkit_pdata_parse(const char *name, const char *buf, size_t len, mpxkit_pda
 	return parse_any(name ? name : "input", NULL, buf ? buf : "", len, out, diag);
 }
 
-/* ---- writing ---------------------------------------------------------------------------------- */
+/* ---- writing ----------------------------------------------------------------------------------
+ */
 
 /* Shortest text that reads back as the same double. */
 static void put_real(FILE *f, double v)
@@ -763,8 +777,8 @@ int mpxkit_pdata_format(const mpxkit_pdata *d, char **text, size_t *len, mpxkit_
 
 	if (f == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
-	fprintf(f, "# mpxkit-predict=%d\n# dataset=%s\n# time=%s\n", MPXKIT_PDATA_VERSION,
-		d->name, d->time_kind == MPXKIT_TIME_WINDOW ? "window" : "elapsed");
+	fprintf(f, "# mpxkit-predict=%d\n# dataset=%s\n# time=%s\n", MPXKIT_PDATA_VERSION, d->name,
+		d->time_kind == MPXKIT_TIME_WINDOW ? "window" : "elapsed");
 	for (int r = 0; r < MPXKIT_ROLE_COUNT; r++)
 		if (d->role[r] >= 0)
 			fprintf(f, "# role.%s=%s\n", role_names[r], d->events[d->role[r]]);

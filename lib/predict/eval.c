@@ -9,7 +9,8 @@
 
 #include "predict_impl.h"
 
-/* ---- splits ----------------------------------------------------------------------------------- */
+/* ---- splits -----------------------------------------------------------------------------------
+ */
 
 uint64_t mpxkit_split_hash(const char *s)
 {
@@ -64,7 +65,8 @@ static int split_line(void *arg, const char *line, size_t len, uint64_t no, mpxk
 	if (tab && memchr(tab + 1, '\t', b))
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "split file:%llu: more than two columns",
 				   (unsigned long long)no);
-	if ((a && !mpxkit__pd_valid_name(line, a, 1)) || (b && !mpxkit__pd_valid_name(tab + 1, b, 1)))
+	if ((a && !mpxkit__pd_valid_name(line, a, 1)) ||
+	    (b && !mpxkit__pd_valid_name(tab + 1, b, 1)))
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "split file:%llu: bad workload name",
 				   (unsigned long long)no);
 	if ((a && push_name(&s->train, &s->n_train, line, a) < 0) ||
@@ -88,25 +90,28 @@ int mpxkit_split_parse(const char *spec, int validate, mpxkit_split **out, mpxki
 		if (spec[4] == ':') {
 			if (mpxkit__pd_whole(spec + 5, strlen(spec + 5), 99, &pct) < 0 || pct == 0)
 				rc = mpxkit_fail(diag, MPXKIT_EINVAL,
-						 "split '%.40s': the percentage must be 1 to 99", spec);
+						 "split '%.40s': the percentage must be 1 to 99",
+						 spec);
 			s->percent = (unsigned)pct;
 		}
 	} else if (strcmp(spec, "loo") == 0) {
 		s->kind = MPXKIT_SPLIT_LOO;
 	} else {
 		s->kind = MPXKIT_SPLIT_FILE;
-		rc = mpxkit__pd_each_line(spec, spec, NULL, 0, 1u << 20, "split file", split_line, s,
-					  diag);
+		rc = mpxkit__pd_each_line(spec, spec, NULL, 0, 1u << 20, "split file", split_line,
+					  s, diag);
 		if (rc == 0 && (s->n_train == 0 || s->n_test == 0))
 			rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
 					 "%s: a split file lists training and test workloads "
-					 "(two tab-separated columns)", spec);
+					 "(two tab-separated columns)",
+					 spec);
 		for (size_t i = 0; rc == 0 && i < s->n_train; i++)
 			for (size_t j = 0; rc == 0 && j < s->n_test; j++)
 				if (strcmp(s->train[i], s->test[j]) == 0)
 					rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
 							 "%s: '%s' is both a training and a "
-							 "test workload", spec, s->train[i]);
+							 "test workload",
+							 spec, s->train[i]);
 	}
 	if (rc < 0) {
 		mpxkit_split_free(s);
@@ -144,7 +149,8 @@ const char *mpxkit_eval_target_name(int target)
 	return target >= 0 && target < 3 ? names[target] : "?";
 }
 
-/* ---- accumulating errors ---------------------------------------------------------------------- */
+/* ---- accumulating errors ----------------------------------------------------------------------
+ */
 
 typedef struct acc {
 	mpxkit_eval_row row;
@@ -281,7 +287,8 @@ static int add_point(evaluator *e, const char *dataset, int target, const pm_obs
 	return 0;
 }
 
-/* ---- baselines fitted on the training part ---------------------------------------------------- */
+/* ---- baselines fitted on the training part ----------------------------------------------------
+ */
 
 typedef struct baselines {
 	/* constant CPI ratio per (from core, to core): T' = k T f / f' */
@@ -350,7 +357,8 @@ static void fit_baselines(const evaluator *e, const mpxkit_pmodel *m, baselines 
 	}
 }
 
-/* ---- one fold --------------------------------------------------------------------------------- */
+/* ---- one fold ---------------------------------------------------------------------------------
+ */
 
 static double vratio2(double v_to, double v_from)
 {
@@ -376,8 +384,8 @@ static int eval_pair(evaluator *e, const mpxkit_pmodel *m, const baselines *bl, 
 		 * features are for cross-core pairs only: their busy time is itself a DVFS
 		 * prediction. */
 		if (window)
-			rc = add_point(e, ds, MPXKIT_TARGET_TIME, a, z, z->feat.busy, tau[kz], "f/f'",
-				       a->feat.busy * a->freq_mhz / z->freq_mhz);
+			rc = add_point(e, ds, MPXKIT_TARGET_TIME, a, z, z->feat.busy, tau[kz],
+				       "f/f'", a->feat.busy * a->freq_mhz / z->freq_mhz);
 		else
 			rc = add_point(e, ds, MPXKIT_TARGET_TIME, a, z, per_run_time(z), p->time_s,
 				       "f/f'", per_run_time(a) * a->freq_mhz / z->freq_mhz);
@@ -422,8 +430,8 @@ static int run_fold(evaluator *e, int fold, mpxkit_diag *diag)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	rc = mpxkit_pmodel_train(e->sets, e->n_sets, e->opt, keep_training, e, &m, diag);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
-	e->train_seconds += (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec -
-									     t0.tv_nsec);
+	e->train_seconds +=
+	    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 	if (rc < 0)
 		return rc;
 	obs = malloc((e->n_all + 1) * sizeof *obs);
@@ -476,7 +484,8 @@ out:
 	return rc;
 }
 
-/* ---- summaries -------------------------------------------------------------------------------- */
+/* ---- summaries --------------------------------------------------------------------------------
+ */
 
 /* Marks pairs of adjacent frequencies and the extreme pair per (dataset, core kind). */
 static void mark_pairs(evaluator *e)
@@ -531,10 +540,11 @@ static int summarise(const evaluator *e, mpxkit_eval_result *r, const char *ds, 
 		double ape = 0, base = 0;
 		for (size_t i = 0; i < e->n_acc; i++) {
 			const acc *x = &e->accs[i];
-			int in = g == 0 ? x->kind == 0 : g == 1 ? x->kind == 1 && x->adjacent
-						     : g == 2 ? x->kind == 1 && x->extreme
-						     : g == 3 ? x->kind == 1
-							      : x->kind == 2;
+			int in = g == 0	  ? x->kind == 0
+				 : g == 1 ? x->kind == 1 && x->adjacent
+				 : g == 2 ? x->kind == 1 && x->extreme
+				 : g == 3 ? x->kind == 1
+					  : x->kind == 2;
 			if (!in || x->row.target != target || strcmp(x->row.dataset, ds) != 0)
 				continue;
 			ape += x->ape;
@@ -626,7 +636,8 @@ int mpxkit_predict_eval(const mpxkit_pdata *const *sets, size_t n_sets, const mp
 	if (rc == 0 && (r = calloc(1, sizeof *r)) == NULL)
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 	if (rc == 0 && e.n_folds == 0)
-		rc = mpxkit_fail(diag, MPXKIT_EINVAL, "predict eval: the split holds out no workload");
+		rc = mpxkit_fail(diag, MPXKIT_EINVAL,
+				 "predict eval: the split holds out no workload");
 	for (size_t f = 0; rc == 0 && f < e.n_folds; f++)
 		rc = run_fold(&e, (int)f, diag);
 	if (rc == 0 && build_result(&e, r) < 0)

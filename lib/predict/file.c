@@ -30,7 +30,8 @@ static const mpxkit_container_format pmodel_format = {
     .max_sections = 8,
 };
 
-/* ---- encoding --------------------------------------------------------------------------------- */
+/* ---- encoding ---------------------------------------------------------------------------------
+ */
 
 static void put_meta(mpxkit_bytes *b, const mpxkit_pmodel *m)
 {
@@ -170,7 +171,8 @@ int mpxkit_pmodel_save(const mpxkit_pmodel *m, const char *path, mpxkit_diag *di
 	return rc;
 }
 
-/* ---- decoding --------------------------------------------------------------------------------- */
+/* ---- decoding ---------------------------------------------------------------------------------
+ */
 
 typedef struct loader {
 	const char *name;
@@ -392,7 +394,8 @@ static int read_power(loader *l, mpxkit_cursor *c)
 		p->form = mpxkit_cursor_u8(c);
 		p->freq_mhz = mpxkit_cursor_f64(c);
 		nc = mpxkit_cursor_varint(c);
-		if (c->error || p->form < MPXKIT_POWER_PER_FREQ || p->form > MPXKIT_POWER_PER_FREQ_V ||
+		if (c->error || p->form < MPXKIT_POWER_PER_FREQ ||
+		    p->form > MPXKIT_POWER_PER_FREQ_V ||
 		    nc != power_coefs(p->form, m->power_inputs) || nc > MPXKIT_PMODEL_MAX_COEFS)
 			return lbad(l, "POWR", "bad form or coefficient count");
 		if (p->form == MPXKIT_POWER_VOLTAGE ? !isnan(p->freq_mhz)
@@ -405,7 +408,8 @@ static int read_power(loader *l, mpxkit_cursor *c)
 			return lbad(l, "POWR", "bad coefficient");
 		for (size_t j = 0; j < i; j++)
 			if (m->power[j].core == p->core &&
-			    (m->power[j].form == MPXKIT_POWER_VOLTAGE || p->form == MPXKIT_POWER_VOLTAGE ||
+			    (m->power[j].form == MPXKIT_POWER_VOLTAGE ||
+			     p->form == MPXKIT_POWER_VOLTAGE ||
 			     m->power[j].freq_mhz == p->freq_mhz))
 				return lbad(l, "POWR", "two models for one configuration");
 		m->n_power = i + 1;
@@ -459,15 +463,17 @@ static int read_section(loader *l, uint32_t tag, const void *payload, size_t len
 				   l->name, (int)(tag & 0x7f), (int)(tag >> 8 & 0x7f),
 				   (int)(tag >> 16 & 0x7f), (int)(tag >> 24 & 0x7f));
 	if (l->seen & 1u << s)
-		return mpxkit_fail(l->diag, MPXKIT_EFORMAT, "%s: the %c%c%c%c section twice", l->name,
-				   (int)(tag & 0xff), (int)(tag >> 8 & 0xff), (int)(tag >> 16 & 0xff),
-				   (int)(tag >> 24));
+		return mpxkit_fail(l->diag, MPXKIT_EFORMAT, "%s: the %c%c%c%c section twice",
+				   l->name, (int)(tag & 0xff), (int)(tag >> 8 & 0xff),
+				   (int)(tag >> 16 & 0xff), (int)(tag >> 24));
 	mpxkit_cursor_init(&c, payload, len);
 	if ((rc = readers[s](l, &c)) < 0)
 		return rc;
 	if (mpxkit_cursor_left(&c) != 0)
-		return mpxkit_fail(l->diag, MPXKIT_EFORMAT, "%s: %zu bytes after the section's "
-				   "content", l->name, mpxkit_cursor_left(&c));
+		return mpxkit_fail(l->diag, MPXKIT_EFORMAT,
+				   "%s: %zu bytes after the section's "
+				   "content",
+				   l->name, mpxkit_cursor_left(&c));
 	l->seen |= 1u << s;
 	return 0;
 }
@@ -514,8 +520,8 @@ int mpxkit_pmodel_load_buffer(const void *buf, size_t len, const char *name, mpx
 			      mpxkit_diag *diag)
 {
 	mpxkit_container_reader *r;
-	int rc = mpxkit_container_open_buffer(&r, buf, len, name ? name : "model", &pmodel_format,
-					      diag);
+	int rc =
+	    mpxkit_container_open_buffer(&r, buf, len, name ? name : "model", &pmodel_format, diag);
 
 	if (rc < 0)
 		return rc;

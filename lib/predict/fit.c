@@ -67,7 +67,8 @@ int mpxkit__pm_design_fit(const pm_design *d, double ridge, size_t skip, double 
 		for (size_t j = skip; j < d->p; j++) {
 			double ss = 0, ws = 0;
 			for (size_t i = 0; i < d->n; i++)
-				ss += d->w[i] * d->x[i * d->p + j] * d->x[i * d->p + j], ws += d->w[i];
+				ss += d->w[i] * d->x[i * d->p + j] * d->x[i * d->p + j],
+				    ws += d->w[i];
 			scale[j] = ws > 0 && ss > 0 ? sqrt(ss / ws) : 1;
 		}
 		for (size_t i = 0; i < d->n; i++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Importers of the public GemStone and Nikov layouts into predict datasets (doc/predict-format.md). */
+/* Importers of the public GemStone and Nikov layouts into predict datasets (doc/predict-format.md).
+ */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ typedef struct table {
 } table;
 
 static int tbad(const table *t, mpxkit_diag *diag, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int tbad(const table *t, mpxkit_diag *diag, const char *fmt, ...)
 {
@@ -170,15 +171,18 @@ static int field_whole(const table *t, int col, uint64_t max, uint64_t *v, mpxki
 static int field_name(const table *t, int col, mpxkit_diag *diag)
 {
 	if (!mpxkit__pd_valid_name(t->field[col], t->flen[col], 1))
-		return tbad(t, diag, "column '%s': empty, too long, or holds a comma, quote or "
-				     "control byte", t->cols[col]);
+		return tbad(t, diag,
+			    "column '%s': empty, too long, or holds a comma, quote or "
+			    "control byte",
+			    t->cols[col]);
 	return 0;
 }
 
-/* ---- GemStone --------------------------------------------------------------------------------- */
+/* ---- GemStone ---------------------------------------------------------------------------------
+ */
 
-static const char *const gs_events[] = {"CPU_CYCLES", "INST_SPEC",	 "L2D_CACHE_LD",
-					"UNALIGNED_LDST_SPEC", "DP_SPEC", "L1I_CACHE",
+static const char *const gs_events[] = {"CPU_CYCLES",	       "INST_SPEC", "L2D_CACHE_LD",
+					"UNALIGNED_LDST_SPEC", "DP_SPEC",   "L1I_CACHE",
 					"BUS_ACCESS"};
 static const char *const gs_suffix[] = {"CycleCount", "Event 0x1b", "Event 0x50", "Event 0x6a",
 					"Event 0x73", "Event 0x14", "Event 0x19"};
@@ -193,14 +197,15 @@ typedef struct gs_state {
 
 static int gs_header(table *t, gs_state *s, mpxkit_diag *diag)
 {
-	static const char *const names[] = {"Workload Name", "Core Mask",      "Frequency A15",
-					    "Workload Duration", "Samples Averaged", "Voltage A15",
-					    "Power A15"};
+	static const char *const names[] = {
+	    "Workload Name",	"Core Mask",   "Frequency A15", "Workload Duration",
+	    "Samples Averaged", "Voltage A15", "Power A15"};
 	char name[64];
 
 	if (t->n_cols < 2 || t->cols[0][0] != '\0' || column(t, "Workload Name") < 0)
-		return tbad(t, diag, "not a GemStone powmon table (tab-separated, an empty first "
-				     "header field, 'Workload Name', ...)");
+		return tbad(t, diag,
+			    "not a GemStone powmon table (tab-separated, an empty first "
+			    "header field, 'Workload Name', ...)");
 	if (need_columns(t, names, s->col, 7, diag) < 0)
 		return -MPXKIT_EFORMAT;
 	s->status = column(t, "Status");
@@ -226,8 +231,8 @@ static int gs_row(table *t, void *arg, mpxkit_diag *diag)
 	if (s->status >= 0 && t->flen[s->status] != 0)
 		return tbad(t, diag, "Status '%.40s': only rows without a status are measurements",
 			    t->field[s->status]);
-	if ((rc = field_name(t, s->col[0], diag)) < 0 || (rc = field_real(t, s->col[2], &r.freq_mhz,
-									    diag)) < 0 ||
+	if ((rc = field_name(t, s->col[0], diag)) < 0 ||
+	    (rc = field_real(t, s->col[2], &r.freq_mhz, diag)) < 0 ||
 	    (rc = field_real(t, s->col[3], &dur, diag)) < 0 ||
 	    (rc = field_real(t, s->col[4], &samples, diag)) < 0 ||
 	    (rc = field_real(t, s->col[5], &r.voltage_v, diag)) < 0 ||
@@ -267,12 +272,12 @@ static int import_gemstone(const input *in, size_t n, const char *name, mpxkit_p
 		s.d->role[MPXKIT_ROLE_MISSES] = 6;
 		s.d->role[MPXKIT_ROLE_ICACHE] = 5;
 		s.d->role[MPXKIT_ROLE_INT_OPS] = 4;
-		rc = mpxkit_pdata_set_meta(s.d, "source",
-					   "github.com/mattw200/gemstone-applypower 9a64fc66", diag);
+		rc = mpxkit_pdata_set_meta(
+		    s.d, "source", "github.com/mattw200/gemstone-applypower 9a64fc66", diag);
 	}
 	if (rc == 0)
-		rc = mpxkit_pdata_set_meta(s.d, "licence",
-					   "BSD-3-Clause, (c) 2018 Matthew Walker", diag);
+		rc = mpxkit_pdata_set_meta(s.d, "licence", "BSD-3-Clause, (c) 2018 Matthew Walker",
+					   diag);
 	if (rc < 0) {
 		mpxkit_pdata_free(s.d);
 		return rc;
@@ -281,14 +286,15 @@ static int import_gemstone(const input *in, size_t n, const char *name, mpxkit_p
 	return 0;
 }
 
-/* ---- Nikov ------------------------------------------------------------------------------------ */
+/* ---- Nikov ------------------------------------------------------------------------------------
+ */
 
 /* One execution's samples: (benchmark, cores, frequency, run, event list). */
 typedef struct nk_exec {
 	char *bench;
 	unsigned cores, list, run;
 	double freq;
-	double *sum;	      /* per event of the union, NaN where this list does not count it */
+	double *sum;	       /* per event of the union, NaN where this list does not count it */
 	double p_dt, v_dt, dt; /* power and voltage weighted by sample length */
 	double p0, v0;	       /* the first sample's, weighted at the end of its file */
 	size_t n_samples;
@@ -360,10 +366,14 @@ static int nk_event(nk_state *s, const char *name, mpxkit_diag *diag)
 	return (int)s->n_events++;
 }
 
-static const char *const nk_fixed[] = {"#Timestamp",	      "Benchmark",
-				       "Run(#)",	      "CPU(4) Frequency(MHz)",
-				       "CPU(4) Temperature(C)", "A15 Voltage(V)",
-				       "A15 Current(A)",      "A15 Power(W)"};
+static const char *const nk_fixed[] = {"#Timestamp",
+				       "Benchmark",
+				       "Run(#)",
+				       "CPU(4) Frequency(MHz)",
+				       "CPU(4) Temperature(C)",
+				       "A15 Voltage(V)",
+				       "A15 Current(A)",
+				       "A15 Power(W)"};
 enum { NK_FIXED = 8 };
 
 static int nk_sample_header(table *t, nk_state *s, mpxkit_diag *diag)
@@ -400,8 +410,8 @@ static nk_exec *nk_find_exec(nk_state *s, const char *bench, unsigned run, doubl
 	/* Samples of one execution are contiguous in every file: look at the newest first. */
 	for (size_t i = s->n_exec; i-- > 0;) {
 		nk_exec *e = &s->exec[i];
-		if (e->list == s->list && e->cores == s->cores && e->run == run && e->freq == freq &&
-		    strcmp(e->bench, bench) == 0)
+		if (e->list == s->list && e->cores == s->cores && e->run == run &&
+		    e->freq == freq && strcmp(e->bench, bench) == 0)
 			return e;
 	}
 	return NULL;
@@ -466,7 +476,8 @@ static int nk_sample_row(table *t, void *arg, mpxkit_diag *diag)
 
 	if (t->lineno == 1)
 		return nk_sample_header(t, s, diag);
-	if ((rc = field_whole(t, 0, UINT64_MAX, &ts, diag)) < 0 || (rc = field_name(t, 1, diag)) < 0 ||
+	if ((rc = field_whole(t, 0, UINT64_MAX, &ts, diag)) < 0 ||
+	    (rc = field_name(t, 1, diag)) < 0 ||
 	    (rc = field_whole(t, 2, UINT32_MAX, &run, diag)) < 0 ||
 	    (rc = field_real(t, 3, &freq, diag)) < 0 || (rc = field_real(t, 5, &volt, diag)) < 0 ||
 	    (rc = field_real(t, 7, &power, diag)) < 0)
@@ -503,10 +514,10 @@ static int nk_sample_row(table *t, void *arg, mpxkit_diag *diag)
 	return 0;
 }
 
-static const char *const rt_cols[] = {"benchmark", "core", "cores_used", "events_list",
+static const char *const rt_cols[] = {"benchmark", "core",     "cores_used", "events_list",
 				      "run",	   "freq_mhz", "runtime_s"};
-static const char *const xc_cols[] = {"benchmark", "core", "freq_mhz", "events_list", "run",
-				      "runtime_s"};
+static const char *const xc_cols[] = {"benchmark",   "core", "freq_mhz",
+				      "events_list", "run",  "runtime_s"};
 
 static int nk_runtime_row(table *t, void *arg, mpxkit_diag *diag)
 {
@@ -523,7 +534,8 @@ static int nk_runtime_row(table *t, void *arg, mpxkit_diag *diag)
 		return need_columns(t, xc_cols, s->col, 6, diag);
 	}
 	c = s->kind == 2;
-	if ((rc = field_name(t, s->col[0], diag)) < 0 || (rc = field_name(t, s->col[1], diag)) < 0 ||
+	if ((rc = field_name(t, s->col[0], diag)) < 0 ||
+	    (rc = field_name(t, s->col[1], diag)) < 0 ||
 	    (c && (rc = field_whole(t, s->col[2], 64, &cores, diag)) < 0) ||
 	    (rc = field_whole(t, s->col[c ? 4 : 4], UINT32_MAX / 1000, &run, diag)) < 0 ||
 	    (rc = field_real(t, s->col[c ? 5 : 2], &freq, diag)) < 0 ||
@@ -580,9 +592,10 @@ static int nk_row(table *t, void *arg, mpxkit_diag *diag)
 			 strcmp(t->cols[2], "freq_mhz") == 0)
 			s->kind = 3;
 		else
-			return tbad(t, diag, "not a Nikov sample file ('#Timestamp<TAB>...'), "
-					     "run-time table ('benchmark,core,cores_used,...') or "
-					     "cross-core table ('benchmark,core,freq_mhz,...')");
+			return tbad(t, diag,
+				    "not a Nikov sample file ('#Timestamp<TAB>...'), "
+				    "run-time table ('benchmark,core,cores_used,...') or "
+				    "cross-core table ('benchmark,core,freq_mhz,...')");
 	}
 	return s->kind == 1 ? nk_sample_row(t, arg, diag) : nk_runtime_row(t, arg, diag);
 }
@@ -629,8 +642,8 @@ static void nk_roles(const nk_state *s, mpxkit_pdata *d)
 static int nk_join(nk_state *s, mpxkit_pdata *d, mpxkit_diag *diag)
 {
 	char *done = calloc(s->n_exec + 1, 1);
-	double *v = malloc((s->n_events + 1) * sizeof *v), *nv = malloc((s->n_events + 1) *
-									 sizeof *nv);
+	double *v = malloc((s->n_events + 1) * sizeof *v),
+	       *nv = malloc((s->n_events + 1) * sizeof *nv);
 	int rc = 0;
 
 	if (!done || !v || !nv) {
@@ -639,8 +652,8 @@ static int nk_join(nk_state *s, mpxkit_pdata *d, mpxkit_diag *diag)
 	}
 	for (size_t i = 0; rc == 0 && i < s->n_exec; i++) {
 		const nk_exec *a = &s->exec[i];
-		mpxkit_pdata_row r = {.freq_mhz = a->freq, .threads = a->cores, .run = a->run,
-				      .sample = -1};
+		mpxkit_pdata_row r = {
+		    .freq_mhz = a->freq, .threads = a->cores, .run = a->run, .sample = -1};
 		double t_sum = 0, p_dt = 0, v_dt = 0, dt = 0;
 		size_t n_lists = 0;
 		if (done[i])
@@ -695,9 +708,13 @@ static int nk_cross_rows(nk_state *s, mpxkit_pdata *d, mpxkit_diag *diag)
 		v[k] = NAN;
 	for (size_t i = 0; rc == 0 && i < s->n_rt; i++) {
 		const nk_runtime *r = &s->rt[i];
-		mpxkit_pdata_row row = {.freq_mhz = r->freq, .threads = r->cores,
-					.run = r->list * 1000 + r->run, .sample = -1,
-					.time_s = r->seconds, .power_w = NAN, .voltage_v = NAN};
+		mpxkit_pdata_row row = {.freq_mhz = r->freq,
+					.threads = r->cores,
+					.run = r->list * 1000 + r->run,
+					.sample = -1,
+					.time_s = r->seconds,
+					.power_w = NAN,
+					.voltage_v = NAN};
 		if (r->cross)
 			rc = mpxkit_pdata_append(d, r->bench, r->core, &row, v, diag);
 	}
@@ -756,8 +773,10 @@ static int import_nikov(const input *in, size_t n, const char *name, mpxkit_pdat
 	for (size_t i = 0; i < s.n_rt; i++)
 		any_cross |= s.rt[i].cross;
 	if (rc == 0 && s.n_exec == 0 && !any_cross)
-		rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no sample file and no cross-core table: "
-				 "nothing to import", in[0].name);
+		rc = mpxkit_fail(diag, MPXKIT_EINVAL,
+				 "%s: no sample file and no cross-core table: "
+				 "nothing to import",
+				 in[0].name);
 	if (rc == 0)
 		rc = mpxkit_pdata_new(&d, name, MPXKIT_TIME_ELAPSED, (const char *const *)s.events,
 				      s.n_events, diag);
@@ -769,7 +788,8 @@ static int import_nikov(const input *in, size_t n, const char *name, mpxkit_pdat
 		nk_roles(&s, d);
 		rc = mpxkit_pdata_set_meta(d, "source",
 					   "github.com/kranik/ARMPM_BUILDMODEL d3822e73, "
-					   "github.com/kranik/ARMPM_DATACOLLECT", diag);
+					   "github.com/kranik/ARMPM_DATACOLLECT",
+					   diag);
 	}
 	if (rc == 0)
 		rc = mpxkit_pdata_set_meta(d, "licence", "BSD-3-Clause, (c) 2019 Dr Kris Nikov",
@@ -783,7 +803,8 @@ static int import_nikov(const input *in, size_t n, const char *name, mpxkit_pdat
 	return 0;
 }
 
-/* ---- entry points ----------------------------------------------------------------------------- */
+/* ---- entry points -----------------------------------------------------------------------------
+ */
 
 static void default_name(const char *path, char *out, size_t cap)
 {

@@ -9,7 +9,8 @@
 
 #include "predict_impl.h"
 
-/* ---- forms and options ------------------------------------------------------------------------ */
+/* ---- forms and options ------------------------------------------------------------------------
+ */
 
 static const char *const met_names[] = {"none", "linear", "mlp", "auto"};
 static const char *const power_names[] = {NULL, "per-freq", "voltage", "per-freq-v"};
@@ -64,7 +65,8 @@ void mpxkit_pmodel_options_default(mpxkit_pmodel_options *opt)
 	opt->power_ridge = -1;
 }
 
-/* ---- the model object ------------------------------------------------------------------------- */
+/* ---- the model object -------------------------------------------------------------------------
+ */
 
 void mpxkit_pmodel_free(mpxkit_pmodel *m)
 {
@@ -175,8 +177,8 @@ int mpxkit__pm_link(mpxkit_pmodel *m, mpxkit_diag *diag)
 		m->cfg_power[k] = -1;
 		for (size_t i = 0; i < m->n_power; i++) {
 			const pm_power *p = &m->power[i];
-			if (p->core == m->config_core[k] &&
-			    (p->form == MPXKIT_POWER_VOLTAGE || p->freq_mhz == m->configs[k].freq_mhz))
+			if (p->core == m->config_core[k] && (p->form == MPXKIT_POWER_VOLTAGE ||
+							     p->freq_mhz == m->configs[k].freq_mhz))
 				m->cfg_power[k] = (int)i;
 		}
 	}
@@ -187,7 +189,8 @@ int mpxkit__pm_link(mpxkit_pmodel *m, mpxkit_diag *diag)
 	return 0;
 }
 
-/* ---- training --------------------------------------------------------------------------------- */
+/* ---- training ---------------------------------------------------------------------------------
+ */
 
 typedef struct trainer {
 	const mpxkit_pmodel_options *opt;
@@ -230,15 +233,19 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 		if ((c = add_core(m, o->core)) < 0)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 		for (k = 0; k < m->n_configs; k++)
-			if (m->config_core[k] == (uint32_t)c && m->configs[k].freq_mhz == o->freq_mhz)
+			if (m->config_core[k] == (uint32_t)c &&
+			    m->configs[k].freq_mhz == o->freq_mhz)
 				break;
 		if (k < m->n_configs)
 			continue;
 		if (m->n_configs == MPXKIT_PMODEL_MAX_CONFIGS)
-			return mpxkit_fail(diag, MPXKIT_EINVAL, "more than %d (core, frequency) "
-					   "configurations", MPXKIT_PMODEL_MAX_CONFIGS);
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "more than %d (core, frequency) "
+					   "configurations",
+					   MPXKIT_PMODEL_MAX_CONFIGS);
 		m->configs = realloc(m->configs, (m->n_configs + 1) * sizeof *m->configs);
-		m->config_core = realloc(m->config_core, (m->n_configs + 1) * sizeof *m->config_core);
+		m->config_core =
+		    realloc(m->config_core, (m->n_configs + 1) * sizeof *m->config_core);
 		if (!m->configs || !m->config_core)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 		m->configs[m->n_configs] = (mpxkit_pconfig){NULL, o->freq_mhz, NAN};
@@ -247,8 +254,10 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 	/* Sort by core name, then frequency: the order apply prints. */
 	for (size_t i = 1; i < m->n_configs; i++)
 		for (size_t j = i; j > 0; j--) {
-			int cmp = strcmp(m->cores[m->config_core[j - 1]], m->cores[m->config_core[j]]);
-			if (cmp < 0 || (cmp == 0 && m->configs[j - 1].freq_mhz <= m->configs[j].freq_mhz))
+			int cmp =
+			    strcmp(m->cores[m->config_core[j - 1]], m->cores[m->config_core[j]]);
+			if (cmp < 0 ||
+			    (cmp == 0 && m->configs[j - 1].freq_mhz <= m->configs[j].freq_mhz))
 				break;
 			mpxkit_pconfig tc = m->configs[j];
 			uint32_t tk = m->config_core[j];
@@ -268,8 +277,8 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 		const pm_obs *o = &t->obs[i];
 		c = mpxkit__pm_core(m, o->core);
 		for (size_t k = 0; k < m->n_configs; k++)
-			if (m->config_core[k] == (uint32_t)c && m->configs[k].freq_mhz == o->freq_mhz &&
-			    !isnan(o->voltage_v))
+			if (m->config_core[k] == (uint32_t)c &&
+			    m->configs[k].freq_mhz == o->freq_mhz && !isnan(o->voltage_v))
 				vsum[k] += o->voltage_v, vw[k] += 1;
 	}
 	for (size_t k = 0; k < m->n_configs; k++)
@@ -363,9 +372,9 @@ static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_t
 			ratio = a->feat.f_ghz / z->feat.f_ghz;
 			row[0] = (1 - ratio) * a->feat.miss_pi;
 			row[1] = (1 - ratio) * a->feat.miss_pi * a->feat.mpki;
-			rc = mpxkit__pm_design_add(&d, row,
-						   z->feat.tau - a->feat.idle - a->feat.busy * ratio,
-						   relw(t, z->feat.tau));
+			rc = mpxkit__pm_design_add(
+			    &d, row, z->feat.tau - a->feat.idle - a->feat.busy * ratio,
+			    relw(t, z->feat.tau));
 		}
 	}
 	if (rc < 0) {
@@ -409,7 +418,8 @@ static int time_cv(const trainer *t, uint32_t core, int form, double *score, mpx
 				if (j == i || !z->has_events || strcmp(z->core, a->core) != 0 ||
 				    z->freq_mhz == a->freq_mhz)
 					continue;
-				pred = mpxkit__pm_busy_at(&tm, &a->feat, z->feat.f_ghz) + a->feat.idle;
+				pred =
+				    mpxkit__pm_busy_at(&tm, &a->feat, z->feat.f_ghz) + a->feat.idle;
 				ape += fabs(pred - z->feat.tau) / z->feat.tau;
 				n++;
 			}
@@ -465,8 +475,7 @@ static int power_usable(const pm_obs *o)
 }
 
 /* Whether an observation belongs to the power fit of (core, freq) in this form. */
-static int power_member(const trainer *t, const pm_obs *o, uint32_t core, int form,
-			double freq_mhz)
+static int power_member(const trainer *t, const pm_obs *o, uint32_t core, int form, double freq_mhz)
 {
 	if (!power_usable(o) || strcmp(o->core, t->m->cores[core]) != 0)
 		return 0;
@@ -488,8 +497,8 @@ static size_t power_fixed_columns(int form)
  * a training observation has no voltage.  Observations of inner fold `skip` are left out (-1:
  * none).  1 with *p fitted, 0 when there is too little to fit, or a negative code.
  */
-static int fit_power_on(const trainer *t, uint32_t core, double freq_mhz, uint64_t mask,
-			int skip, pm_power *p, mpxkit_diag *diag)
+static int fit_power_on(const trainer *t, uint32_t core, double freq_mhz, uint64_t mask, int skip,
+			pm_power *p, mpxkit_diag *diag)
 {
 	pm_design d = {0};
 	double r[MPXKIT_PMODEL_MAX_COEFS], rate[MPXKIT_PMODEL_MAX_INPUTS];
@@ -556,7 +565,8 @@ static int power_cv(const trainer *t, uint64_t mask, double *score, mpxkit_diag 
 			for (size_t i = 0; i < t->n_obs; i++) {
 				const pm_obs *o = &t->obs[i];
 				double pred;
-				if (power_group(o) != fold || !power_member(t, o, core, p.form, freq))
+				if (power_group(o) != fold ||
+				    !power_member(t, o, core, p.form, freq))
 					continue;
 				mpxkit__pm_obs_rates(o, rate);
 				/* A fold without a fit counts as the worst guess, 100 %. */
@@ -728,7 +738,8 @@ static int xcore_cv(const trainer *t, uint32_t from, uint32_t to, int form, doub
 				    z->time_kind != MPXKIT_TIME_ELAPSED)
 					continue;
 				measured = z->time_s / (double)z->n_runs;
-				cpi = rc ? mpxkit__pm_xcore_cpi(&g, tf, &a->feat, z->feat.f_ghz) : 0;
+				cpi =
+				    rc ? mpxkit__pm_xcore_cpi(&g, tf, &a->feat, z->feat.f_ghz) : 0;
 				pred = (cpi / z->feat.f_ghz +
 					(form == MPXKIT_XCORE_RATIO ? 0 : a->feat.idle)) *
 				       a->feat.n_inst / a->feat.threads * 1e-9;
@@ -800,8 +811,10 @@ static int power_item(const mpxkit_pdata *const *sets, size_t n_sets, const char
 		for (size_t s = 0; s < n_sets; s++)
 			for (size_t e = 0; e < sets[s]->n_events; e++) {
 				if ((slot = input_slot(names, n, sets[s]->events[e])) < 0)
-					return mpxkit_fail(diag, MPXKIT_EINVAL, "power events: more "
-							   "than %d inputs", MPXKIT_PMODEL_MAX_INPUTS);
+					return mpxkit_fail(diag, MPXKIT_EINVAL,
+							   "power events: more "
+							   "than %d inputs",
+							   MPXKIT_PMODEL_MAX_INPUTS);
 				*power |= 1ull << slot;
 			}
 		return 0;
@@ -810,8 +823,10 @@ static int power_item(const mpxkit_pdata *const *sets, size_t n_sets, const char
 		if (names[r])
 			*power |= 1ull << r;
 		else if (explicit)
-			return mpxkit_fail(diag, MPXKIT_EINVAL, "power event '%s': no dataset names "
-					   "the event of that role", item);
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "power event '%s': no dataset names "
+					   "the event of that role",
+					   item);
 		return 0;
 	}
 	if (!counted_anywhere(sets, n_sets, item))
@@ -954,7 +969,8 @@ int mpxkit_pmodel_train(const mpxkit_pdata *const *sets, size_t n_sets,
 	return 0;
 }
 
-/* ---- description ------------------------------------------------------------------------------ */
+/* ---- description ------------------------------------------------------------------------------
+ */
 
 char *mpxkit_pmodel_describe(const mpxkit_pmodel *m)
 {
@@ -1002,8 +1018,8 @@ char *mpxkit_pmodel_describe(const mpxkit_pmodel *m)
 	for (size_t i = 0; i < m->n_xcore; i++) {
 		const pm_xcore *g = &m->xcore[i];
 		fprintf(f, "cpi %s -> %s (%s): g0 %.6g, g1 %.6g, g2 %.6g, g8 %.6g\n",
-			m->cores[g->from], m->cores[g->to], mpxkit_xcore_form_name(g->form), g->g[0],
-			g->g[1], g->g[2], g->g[3]);
+			m->cores[g->from], m->cores[g->to], mpxkit_xcore_form_name(g->form),
+			g->g[0], g->g[1], g->g[2], g->g[3]);
 	}
 	for (size_t i = 0; i < m->n_meta; i++)
 		fprintf(f, "%s: %s\n", m->meta_keys[i], m->meta_values[i]);

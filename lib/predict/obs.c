@@ -111,10 +111,9 @@ int mpxkit__pm_observe(const mpxkit_pdata *const *sets, size_t n_sets, const cha
 	/* Roles through each dataset's own role metadata, power events by name. */
 	for (size_t s = 0; s < n_sets; s++)
 		for (size_t i = 0; i < n_inputs; i++)
-			cols[s * n_inputs + i] =
-			    i < MPXKIT_ROLE_COUNT ? sets[s]->role[i]
-			    : names[i]	      ? mpxkit_pdata_event(sets[s], names[i])
-					      : -1;
+			cols[s * n_inputs + i] = i < MPXKIT_ROLE_COUNT ? sets[s]->role[i]
+						 : names[i] ? mpxkit_pdata_event(sets[s], names[i])
+							    : -1;
 	for (size_t s = 0; s < n_sets; s++)
 		for (size_t i = 0; i < n_inputs; i++)
 			if (cols[s * n_inputs + i] < 0)

@@ -14,10 +14,11 @@
 
 #include "predict_impl.h"
 
-/* ---- sysfs files under the root --------------------------------------------------------------- */
+/* ---- sysfs files under the root ---------------------------------------------------------------
+ */
 
 static int path_of(char *out, size_t cap, const mpxkit_platform *p, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int path_of(char *out, size_t cap, const mpxkit_platform *p, const char *fmt, ...)
 {
@@ -69,7 +70,8 @@ static int exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/* ---- core kinds ------------------------------------------------------------------------------- */
+/* ---- core kinds -------------------------------------------------------------------------------
+ */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -84,7 +86,8 @@ static void probe_freqs(mpxkit_platform *p, mpxkit_core_kind *k)
 	double khz;
 
 	k->n_freqs = 0;
-	if (path_of(path, sizeof path, p, "/sys/devices/system/cpu/cpu%d/cpufreq", k->cpus[0]) < 0 ||
+	if (path_of(path, sizeof path, p, "/sys/devices/system/cpu/cpu%d/cpufreq", k->cpus[0]) <
+		0 ||
 	    !exists(path))
 		return;
 	k->cpufreq = 1;
@@ -103,7 +106,8 @@ static void probe_freqs(mpxkit_platform *p, mpxkit_core_kind *k)
 		for (int i = 0; i < 2; i++) {
 			path_of(path, sizeof path, p, "/sys/devices/system/cpu/cpu%d/cpufreq/%s",
 				k->cpus[0], names[i]);
-			if (read_line(path, buf, sizeof buf) == 0 && (khz = strtod(buf, NULL)) > 0 &&
+			if (read_line(path, buf, sizeof buf) == 0 &&
+			    (khz = strtod(buf, NULL)) > 0 &&
 			    (k->n_freqs == 0 || khz / 1000 != k->freq_mhz[0]))
 				k->freq_mhz[k->n_freqs++] = khz / 1000;
 		}
@@ -146,8 +150,8 @@ static int probe_kinds(mpxkit_platform *p, mpxkit_diag *diag)
 		int eff = -1, cpu;
 		memset(k, 0, sizeof *k);
 		if (nr > 0) {
-			if (hwloc_cpukinds_get_info(topo, (unsigned)i, set, &eff, &n_infos, &infos, 0) <
-			    0)
+			if (hwloc_cpukinds_get_info(topo, (unsigned)i, set, &eff, &n_infos, &infos,
+						    0) < 0)
 				continue;
 		} else {
 			hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(topo));
@@ -170,7 +174,8 @@ static int probe_kinds(mpxkit_platform *p, mpxkit_diag *diag)
 	return rc;
 }
 
-/* ---- powercap --------------------------------------------------------------------------------- */
+/* ---- powercap ---------------------------------------------------------------------------------
+ */
 
 /* Top-level zones only ("intel-rapl:0", not "intel-rapl:0:0"): subzones are inside them. */
 static int top_zone(const char *name)
@@ -250,7 +255,8 @@ int mpxkit_platform_probe(mpxkit_platform *p, const char *root, mpxkit_diag *dia
 	return 0;
 }
 
-/* ---- frequencies ------------------------------------------------------------------------------ */
+/* ---- frequencies ------------------------------------------------------------------------------
+ */
 
 struct mpxkit_freq_saved {
 	size_t n;
@@ -331,7 +337,8 @@ int mpxkit_platform_restore(mpxkit_freq_saved *s, mpxkit_diag *diag)
 	for (size_t i = s->n; i-- > 0;) {
 		/* min = max = the pinned value now: raise max first unless it goes down. */
 		char cur[64];
-		double pinned = read_line(s->max_path[i], cur, sizeof cur) == 0 ? strtod(cur, NULL) : 0;
+		double pinned =
+		    read_line(s->max_path[i], cur, sizeof cur) == 0 ? strtod(cur, NULL) : 0;
 		snprintf(v, sizeof v, "%.0f", s->max_khz[i]);
 		if (s->max_khz[i] >= pinned) {
 			r = write_value(s->max_path[i], v, diag);
@@ -368,15 +375,16 @@ int mpxkit_platform_cur_freq(const mpxkit_platform *p, int cpu, double *mhz, mpx
 	return 0;
 }
 
-/* ---- energy ----------------------------------------------------------------------------------- */
+/* ---- energy -----------------------------------------------------------------------------------
+ */
 
 int mpxkit_platform_energy(const mpxkit_platform *p, double *uj, mpxkit_diag *diag)
 {
 	char buf[64], *end;
 
 	if (p->n_zones == 0)
-		return mpxkit_fail(diag, MPXKIT_ENOSUPP, "%s", p->missing[0] ? p->missing
-									: "no energy counter");
+		return mpxkit_fail(diag, MPXKIT_ENOSUPP, "%s",
+				   p->missing[0] ? p->missing : "no energy counter");
 	for (size_t i = 0; i < p->n_zones; i++) {
 		if (read_line(p->zones[i].path, buf, sizeof buf) < 0)
 			return mpxkit_fail_sys(diag, "%s", p->zones[i].path);

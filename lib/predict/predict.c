@@ -37,9 +37,10 @@ static int finish_binding(const mpxkit_pmodel *m, mpxkit_pbinding *b, const char
 			b->missing |= 1ull << i;
 	for (int r = MPXKIT_ROLE_CYCLES; r <= MPXKIT_ROLE_INSTRUCTIONS; r++)
 		if (b->col[r] < 0)
-			return mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no %s counted (%s): every "
-					   "prediction needs cycles and instructions", input,
-					   mpxkit_role_name(r),
+			return mpxkit_fail(diag, MPXKIT_ENOENT,
+					   "%s: no %s counted (%s): every "
+					   "prediction needs cycles and instructions",
+					   input, mpxkit_role_name(r),
 					   m->input[r] ? m->input[r] : "unnamed");
 	return 0;
 }
@@ -108,10 +109,11 @@ void mpxkit__pm_predict_feat(const mpxkit_pmodel *m, int c, const pm_feat *x,
 	 * everywhere: what sets this workload apart from the training mean (doc/predict.md). */
 	if (power_w > 0)
 		for (size_t k = 0; k < m->n_configs; k++)
-			if (m->config_core[k] == (uint32_t)c && m->configs[k].freq_mhz * 1e-3 == x->f_ghz &&
-			    m->cfg_power[k] >= 0) {
-				double own = power_at(m, m->cfg_power[k], rate_gps, 1, 1, &m->configs[k],
-						      own_voltage(x, &m->configs[k]));
+			if (m->config_core[k] == (uint32_t)c &&
+			    m->configs[k].freq_mhz * 1e-3 == x->f_ghz && m->cfg_power[k] >= 0) {
+				double own =
+				    power_at(m, m->cfg_power[k], rate_gps, 1, 1, &m->configs[k],
+					     own_voltage(x, &m->configs[k]));
 				if (own > 0)
 					anchor = power_w / own;
 			}
@@ -165,7 +167,8 @@ int mpxkit_predict(const mpxkit_pmodel *m, const mpxkit_pbinding *b, const mpxki
 		count[i] = b->col[i] >= 0 ? obs->values[b->col[i]] : NAN;
 	if (mpxkit__pm_features(count, m->n_inputs, obs->freq_mhz, obs->threads, obs->time_s,
 				obs->time_kind, NAN, NAN, &x) < 0)
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "an observation needs cycles > 0, "
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "an observation needs cycles > 0, "
 				   "instructions > 0, a frequency > 0 and threads >= 1");
 	/* Rates per wall second of the period (NaN without a time: no power then). */
 	for (size_t i = 0; i < m->n_inputs; i++)

@@ -8,13 +8,15 @@
 
 #include "mpxkit/predict.h"
 
-/* ---- fields (dataset.c) ------------------------------------------------------------------------ */
+/* ---- fields (dataset.c) ------------------------------------------------------------------------
+ */
 
 /* A decimal number as doc/predict-format.md allows: [0-9.eE+-] only, whole, finite. */
 int mpxkit__pd_real(const char *s, size_t len, double *out);
 /* A whole number: digits only, at most max. */
 int mpxkit__pd_whole(const char *s, size_t len, uint64_t max, uint64_t *out);
-/* A name that travels unquoted: non-empty, < MPXKIT_PDATA_MAX_NAME, no comma, quote or control byte. */
+/* A name that travels unquoted: non-empty, < MPXKIT_PDATA_MAX_NAME, no comma, quote or control
+ * byte. */
 int mpxkit__pd_valid_name(const char *s, size_t len, int allow_blank);
 /* Reads a whole input (path, or a buffer when buf != NULL) through the bounded reader. */
 typedef int (*mpxkit__pd_line_fn)(void *arg, const char *line, size_t len, uint64_t lineno,
@@ -23,13 +25,14 @@ int mpxkit__pd_each_line(const char *name, const char *path, const char *buf, si
 			 uint64_t max_bytes, const char *what, mpxkit__pd_line_fn fn, void *arg,
 			 mpxkit_diag *diag);
 
-/* ---- the model (model.c, file.c, predict.c) --------------------------------------------------- */
+/* ---- the model (model.c, file.c, predict.c) ---------------------------------------------------
+ */
 
 /* Coefficients of eq. (1) per core kind. */
 typedef struct pm_time {
 	uint32_t core; /* index into cores */
 	int form;      /* enum mpxkit_met_form */
-	double mu[2]; /* ns per miss; ns per miss per MPKI */
+	double mu[2];  /* ns per miss; ns per miss per MPKI */
 } pm_time;
 
 /* Eq. (7) for one core kind at one frequency (PER_FREQ) or for all its frequencies (VOLTAGE). */
@@ -44,7 +47,7 @@ typedef struct pm_power {
 /* Eq. (2) from one core kind to another. */
 typedef struct pm_xcore {
 	uint32_t from, to;
-	int form; /* enum mpxkit_xcore_form */
+	int form;    /* enum mpxkit_xcore_form */
 	double g[4]; /* g0 (intercept), g1 (core CPI), g2 (MPKI), g8 (MET x f') */
 } pm_xcore;
 
@@ -76,7 +79,8 @@ int mpxkit__pm_link(mpxkit_pmodel *m, mpxkit_diag *diag);
 int mpxkit__pm_core(const mpxkit_pmodel *m, const char *name);
 int mpxkit__pm_add_meta(mpxkit_pmodel *m, const char *key, const char *value);
 
-/* ---- features of one observation (features.c) ------------------------------------------------- */
+/* ---- features of one observation (features.c) -------------------------------------------------
+ */
 
 /*
  * Everything the equations read, per instruction (doc/predict.md,
@@ -87,19 +91,20 @@ int mpxkit__pm_add_meta(mpxkit_pmodel *m, const char *key, const char *value);
 typedef struct pm_feat {
 	double f_ghz;
 	double threads;
-	double n_inst;	  /* instructions */
-	double busy;	  /* b = cycles / (instructions x f) */
-	double idle;	  /* i = max(0, time x threads / instructions - b); 0 for windows */
-	double tau;	  /* b + i */
-	double miss_pi;	  /* misses per instruction; NaN when not counted */
-	double mpki;	  /* 1000 x miss_pi */
+	double n_inst;	/* instructions */
+	double busy;	/* b = cycles / (instructions x f) */
+	double idle;	/* i = max(0, time x threads / instructions - b); 0 for windows */
+	double tau;	/* b + i */
+	double miss_pi; /* misses per instruction; NaN when not counted */
+	double mpki;	/* 1000 x miss_pi */
 	double rate[MPXKIT_PMODEL_MAX_INPUTS]; /* per instruction, by input; NaN: not counted */
-	double power_w;	  /* measured power, NaN if none */
-	double voltage_v; /* NaN if none */
-	double time_s;	  /* wall time of the work: tau x n_inst / threads */
+	double power_w;			       /* measured power, NaN if none */
+	double voltage_v;		       /* NaN if none */
+	double time_s;			       /* wall time of the work: tau x n_inst / threads */
 } pm_feat;
 
-/* Features from input counts (NaN: not counted); 0, or -1 when cycles or instructions are unusable. */
+/* Features from input counts (NaN: not counted); 0, or -1 when cycles or instructions are unusable.
+ */
 int mpxkit__pm_features(const double *count, size_t n_inputs, double freq_mhz, double threads,
 			double time_s, int time_kind, double power_w, double voltage_v,
 			pm_feat *out);
@@ -139,12 +144,12 @@ typedef struct pm_obs {
 	int time_kind;
 	size_t n_runs; /* distinct runs summed */
 	size_t n_inputs;
-	int fold; /* training's inner fold */
+	int fold;				/* training's inner fold */
 	double count[MPXKIT_PMODEL_MAX_INPUTS]; /* sums over the rows; NaN when a row lacks it */
-	double time_s;			 /* sum; NaN when a row lacks it */
-	double power_w, voltage_v;	 /* means weighted by time; NaN when missing */
-	int has_events;			 /* features computed from its own counts */
-	int borrowed;			 /* features taken from another observation */
+	double time_s;				/* sum; NaN when a row lacks it */
+	double power_w, voltage_v;		/* means weighted by time; NaN when missing */
+	int has_events;				/* features computed from its own counts */
+	int borrowed;				/* features taken from another observation */
 	pm_feat feat;
 } pm_obs;
 
@@ -185,7 +190,8 @@ void mpxkit__pm_predict_feat(const mpxkit_pmodel *m, int core, const pm_feat *x,
 			     const double *rate_gps, double power_w, mpxkit_prediction *out,
 			     double *tau_out);
 
-/* ---- fitting (fit.c) ---------------------------------------------------------------------------- */
+/* ---- fitting (fit.c) ----------------------------------------------------------------------------
+ */
 
 /* Weighted least squares with relative weights 1/y^2 (or none), through mpxkit_lsq_solve. */
 typedef struct pm_design {

@@ -16,7 +16,8 @@
 
 #include "predict_impl.h"
 
-/* ---- one counted run -------------------------------------------------------------------------- */
+/* ---- one counted run --------------------------------------------------------------------------
+ */
 
 typedef struct counted {
 	mpxkit_workload w;
@@ -82,7 +83,8 @@ static int child_failed(const char *name, int status, mpxkit_diag *diag)
 			   WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-/* ---- record ----------------------------------------------------------------------------------- */
+/* ---- record -----------------------------------------------------------------------------------
+ */
 
 static int check_record(const mpxkit_record_options *o, mpxkit_diag *diag)
 {
@@ -93,7 +95,8 @@ static int check_record(const mpxkit_record_options *o, mpxkit_diag *diag)
 	if (p->missing[0])
 		return mpxkit_fail(diag, MPXKIT_ENOSUPP, "%s", p->missing);
 	if (o->roles[MPXKIT_ROLE_CYCLES] == NULL || o->roles[MPXKIT_ROLE_INSTRUCTIONS] == NULL)
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "predict record: the events must include "
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "predict record: the events must include "
 				   "cycles and instructions (roles)");
 	return 0;
 }
@@ -107,8 +110,11 @@ static int record_run(const mpxkit_record_options *o, const mpxkit_trace *replay
 	counted c = {0};
 	double e0[MPXKIT_PLATFORM_MAX_ZONES], e1[MPXKIT_PLATFORM_MAX_ZONES], t0, t1;
 	double *est = calloc(o->n_events + 1, sizeof *est);
-	mpxkit_pdata_row row = {.freq_mhz = freq, .threads = o->threads ? o->threads : 1,
-				.run = run, .sample = -1, .voltage_v = NAN};
+	mpxkit_pdata_row row = {.freq_mhz = freq,
+				.threads = o->threads ? o->threads : 1,
+				.run = run,
+				.sample = -1,
+				.voltage_v = NAN};
 	mpxkit_diag exec_diag = {0};
 	int rc, status = 0, exec_rc;
 
@@ -156,12 +162,11 @@ static int record_run(const mpxkit_record_options *o, const mpxkit_trace *replay
 	return rc;
 }
 
-static int new_record_dataset(const mpxkit_record_options *o, mpxkit_pdata **out,
-			      mpxkit_diag *diag)
+static int new_record_dataset(const mpxkit_record_options *o, mpxkit_pdata **out, mpxkit_diag *diag)
 {
 	mpxkit_pdata *d;
-	int rc = mpxkit_pdata_new(&d, o->workload, MPXKIT_TIME_ELAPSED, o->events, o->n_events,
-				  diag);
+	int rc =
+	    mpxkit_pdata_new(&d, o->workload, MPXKIT_TIME_ELAPSED, o->events, o->n_events, diag);
 
 	for (int r = 0; rc == 0 && r < MPXKIT_ROLE_COUNT; r++) {
 		int col;
@@ -214,7 +219,8 @@ int mpxkit_predict_record(const mpxkit_record_options *o, char *const argv[], mp
 				rc = record_run(o, replay, k, freq, r, argv, d, diag);
 				done++;
 			}
-			/* Restored after every frequency, so a failure leaves the machine as found. */
+			/* Restored after every frequency, so a failure leaves the machine as found.
+			 */
 			if (mpxkit_platform_restore(saved, rc == 0 ? diag : NULL) < 0 && rc == 0)
 				rc = -MPXKIT_ESYS;
 		}
@@ -227,7 +233,8 @@ int mpxkit_predict_record(const mpxkit_record_options *o, char *const argv[], mp
 	return 0;
 }
 
-/* ---- live ------------------------------------------------------------------------------------- */
+/* ---- live -------------------------------------------------------------------------------------
+ */
 
 typedef struct live {
 	const mpxkit_live_options *o;
@@ -297,18 +304,22 @@ static int live_config(const mpxkit_live_options *o, live *l, mpxkit_diag *diag)
 	if (core == NULL || f <= 0) {
 		const mpxkit_platform *p = o->platform;
 		if (p == NULL || p->n_kinds == 0)
-			return mpxkit_fail(diag, MPXKIT_ENOSUPP, "no core kinds known: name the "
+			return mpxkit_fail(diag, MPXKIT_ENOSUPP,
+					   "no core kinds known: name the "
 					   "configuration the command runs on (CORE@MHZ)");
 		if (p->n_kinds > 1 && core == NULL)
-			return mpxkit_fail(diag, MPXKIT_EINVAL, "%zu core kinds here: name the one "
-					   "the command runs on (CORE@MHZ)", p->n_kinds);
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "%zu core kinds here: name the one "
+					   "the command runs on (CORE@MHZ)",
+					   p->n_kinds);
 		if (core == NULL)
 			core = p->kinds[0].name;
 		if (f <= 0 && (rc = mpxkit_platform_cur_freq(p, p->kinds[0].cpus[0], &f, diag)) < 0)
 			return rc;
 	}
 	if ((l->obs.core = mpxkit_pmodel_core(l->m, core)) < 0)
-		return mpxkit_fail(diag, MPXKIT_ENOENT, "core kind '%.64s': not in the model", core);
+		return mpxkit_fail(diag, MPXKIT_ENOENT, "core kind '%.64s': not in the model",
+				   core);
 	l->obs.freq_mhz = f;
 	return 0;
 }
@@ -327,8 +338,8 @@ int mpxkit_predict_live(const mpxkit_live_options *o, char *const argv[], int *w
 	if (o->model == NULL || o->on_period == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "predict live: bad argument");
 	l.n_events = live_events(l.m, events);
-	l.obs = (mpxkit_pobs){.threads = o->threads ? o->threads : 1, .time_kind =
-								       MPXKIT_TIME_ELAPSED,
+	l.obs = (mpxkit_pobs){.threads = o->threads ? o->threads : 1,
+			      .time_kind = MPXKIT_TIME_ELAPSED,
 			      .power_w = NAN};
 	if ((rc = live_config(o, &l, diag)) < 0 ||
 	    (rc = mpxkit_pbinding_events(l.m, events, l.n_events, &l.b, diag)) < 0)
