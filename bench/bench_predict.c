@@ -68,16 +68,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_predict: %s\n", diag.msg);
 			return 2;
 		}
-		for (size_t i = 0; i < d->n_rows; i++) {
-			const mpxkit_pdata_row *r = &d->rows[i];
-			obs[i] = (mpxkit_pobs){.core = mpxkit_pmodel_core(m, d->cores[r->core]),
-					       .freq_mhz = r->freq_mhz,
-					       .threads = r->threads,
-					       .time_s = r->time_s,
-					       .time_kind = d->time_kind,
-					       .power_w = r->power_w,
-					       .values = d->values + i * d->n_events};
-		}
+		for (size_t i = 0; i < d->n_rows; i++)
+			if (mpxkit_pobs_row(m, d, i, &obs[i], NULL) < 0)
+				obs[i].core = -1;
 		t0 = now();
 		do {
 			for (size_t i = 0; i < d->n_rows; i++) {

@@ -148,13 +148,10 @@ static void predict_from(const mpxkit_pmodel *m, const mpxkit_pdata *d, int w, c
 		if (strcmp(d->workloads[r->workload], name) != 0 ||
 		    strcmp(d->cores[r->core], core) != 0 || r->freq_mhz != f)
 			continue;
-		mpxkit_pobs ob = {.core = mpxkit_pmodel_core(m, core),
-				  .freq_mhz = f,
-				  .threads = 1,
-				  .time_s = r->time_s,
-				  .time_kind = MPXKIT_TIME_ELAPSED,
-				  .power_w = anchor ? r->power_w : NAN,
-				  .values = d->values + i * d->n_events};
+		mpxkit_pobs ob;
+		CU_ASSERT_FATAL(mpxkit_pobs_row(m, d, i, &ob, NULL) == 0);
+		if (!anchor)
+			ob.power_w = NAN;
 		CU_ASSERT_FATAL(mpxkit_predict(m, &b, &ob, out, NULL) == 0);
 		return;
 	}

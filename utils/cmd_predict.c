@@ -630,22 +630,11 @@ static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata 
 	emit_header(e);
 	for (size_t i = 0; i < d->n_rows && !e->failed; i++) {
 		const mpxkit_pdata_row *r = &d->rows[i];
-		mpxkit_pobs ob = {.core = mpxkit_pmodel_core(m, d->cores[r->core]),
-				  .freq_mhz = r->freq_mhz,
-				  .threads = r->threads,
-				  .time_s = r->time_s,
-				  .time_kind = d->time_kind,
-				  .power_w = r->power_w,
-				  .values = d->values + i * d->n_events};
+		mpxkit_pobs ob;
 		char from[96];
-		if (ob.core < 0) {
-			rc = cli_error(o->cmd, "%s: row %zu: core kind '%s' is not in the model",
-				       d->name, i + 1, d->cores[r->core]);
-			break;
-		}
-		if ((rc = mpxkit_predict(m, &b, &ob, pred, &diag)) < 0) {
-			rc = cli_error(o->cmd, "%s: row %zu: %s", d->name, i + 1,
-				       mpxkit_diag_message(&diag, rc));
+		if ((rc = mpxkit_pobs_row(m, d, i, &ob, &diag)) < 0 ||
+		    (rc = mpxkit_predict(m, &b, &ob, pred, &diag)) < 0) {
+			rc = cli_error(o->cmd, "%s", mpxkit_diag_message(&diag, rc));
 			break;
 		}
 		config_text(from, sizeof from, d->cores[r->core], r->freq_mhz);

@@ -318,6 +318,13 @@ typedef struct mpxkit_pobs {
 	const double *values; /* the bound input's columns; NaN: not counted */
 } mpxkit_pobs;
 
+/*
+ * The observation of one dataset row, as mpxkit_predict takes it (its measured power anchors);
+ * -MPXKIT_ENOENT with a line naming the row when the model lacks its core kind.
+ */
+int mpxkit_pobs_row(const mpxkit_pmodel *m, const mpxkit_pdata *d, size_t row, mpxkit_pobs *out,
+		    mpxkit_diag *diag);
+
 /* The predicted figures of one (core kind, frequency); NaN where the model cannot tell. */
 typedef struct mpxkit_prediction {
 	double time_s;	 /* time of the observed work there */

@@ -87,6 +87,25 @@ int mpxkit__pd_valid_name(const char *s, size_t len, int allow_blank)
 	return 1;
 }
 
+void *mpxkit__pd_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	if (c > SIZE_MAX / elem || (p = realloc(arr, c * elem)) == NULL)
+		return NULL;
+	*cap = c;
+	return p;
+}
+
+int mpxkit__pd_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 static int valid_meta_key(const char *key)
 {
 	if (*key == '\0')

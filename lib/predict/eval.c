@@ -242,14 +242,9 @@ static acc *find_acc(evaluator *e, const char *dataset, int target, const pm_obs
 		    strcmp(x->row.from, from) == 0 && strcmp(x->row.to, to) == 0)
 			return x;
 	}
-	if (e->n_acc == e->cap_acc) {
-		size_t cap = e->cap_acc ? e->cap_acc * 2 : 64;
-		acc *p = realloc(e->accs, cap * sizeof *p);
-		if (p == NULL)
-			return NULL;
-		e->accs = p;
-		e->cap_acc = cap;
-	}
+	if ((x = mpxkit__pd_grow(e->accs, &e->cap_acc, e->n_acc, sizeof *x)) == NULL)
+		return NULL;
+	e->accs = x;
 	x = &e->accs[e->n_acc++];
 	memset(x, 0, sizeof *x);
 	x->row.dataset = dataset;
@@ -264,6 +259,7 @@ static int add_point(evaluator *e, const char *dataset, int target, const pm_obs
 		     const pm_obs *z, double measured, double predicted, const char *baseline,
 		     double base)
 {
+	mpxkit_eval_point *p;
 	acc *x;
 
 	if (!(measured > 0) || !isfinite(predicted))
@@ -274,14 +270,10 @@ static int add_point(evaluator *e, const char *dataset, int target, const pm_obs
 	x->ape += fabs(predicted - measured) / measured;
 	x->base_ape += fabs(base - measured) / measured;
 	x->row.n++;
-	if (e->n_points == e->cap_points) {
-		size_t cap = e->cap_points ? e->cap_points * 2 : 256;
-		mpxkit_eval_point *p = realloc(e->points, cap * sizeof *p);
-		if (p == NULL)
-			return -1;
-		e->points = p;
-		e->cap_points = cap;
-	}
+	p = mpxkit__pd_grow(e->points, &e->cap_points, e->n_points, sizeof *p);
+	if (p == NULL)
+		return -1;
+	e->points = p;
 	e->points[e->n_points++] = (mpxkit_eval_point){
 	    target, (size_t)(x - e->accs), z->workload, z->threads, measured, predicted, base};
 	return 0;

@@ -421,14 +421,9 @@ static nk_exec *nk_new_exec(nk_state *s, const char *bench, unsigned run, double
 {
 	nk_exec *e;
 
-	if (s->n_exec == s->cap_exec) {
-		size_t cap = s->cap_exec ? s->cap_exec * 2 : 64;
-		nk_exec *p = realloc(s->exec, cap * sizeof *p);
-		if (p == NULL)
-			return NULL;
-		s->exec = p;
-		s->cap_exec = cap;
-	}
+	if ((e = mpxkit__pd_grow(s->exec, &s->cap_exec, s->n_exec, sizeof *e)) == NULL)
+		return NULL;
+	s->exec = e;
 	e = &s->exec[s->n_exec];
 	memset(e, 0, sizeof *e);
 	if ((e->bench = strdup(bench)) == NULL ||
@@ -446,22 +441,13 @@ static nk_exec *nk_new_exec(nk_state *s, const char *bench, unsigned run, double
 	return e;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int nk_add_step(nk_state *s, double dt)
 {
-	if (s->n_steps == s->cap_steps) {
-		size_t cap = s->cap_steps ? s->cap_steps * 2 : 256;
-		double *p = realloc(s->steps, cap * sizeof *p);
-		if (p == NULL)
-			return -1;
-		s->steps = p;
-		s->cap_steps = cap;
-	}
+	double *p = mpxkit__pd_grow(s->steps, &s->cap_steps, s->n_steps, sizeof *p);
+
+	if (p == NULL)
+		return -1;
+	s->steps = p;
 	s->steps[s->n_steps++] = dt;
 	return 0;
 }
@@ -550,14 +536,9 @@ static int nk_runtime_row(table *t, void *arg, mpxkit_diag *diag)
 			    t->field[s->col[3]]);
 	if (!(freq > 0) || !(secs > 0) || cores == 0)
 		return tbad(t, diag, "frequency, cores_used or runtime_s out of range");
-	if (s->n_rt == s->cap_rt) {
-		size_t cap = s->cap_rt ? s->cap_rt * 2 : 64;
-		nk_runtime *p = realloc(s->rt, cap * sizeof *p);
-		if (p == NULL)
-			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
-		s->rt = p;
-		s->cap_rt = cap;
-	}
+	if ((r = mpxkit__pd_grow(s->rt, &s->cap_rt, s->n_rt, sizeof *r)) == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	s->rt = r;
 	r = &s->rt[s->n_rt];
 	memset(r, 0, sizeof *r);
 	r->bench = strdup(t->field[s->col[0]]);
@@ -749,7 +730,7 @@ static int nk_read(nk_state *s, const input *in, mpxkit_diag *diag)
 	rc = read_table(in, 0, nk_row, s, diag);
 	if (rc == 0 && s->kind == 1) {
 		double median;
-		qsort(s->steps, s->n_steps, sizeof *s->steps, cmp_double);
+		qsort(s->steps, s->n_steps, sizeof *s->steps, mpxkit__pd_cmp_double);
 		median = s->n_steps ? s->steps[s->n_steps / 2] : 0.5;
 		for (size_t i = s->first_exec; i < s->n_exec; i++) {
 			nk_exec *e = &s->exec[i];

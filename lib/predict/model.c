@@ -225,6 +225,9 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 {
 	mpxkit_pmodel *m = t->m;
 	double *vsum, *vw;
+	size_t cap_cfg = 0, cap_core = 0;
+	mpxkit_pconfig *cfg;
+	uint32_t *cores;
 	int c;
 
 	for (size_t i = 0; i < t->n_obs; i++) {
@@ -243,11 +246,14 @@ static int collect_configs(trainer *t, mpxkit_diag *diag)
 					   "more than %d (core, frequency) "
 					   "configurations",
 					   MPXKIT_PMODEL_MAX_CONFIGS);
-		m->configs = realloc(m->configs, (m->n_configs + 1) * sizeof *m->configs);
-		m->config_core =
-		    realloc(m->config_core, (m->n_configs + 1) * sizeof *m->config_core);
-		if (!m->configs || !m->config_core)
+		if ((cfg = mpxkit__pd_grow(m->configs, &cap_cfg, m->n_configs, sizeof *cfg)) ==
+		    NULL)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		m->configs = cfg;
+		if ((cores = mpxkit__pd_grow(m->config_core, &cap_core, m->n_configs,
+					     sizeof *cores)) == NULL)
+			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		m->config_core = cores;
 		m->configs[m->n_configs] = (mpxkit_pconfig){NULL, o->freq_mhz, NAN};
 		m->config_core[m->n_configs++] = (uint32_t)c;
 	}

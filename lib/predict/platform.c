@@ -73,12 +73,6 @@ static int exists(const char *path)
 /* ---- core kinds -------------------------------------------------------------------------------
  */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* The frequencies cpufreq offers one CPU: the available list, else its min and max. */
 static void probe_freqs(mpxkit_platform *p, mpxkit_core_kind *k)
 {
@@ -112,7 +106,7 @@ static void probe_freqs(mpxkit_platform *p, mpxkit_core_kind *k)
 				k->freq_mhz[k->n_freqs++] = khz / 1000;
 		}
 	}
-	qsort(k->freq_mhz, k->n_freqs, sizeof *k->freq_mhz, cmp_double);
+	qsort(k->freq_mhz, k->n_freqs, sizeof *k->freq_mhz, mpxkit__pd_cmp_double);
 }
 
 static void kind_name(mpxkit_core_kind *k, unsigned n_infos, const struct hwloc_info_s *infos,

@@ -71,6 +71,26 @@ int mpxkit_pbinding_pdata(const mpxkit_pmodel *m, const mpxkit_pdata *d, mpxkit_
 	return finish_binding(m, out, d->name, diag);
 }
 
+int mpxkit_pobs_row(const mpxkit_pmodel *m, const mpxkit_pdata *d, size_t row, mpxkit_pobs *out,
+		    mpxkit_diag *diag)
+{
+	const mpxkit_pdata_row *r = &d->rows[row];
+	int core = mpxkit__pm_core(m, d->cores[r->core]);
+
+	if (core < 0)
+		return mpxkit_fail(diag, MPXKIT_ENOENT,
+				   "%s: row %zu: core kind '%s' is not in the model", d->name,
+				   row + 1, d->cores[r->core]);
+	*out = (mpxkit_pobs){.core = core,
+			     .freq_mhz = r->freq_mhz,
+			     .threads = r->threads,
+			     .time_s = r->time_s,
+			     .time_kind = d->time_kind,
+			     .power_w = r->power_w,
+			     .values = d->values + row * d->n_events};
+	return 0;
+}
+
 static void all_nan(mpxkit_prediction *p)
 {
 	p->time_s = p->cpi = p->power_w = p->energy_j = p->ips = NAN;

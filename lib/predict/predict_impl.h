@@ -25,6 +25,14 @@ int mpxkit__pd_each_line(const char *name, const char *path, const char *buf, si
 			 uint64_t max_bytes, const char *what, mpxkit__pd_line_fn fn, void *arg,
 			 mpxkit_diag *diag);
 
+/*
+ * Room for item n of a doubling array: arr itself while n < *cap, else the grown block (*cap
+ * updated) or NULL with arr untouched.
+ */
+void *mpxkit__pd_grow(void *arr, size_t *cap, size_t n, size_t elem);
+/* qsort's order of doubles, ascending. */
+int mpxkit__pd_cmp_double(const void *a, const void *b);
+
 /* ---- the model (model.c, file.c, predict.c) ---------------------------------------------------
  */
 
