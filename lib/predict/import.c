@@ -730,7 +730,8 @@ static int nk_read(nk_state *s, const input *in, mpxkit_diag *diag)
 	rc = read_table(in, 0, nk_row, s, diag);
 	if (rc == 0 && s->kind == 1) {
 		double median;
-		qsort(s->steps, s->n_steps, sizeof *s->steps, mpxkit__pd_cmp_double);
+		if (s->n_steps) /* qsort takes no NULL, even for nothing */
+			qsort(s->steps, s->n_steps, sizeof *s->steps, mpxkit__pd_cmp_double);
 		median = s->n_steps ? s->steps[s->n_steps / 2] : 0.5;
 		for (size_t i = s->first_exec; i < s->n_exec; i++) {
 			nk_exec *e = &s->exec[i];
