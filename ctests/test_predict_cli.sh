@@ -4,12 +4,11 @@
 # eval with its JSON keys and plot, record and --live on a fake sysfs tree with a replayed trace.
 set -u
 : "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-predict-cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
+. "$top_srcdir/ctests/cli_lib.sh"
 # Never the machine's own cpufreq: every run reads this tree unless a case says otherwise.
 MPXKIT_SYSFS_ROOT="$tmp/empty-root"
 export MPXKIT_SYSFS_ROOT
@@ -20,33 +19,20 @@ mkdir "$tmp/empty-root"
 HWLOC_COMPONENTS=-x86
 export HWLOC_COMPONENTS
 
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-run() {
-	# shellcheck disable=SC2086
-	$mpxkit predict "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-}
-
-# expect DESCRIPTION STATUS PATTERN ARGS...: that status, one stderr line matching PATTERN.
+# expect DESCRIPTION STATUS PATTERN ARGS...: `mpxkit predict ARGS` fails with that status and
+# one stderr line matching PATTERN (cli_lib.sh's expect_fail: nothing on stdout, no temporary
+# file left).
 expect() {
 	desc=$1 want=$2 pattern=$3
 	shift 3
-	run "$@"
-	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q -- "$pattern" "$tmp/err"; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
-	fi
+	expect_fail "$desc" "$want" "$pattern" predict "$@"
 }
 
 # expect_ok DESCRIPTION ARGS...: exit 0, nothing on stderr.
 expect_ok() {
 	desc=$1
 	shift
-	run "$@"
+	run predict "$@"
 	if [ "$status" -eq 0 ] && [ ! -s "$tmp/err" ]; then
 		ok "$desc"
 	else
@@ -80,21 +66,21 @@ awk 'BEGIN {
 awk 'BEGIN { print "step,CYC,INS,MISS"; for (s = 0; s < 10; s++) printf "%d,%d,%d,%d\n", s, 2000000 + 1000 * s, 1500000, 900 + s }' >"$tmp/replay.csv"
 
 # ---- usage -------------------------------------------------------------------------------------
-run --help
+run predict --help
 if [ "$status" -eq 0 ] && grep -q '^usage: mpxkit predict' "$tmp/out" && [ ! -s "$tmp/err" ]; then
 	ok "--help to stdout, exit 0"
 else
 	not_ok "--help (status $status)"
 fi
 for sub in import record list train apply eval; do
-	run "$sub" --help
+	run predict "$sub" --help
 	if [ "$status" -eq 0 ] && grep -q "^usage: mpxkit predict $sub" "$tmp/out"; then
 		ok "$sub --help"
 	else
 		not_ok "$sub --help (status $status)"
 	fi
 done
-run
+run predict
 [ "$status" -eq 1 ] && ok "no command: exit 1" || not_ok "no command (status $status)"
 expect "unknown command" 1 "'frobnicate' is not a predict command" frobnicate
 expect "unknown option" 1 "unknown option '--bogus'" train --bogus
@@ -144,6 +130,12 @@ head -c 100 "$tmp/m.mpxp" >"$tmp/cut.mpxp"
 expect "truncated model" 2 "cut.mpxp" apply -m "$tmp/cut.mpxp" "$tmp/syn.csv"
 expect "model is /dev/zero" 2 "/dev/zero" apply -m /dev/zero "$tmp/syn.csv"
 expect "model is a dataset" 2 "not a predict model file" apply -m "$tmp/syn.csv" "$tmp/syn.csv"
+# A row without instructions (an idle period) is predicted as unknown, not refused.
+awk -F, -v OFS=, '!/^#/ && $1 == "w0" && $2 == "big" && $3 == 1000 { $11 = 0 } { print }' \
+	"$tmp/syn.csv" >"$tmp/idle.csv"
+expect_ok "apply to a row without instructions" apply -m "$tmp/m.mpxp" --format csv "$tmp/idle.csv"
+[ "$(grep -c '^1,w0,big@1000,[a-z]*@[0-9]*,,,,,$' "$tmp/out")" -eq 4 ] &&
+	ok "apply: that row's predictions are empty" || not_ok "apply: $(sed -n 2p "$tmp/out")"
 sed 's/,little,/,medium,/' "$tmp/syn.csv" >"$tmp/medium.csv"
 expect "core kind the model lacks" 2 "core kind 'medium' is not in the model" apply -m "$tmp/m.mpxp" "$tmp/medium.csv"
 

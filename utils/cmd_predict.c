@@ -627,16 +627,27 @@ static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata 
 	for (size_t k = 0; k < nc; k++)
 		config_text(to[k], sizeof to[k], mpxkit_pmodel_config(m, k)->core,
 			    mpxkit_pmodel_config(m, k)->freq_mhz);
+	/* Every row's core kind is known before the first line, so a refusal prints nothing else. */
+	for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
+		mpxkit_pobs ob;
+		if ((rc = mpxkit_pobs_row(m, d, i, &ob, &diag)) < 0)
+			rc = cli_lib_error(o->cmd, rc, &diag);
+	}
+	if (rc != 0) {
+		free(pred);
+		free(to);
+		return rc;
+	}
 	emit_header(e);
 	for (size_t i = 0; i < d->n_rows && !e->failed; i++) {
 		const mpxkit_pdata_row *r = &d->rows[i];
 		mpxkit_pobs ob;
 		char from[96];
-		if ((rc = mpxkit_pobs_row(m, d, i, &ob, &diag)) < 0 ||
-		    (rc = mpxkit_predict(m, &b, &ob, pred, &diag)) < 0) {
-			rc = cli_error(o->cmd, "%s", mpxkit_diag_message(&diag, rc));
-			break;
-		}
+		mpxkit_pobs_row(m, d, i, &ob, NULL);
+		/* A row without cycles or instructions (an idle period) has no prediction. */
+		if (mpxkit_predict(m, &b, &ob, pred, NULL) < 0)
+			for (size_t k = 0; k < nc; k++)
+				pred[k] = (mpxkit_prediction){NAN, NAN, NAN, NAN, NAN};
 		config_text(from, sizeof from, d->cores[r->core], r->freq_mhz);
 		for (size_t k = 0; k < nc; k++)
 			emit_prediction(e, i + 1, d->workloads[r->workload], from, to[k], &pred[k]);
@@ -1302,7 +1313,28 @@ typedef struct live_out {
 	cli_format format;
 	FILE *f;
 	cli_json *json;
+	int started, failed;
 } live_out;
+
+/*
+ * The head of the output, written with the first period (or at the end of a run without one),
+ * so a run refused before it starts prints its one error line and nothing else.
+ */
+static void live_start(live_out *o)
+{
+	o->started = 1;
+	if (o->format == CLI_FORMAT_JSON) {
+		if ((o->json = cli_json_new(o->f)) == NULL)
+			o->failed = 1;
+		else
+			cli_json_array(o->json);
+	} else if (o->format == CLI_FORMAT_CSV) {
+		fputs("period,t0_s,t1_s,to,time_s,cpi,power_w,energy_j,ips\n", o->f);
+	} else {
+		fprintf(o->f, "%6s %8s %8s %-16s %13s %13s %13s %13s %13s\n", "period", "t0_s",
+			"t1_s", "to", "time_s", "cpi", "power_w", "energy_j", "ips");
+	}
+}
 
 static void print_value(FILE *f, double v, int csv)
 {
@@ -1318,6 +1350,10 @@ static void on_period(void *arg, size_t period, double t0, double t1, const mpxk
 	live_out *o = arg;
 	char cfg[96];
 
+	if (!o->started)
+		live_start(o);
+	if (o->failed)
+		return;
 	for (size_t k = 0; k < n; k++) {
 		const mpxkit_pconfig *c = mpxkit_pmodel_config(o->m, k);
 		const mpxkit_prediction *p = &pred[k];
@@ -1506,21 +1542,14 @@ static int p_live(int argc, char **argv)
 		}
 	}
 	out.m = m;
-	if (out.format == CLI_FORMAT_JSON && (out.json = cli_json_new(out.f)) == NULL) {
-		rc = cli_error(cmd, "out of memory");
-		goto done;
-	}
-	if (out.json)
-		cli_json_array(out.json);
-	else if (out.format == CLI_FORMAT_CSV)
-		fputs("period,t0_s,t1_s,to,time_s,cpi,power_w,energy_j,ips\n", out.f);
-	else
-		fprintf(out.f, "%6s %8s %8s %-16s %13s %13s %13s %13s %13s\n", "period", "t0_s",
-			"t1_s", "to", "time_s", "cpi", "power_w", "energy_j", "ips");
 	lo.model = m;
 	lo.on_period = on_period;
 	lo.arg = &out;
 	rc = mpxkit_predict_live(&lo, argv + optind, &status, &diag);
+	if (rc == 0 && !out.started)
+		live_start(&out);
+	if (rc == 0 && out.failed)
+		rc = mpxkit_fail(&diag, MPXKIT_ENOMEM, "out of memory");
 	if (out.json && cli_json_end(out.json) < 0 && rc == 0)
 		rc = -MPXKIT_ENOMEM;
 	out.json = NULL;
