@@ -820,8 +820,9 @@ static void eval_chart(FILE *f, const mpxkit_eval_result *r, int target, double 
 		 mpxkit_eval_target_name(target));
 	snprintf(xl, sizeof xl, "measured %s", units[target]);
 	snprintf(yl, sizeof yl, "predicted %s", units[target]);
-	s[0] = (cli_series){"model", mx, py, n, 1, NULL};
-	s[1] = (cli_series){"baseline", mx, by, n, 1, NULL};
+	/* The model drawn last, on top of the baseline it is compared with. */
+	s[0] = (cli_series){"baseline", mx, by, n, 1, NULL};
+	s[1] = (cli_series){"model", mx, py, n, 1, NULL};
 	cli_svg_lines(f, &chart, s, 2);
 }
 
