@@ -90,31 +90,33 @@ enum {
 	OPT_ESTIMATOR,
 };
 
+/* A form option through the library's parser: 1, or minus the usage error's status. */
+static int set_form(const opts *o, const char *option, const char *arg, int (*parse)(const char *),
+		    const char *expected, int *field)
+{
+	int v = parse(arg);
+
+	if (v < 0)
+		return -cli_usage_error(o->cmd, "%s %s: expected %s", option, arg, expected);
+	*field = v;
+	return 1;
+}
+
 /* The model options shared by train and eval; 1 when c was one of them, else 0 or an error. */
 static int model_option(opts *o, int c, const char *arg)
 {
-	int v;
 	char *end;
 
 	switch (c) {
 	case OPT_MET:
-		if ((v = mpxkit_met_form_parse(arg)) < 0)
-			return -cli_usage_error(
-			    o->cmd, "--met %s: expected none, linear, mlp or auto", arg);
-		o->model.met_form = v;
-		return 1;
+		return set_form(o, "--met", arg, mpxkit_met_form_parse, "none, linear, mlp or auto",
+				&o->model.met_form);
 	case OPT_POWER:
-		if ((v = mpxkit_power_form_parse(arg)) < 0)
-			return -cli_usage_error(
-			    o->cmd, "--power %s: expected per-freq, per-freq-v or voltage", arg);
-		o->model.power_form = v;
-		return 1;
+		return set_form(o, "--power", arg, mpxkit_power_form_parse,
+				"per-freq, per-freq-v or voltage", &o->model.power_form);
 	case OPT_XCORE:
-		if ((v = mpxkit_xcore_form_parse(arg)) < 0)
-			return -cli_usage_error(
-			    o->cmd, "--xcore %s: expected ratio, cpi, cpi-mpki or auto", arg);
-		o->model.xcore_form = v;
-		return 1;
+		return set_form(o, "--xcore", arg, mpxkit_xcore_form_parse,
+				"ratio, cpi, cpi-mpki or auto", &o->model.xcore_form);
 	case OPT_POWER_EVENTS:
 		free(o->power_text);
 		if ((o->power_text = strdup(arg)) == NULL)
@@ -627,7 +629,8 @@ static int apply_rows(const opts *o, const mpxkit_pmodel *m, const mpxkit_pdata 
 	for (size_t k = 0; k < nc; k++)
 		config_text(to[k], sizeof to[k], mpxkit_pmodel_config(m, k)->core,
 			    mpxkit_pmodel_config(m, k)->freq_mhz);
-	/* Every row's core kind is known before the first line, so a refusal prints nothing else. */
+	/* Every row's core kind is known before the first line, so a refusal prints nothing else.
+	 */
 	for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
 		mpxkit_pobs ob;
 		if ((rc = mpxkit_pobs_row(m, d, i, &ob, &diag)) < 0)
