@@ -1,8 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # README's usage examples, run exactly as written, from a copy of the tree's layout: utils/ and
-# data/kernels from the build tree, data/corpus, data/threads and data/models from the source
-# tree.  MPXKIT_DATADIR is unset, as after the quick start: the uninstalled build finds its models.
+# data/kernels from the build tree, the rest of data/ from the source tree.  MPXKIT_DATADIR is unset, as after the quick start: the uninstalled build finds its models.
 set -u
 : "${top_srcdir:?run through make check}"
 : "${top_builddir:?run through make check}"
@@ -14,16 +13,29 @@ failed=0
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1"; failed=1; }
 
-# The fenced block after "<!-- usage -->".
-awk '/^<!-- usage -->$/ { on = 1; next } on && /^```sh$/ { block = 1; next }
-	block && /^```$/ { exit } block { print }' "$top_srcdir/README.md" >"$tmp/lines"
+# block MARKER: the fenced block after "<!-- MARKER -->".
+block() {
+	awk -v m="<!-- $1 -->" '$0 == m { on = 1; next } on && /^```sh$/ { block = 1; next }
+		block && /^```$/ { exit } block { print }' "$top_srcdir/README.md"
+}
+block usage >"$tmp/lines"
 [ -s "$tmp/lines" ] || { echo "FAIL: no usage block in README.md"; exit 1; }
+# The lines that read the measurements next to the tree (../shared/data, never in git).
+block usage-data >"$tmp/data-lines"
+[ -s "$tmp/data-lines" ] || { echo "FAIL: no usage-data block in README.md"; exit 1; }
+shared=no
+if [ -d "$top_srcdir/../shared/data/dvfs" ]; then
+	shared=yes
+	cat "$tmp/data-lines" >>"$tmp/lines"
+fi
 
 mkdir "$tmp/tree" "$tmp/tree/data"
+[ $shared = yes ] && ln -s "$top_srcdir/../shared" "$tmp/shared"
 ln -s "$top_builddir/utils" "$tmp/tree/utils"
 ln -s "$top_builddir/data/kernels" "$tmp/tree/data/kernels"
-for d in corpus threads models; do
-	ln -s "$top_srcdir/data/$d" "$tmp/tree/data/$d"
+for d in "$top_srcdir"/data/*/; do
+	d=$(basename "$d")
+	[ "$d" = kernels ] || ln -s "$top_srcdir/data/$d" "$tmp/tree/data/$d"
 done
 
 # perf_event: stat and list count with it; where the kernel refuses, their lines are skipped,
@@ -52,9 +64,16 @@ while IFS= read -r line; do
 	fi
 done <"$tmp/lines"
 [ "$n" -ge 10 ] || not_ok "only $n lines in the usage block"
+if [ $shared = no ]; then
+	while IFS= read -r line; do
+		echo "ok - # SKIP ../shared/data is not next to the tree: $line"
+	done <"$tmp/data-lines"
+fi
 
 # What the lines wrote, each a real file of its kind.
-for f in lu.csv.gz my.mpxm out.svg matvec.pcz back.csv; do
+written="lu.csv.gz my.mpxm out.svg matvec.pcz back.csv"
+[ $shared = yes ] && written="$written nikov-cbench.csv"
+for f in $written; do
 	if [ -s "$tmp/tree/$f" ]; then
 		ok "$f written"
 	else

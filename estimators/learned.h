@@ -6,18 +6,10 @@
 #include "mpxkit/model.h"
 
 /*
- * Where the default models lie when MPXKIT_DATADIR is unset: the installed
- * data directory, or the source tree's data/ when this library runs from
- * its build tree (uninstalled: libmpxkit.so, or libpapi.so with the
- * component, lies under the build directory).  Decided once per process.
- */
-const char *learned_default_dir(void);
-
-/*
  * Loads the model at path, or, when path is NULL, the default model
  * default_name (e.g. "models/default.mpxm") under $MPXKIT_DATADIR when it is
- * set (an installation moved elsewhere, another set of models), else under
- * learned_default_dir().  *used receives the path loaded, malloc'd (the
+ * set (a build tree, or an installation moved elsewhere), else under the
+ * installed data directory.  *used receives the path loaded, malloc'd (the
  * caller frees it), for the caller's own messages.  A failure's line starts
  * with "estimator WHO: " and, for the default model, says how to name another.
  */

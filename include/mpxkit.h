@@ -13,7 +13,10 @@
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"
 #include "mpxkit/pcz.h"
+#include "mpxkit/job.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/predict.h"
+#include "mpxkit/simt.h"
 
 #endif
