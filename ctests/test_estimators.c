@@ -892,7 +892,7 @@ static void check_default_model(const char *name, const char *file, unsigned loo
 /*
  * Uninstalled, from the build tree, with MPXKIT_DATADIR unset: each learned
  * estimator's default model is the source tree's data/models/ file (the
- * library lies in the build tree, estimators/learned.c), not an installed
+ * library lies in the build tree, lib/common/datadir.c), not an installed
  * one: its estimates equal those of that file named explicitly.
  */
 static void test_uninstalled_default_models(void)
