@@ -51,7 +51,7 @@ else
 fi
 refuse "no output" 1 "no output file" merge "$tmp/job.0.pcz"
 refuse "no input" 1 "no dump to merge" merge -o "$tmp/m.pcz"
-refuse "bad option" 1 "bad option '--bogus'" merge --bogus -o "$tmp/m.pcz" "$tmp/job.0.pcz"
+refuse "bad option" 1 "unknown option '--bogus'" merge --bogus -o "$tmp/m.pcz" "$tmp/job.0.pcz"
 
 # The merge, inputs in shuffled order: every (rank, unit) row of every region, values unchanged,
 # each rank's regions in rank order; the expected CSV is built from the inputs with awk.

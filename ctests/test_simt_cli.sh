@@ -24,12 +24,12 @@ if [ "$status" -eq 0 ] && grep -q "^usage: mpxkit simt" "$tmp/out" && [ ! -s "$t
 else
 	not_ok "--help"
 fi
-expect_fail "bad option" 1 "bad option '--bogus'" simt --bogus "$trace"
+expect_fail "bad option" 1 "unknown option '--bogus'" simt --bogus "$trace"
 expect_fail "no trace" 1 "no trace directory given" simt
 expect_fail "two traces" 1 "not 'x' too" simt "$trace" x
 expect_fail "format" 1 "--format takes table, csv or json" simt -f xml "$trace"
 expect_fail "per-pc range" 1 "--per-pc takes a whole number" simt -p 0 "$trace"
-expect_fail "missing value" 1 "option '--gpu' needs a value" simt "$trace" --gpu
+expect_fail "missing value" 1 "option '--gpu' needs an argument" simt "$trace" --gpu
 expect_fail "gpu and accelsim" 1 "alternatives" simt --gpu "$gpu" --accelsim-config . "$trace"
 expect_fail "missing directory" 2 "none: No such file" simt --gpu "$gpu" "$tmp/none"
 expect_fail "unknown GPU" 2 "GPU 'no such': neither a file" simt --gpu "no such" "$trace"

@@ -41,7 +41,10 @@ helps() {
 	fi
 }
 
-for cmd in eval train record pack unpack info verify stat list help version; do
+# Every subcommand mpxkit help lists, those added later included.
+cmds=$($mpxkit help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }')
+[ "$(echo "$cmds" | wc -w)" -ge 11 ] || not_ok "mpxkit help lists only: $cmds"
+for cmd in $cmds; do
 	helps "$cmd" --help
 	usage_error "^mpxkit $cmd: unknown option '--bogus' (try 'mpxkit $cmd --help')\$" "$cmd" --bogus
 done

@@ -53,7 +53,7 @@ int cmd_merge(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -65,7 +65,7 @@ int cmd_merge(int argc, char **argv)
 			merge_usage(stdout);
 			return cli_close_stdout(cmd);
 		default:
-			return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (output == NULL)

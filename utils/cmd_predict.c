@@ -59,12 +59,12 @@ typedef struct opts {
 
 static int bad_arg(const opts *o, char **argv)
 {
-	return cli_usage_error(o->cmd, "unknown option '%s'", argv[optind - 1]);
+	return cli_option_error(o->cmd, '?', argv);
 }
 
 static int need_arg(const opts *o, char **argv)
 {
-	return cli_usage_error(o->cmd, "option '%s' needs an argument", argv[optind - 1]);
+	return cli_option_error(o->cmd, ':', argv);
 }
 
 enum {

@@ -278,7 +278,7 @@ int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:r:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:r:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (cli_parse_format(optarg, &format) != 0)
@@ -306,7 +306,7 @@ int cmd_report(int argc, char **argv)
 			report_usage(stdout);
 			return cli_close_stdout(cmd);
 		default:
-			return cli_usage_error(cmd, "bad option '%s'", argv[optind - 1]);
+			return cli_option_error(cmd, c, argv);
 		}
 	}
 	if (optind + 1 != argc)

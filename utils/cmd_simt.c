@@ -791,10 +791,8 @@ static int parse_options(simt_cli *s, int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return -1;
-		case ':':
-			return cli_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error(CMD, "bad option '%s'", argv[optind - 1]);
+			return cli_option_error(CMD, c, argv);
 		}
 	}
 	if (s->gpu_name && s->accelsim)
