@@ -66,6 +66,23 @@ early "unpack -o in a missing directory" "cannot create $nope/x.csv" \
 early "unpack --topology in a missing directory" "cannot create $nope/t.xml" \
 	unpack "$tmp/in.pcz" --topology "$nope/t.xml"
 
+simt="$top_srcdir/ctests/golden/simt-cli"
+early "simt -o in a missing directory" "cannot create $nope/s.txt" \
+	simt --gpu "$simt/test.gpu" -o "$nope/s.txt" "$simt/trace"
+early "simt --svg in a missing directory" "cannot create $nope/s.svg" \
+	simt --gpu "$simt/test.gpu" --svg "$nope/s.svg" "$simt/trace"
+# A job of one rank, as an MPI launcher would name it (doc/mpi.md).
+{
+	printf '# job.launcher=slurm\n# job.id=7.0\n# job.size=1\n# job.rank=0\n'
+	printf 'region,unit,start_ns,end_ns,a,b\nstop.total,t0,0,10,1,2\n'
+} >"$tmp/rank0.csv"
+$mpxkit pack "$tmp/rank0.csv" -o "$tmp/rank0.pcz" 2>/dev/null &&
+	$mpxkit merge -o "$tmp/job.pcz" "$tmp/rank0.pcz" 2>/dev/null || not_ok "a job dump of one rank"
+early "report -o in a missing directory" "cannot create $nope/r.txt" \
+	report -o "$nope/r.txt" "$tmp/job.pcz"
+early "report --svg in a missing directory" "cannot create $nope/r.svg" \
+	report --svg "$nope/r.svg" "$tmp/job.pcz"
+
 # The check leaves nothing behind where it succeeds.
 $mpxkit stat -e perf::TASK-CLOCK -o "$tmp/dir/report.txt" -- true 2>/dev/null
 left=$(ls -A "$tmp/dir")

@@ -311,6 +311,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return cli_usage_error(cmd, "need exactly one dump");
+	{
+		const char *outputs[] = {output, svg};
+		if (cli_check_outputs(cmd, outputs, 2) != CLI_OK)
+			return CLI_FAIL;
+	}
 	rc = mpxkit_job_summarize(argv[optind], region, factor, &s, &diag);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);

@@ -829,6 +829,12 @@ int cmd_simt(int argc, char **argv)
 	rc = parse_options(&s, argc, argv);
 	if (rc != 0)
 		return rc < 0 ? cli_close_stdout(CMD) : rc;
+	/* Before the traces are read and timed: every output can be written. */
+	{
+		const char *outputs[] = {s.output, s.svg, s.export_gpu};
+		if ((rc = cli_check_outputs(CMD, outputs, 3)) != CLI_OK)
+			goto out;
+	}
 	if (s.input && (rc = read_commands(&s, &c)) != 0)
 		goto out;
 	if ((rc = choose_gpu(&s, c)) != 0)
