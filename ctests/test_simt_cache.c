@@ -10,7 +10,7 @@
 /*
  * The reference keeps each set as an array in recency order (most recent
  * first) and moves entries by shifting: obviously LRU, nothing shared with
- * the model's stamps and victim scan.
+ * the model's recency lists and valid prefixes.
  */
 typedef struct ref_line {
 	uint64_t tag;
@@ -165,6 +165,8 @@ static void test_geometries(void)
 		for (int wb = 0; wb < 2; wb++)
 			compare(geo[g][0], geo[g][1], geo[g][2], wb,
 				0x9E3779B97F4A7C15ull + g * 2 + (uint64_t)wb, 20000);
+	/* long enough for each set's 16-bit recency stamps to be renumbered several times */
+	compare(2, 5, 4, 1, 0x2545F4914F6CDD1Dull, 400000);
 }
 
 /* Flushing empties the cache: everything misses again. */

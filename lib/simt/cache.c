@@ -5,6 +5,29 @@
 
 #include "simt_impl.h"
 
+/* n rounded up to a power of two when below quantum, else to a multiple of quantum. */
+static size_t round_block(size_t n, size_t quantum)
+{
+	size_t p = 8;
+
+	if (n >= quantum)
+		return (n + quantum - 1) / quantum * quantum;
+	while (p < n)
+		p *= 2;
+	return p;
+}
+
+/* Zeroed memory aligned to a host cache line, so a row or a record never straddles two. */
+static void *alloc_lines(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
+		return NULL;
+	memset(p, 0, bytes);
+	return p;
+}
+
 int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 {
 	size_t lines = (size_t)d->sets * d->ways;
@@ -15,9 +38,12 @@ int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 	c->spl = d->line / d->sector;
 	c->set_mask = (d->sets & (d->sets - 1)) == 0 ? d->sets - 1 : 0;
 	c->write_back = d->write == MPXKIT_SIMT_WRITE_BACK;
-	c->way = calloc(lines, sizeof *c->way);
-	c->ready = calloc(lines * c->spl, sizeof *c->ready);
-	if (c->way == NULL || c->ready == NULL) {
+	c->row_len = round_block((size_t)d->ways * 4, 128) / sizeof *c->row;
+	c->rec_size = round_block(sizeof(simt_way) + c->spl * sizeof(uint64_t), 64);
+	c->set = calloc(d->sets, sizeof *c->set);
+	c->row = alloc_lines(d->sets * c->row_len * sizeof *c->row);
+	c->rec = alloc_lines(lines * c->rec_size);
+	if (c->set == NULL || c->row == NULL || c->rec == NULL) {
 		mpxkit__simt_cache_free(c);
 		return -MPXKIT_ENOMEM;
 	}
@@ -26,42 +52,125 @@ int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 
 void mpxkit__simt_cache_free(simt_cache *c)
 {
-	free(c->way);
-	free(c->ready);
+	free(c->set);
+	free(c->row);
+	free(c->rec);
 	memset(c, 0, sizeof *c);
 }
 
 void mpxkit__simt_cache_flush(simt_cache *c)
 {
-	memset(c->way, 0, (size_t)c->sets * c->ways * sizeof *c->way);
+	memset(c->set, 0, (size_t)c->sets * sizeof *c->set);
 }
 
-static simt_way *set_of(const simt_cache *c, uint64_t line)
+static inline size_t set_of(const simt_cache *c, uint64_t line)
 {
-	uint64_t set = c->set_mask || c->sets == 1 ? line & c->set_mask : line % c->sets;
-	return &c->way[set * c->ways];
+	return (size_t)(c->set_mask || c->sets == 1 ? line & c->set_mask : line % c->sets);
 }
 
-/* The way holding line, or the victim (an invalid way first, else the least recently used). */
-static simt_way *find(simt_cache *c, uint64_t line, int *present)
+/* The tag hash a row holds: a full tag comparison confirms a match. */
+static inline uint16_t tag_hash(uint64_t line)
 {
-	simt_way *w = set_of(c, line), *victim = w;
+	return (uint16_t)((line * 0x9E3779B97F4A7C15ull) >> 48);
+}
 
-	for (uint32_t i = 0; i < c->ways; i++) {
-		if (w[i].stamp != 0 && w[i].tag == line) {
-			*present = 1;
-			return &w[i];
+static inline simt_way *record(const simt_cache *c, size_t slot)
+{
+	return (simt_way *)(void *)(c->rec + slot * c->rec_size);
+}
+
+void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line)
+{
+	const uint16_t *row = &c->row[set_of(c, line) * c->row_len];
+
+	__builtin_prefetch(row);
+	if (c->row_len * sizeof *row > 64)
+		__builtin_prefetch(row + 32);
+}
+
+/* The least recently used of a full set's ways: the smallest stamp (they are distinct). */
+static uint32_t lru(const simt_cache *c, const uint16_t *stamp)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 1; i < c->ways; i++)
+		if (stamp[i] < stamp[best])
+			best = i;
+	return best;
+}
+
+void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line)
+{
+	size_t s = set_of(c, line), base = s * c->ways;
+	const uint16_t *hash = &c->row[s * c->row_len];
+	uint32_t n = c->set[s].used;
+	uint16_t h = tag_hash(line);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (hash[i] == h) {
+			__builtin_prefetch(record(c, base + i));
+			return;
 		}
-		if (victim->stamp != 0 && (w[i].stamp == 0 || w[i].stamp < victim->stamp))
-			victim = &w[i];
-	}
+	__builtin_prefetch(record(c, base + (n < c->ways ? n : lru(c, hash + c->ways))));
+}
+
+/*
+ * The slot (set * ways + way) holding line, or the victim: the first invalid
+ * way, else the least recently used one.
+ */
+static size_t find(simt_cache *c, uint64_t line, int *present)
+{
+	size_t s = set_of(c, line), base = s * c->ways;
+	const uint16_t *hash = &c->row[s * c->row_len];
+	uint32_t n = c->set[s].used;
+	uint16_t h = tag_hash(line);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (hash[i] == h && record(c, base + i)->tag == line) {
+			*present = 1;
+			return base + i;
+		}
 	*present = 0;
-	return victim;
+	return base + (n < c->ways ? n : lru(c, hash + c->ways));
+}
+
+/* Renumbers a set's stamps 1 .. used in the same order, before its clock wraps (rare). */
+static void renumber(simt_cache *c, size_t s)
+{
+	uint16_t *stamp = &c->row[s * c->row_len] + c->ways, old[1024];
+	uint32_t n = c->set[s].used, prev = 0;
+
+	memcpy(old, stamp, n * sizeof *old);
+	for (uint32_t rank = 1; rank <= n; rank++) {
+		uint32_t best = n;
+		for (uint32_t i = 0; i < n; i++)
+			if (old[i] > prev && (best == n || old[i] < old[best]))
+				best = i;
+		prev = old[best];
+		stamp[best] = (uint16_t)rank;
+	}
+	c->set[s].clock = (uint16_t)n;
+}
+
+/* Way slot (from find) becomes the most recently used; a first-time way joins the valid ones. */
+static void use(simt_cache *c, size_t slot, uint64_t line)
+{
+	size_t s = slot / c->ways;
+	uint32_t i = (uint32_t)(slot - s * c->ways);
+	uint16_t *hash = &c->row[s * c->row_len];
+	simt_set *st = &c->set[s];
+
+	if (st->clock == UINT16_MAX)
+		renumber(c, s);
+	if (i == st->used)
+		st->used++;
+	hash[c->ways + i] = ++st->clock;
+	hash[i] = tag_hash(line);
 }
 
 static void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, simt_access *a)
 {
-	const uint64_t *r = &c->ready[(size_t)slot * c->spl];
+	const uint64_t *r = record(c, (size_t)slot)->ready;
 
 	a->ready = 0;
 	for (; hit; hit &= hit - 1) {
@@ -71,10 +180,13 @@ static void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, simt_acc
 	}
 }
 
-/* Takes the victim way for line: notes its dirty sectors, clears it. */
-static void take(simt_way *w, uint64_t line, simt_access *a)
+/* Takes the victim slot for line: notes its dirty sectors (when it held a line), clears it. */
+static void take(simt_cache *c, size_t slot, uint64_t line, simt_access *a)
 {
-	a->evicted_dirty = w->stamp ? w->dirty : 0;
+	simt_way *w = record(c, slot);
+	size_t s = slot / c->ways;
+
+	a->evicted_dirty = slot - s * c->ways < c->set[s].used ? w->dirty : 0;
 	a->evicted_line = w->tag;
 	w->tag = line;
 	w->valid = 0;
@@ -85,16 +197,17 @@ void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int
 			     simt_access *a)
 {
 	int present;
-	simt_way *w = find(c, line, &present);
+	size_t slot = find(c, line, &present);
+	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
 	a->slot = -1;
 	if (present) {
 		a->hit = sectors & w->valid;
 		a->miss = sectors & ~w->valid;
-		a->slot = w - c->way;
+		a->slot = (int64_t)slot;
 		latest_hit(c, a->slot, a->hit, a);
-		w->stamp = ++c->clock;
+		use(c, slot, line);
 		w->valid |= allocate ? sectors : 0;
 		return;
 	}
@@ -103,10 +216,10 @@ void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int
 	a->ready = 0;
 	if (!allocate)
 		return;
-	take(w, line, a);
+	take(c, slot, line, a);
 	w->valid = sectors;
-	w->stamp = ++c->clock;
-	a->slot = w - c->way;
+	use(c, slot, line);
+	a->slot = (int64_t)slot;
 }
 
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready)
@@ -115,7 +228,7 @@ void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint
 
 	if (slot < 0)
 		return;
-	r = &c->ready[(size_t)slot * c->spl];
+	r = record(c, (size_t)slot)->ready;
 	for (; sectors; sectors &= sectors - 1)
 		r[__builtin_ctz(sectors)] = ready;
 }
@@ -124,7 +237,8 @@ void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, ui
 			      simt_access *a)
 {
 	int present;
-	simt_way *w = find(c, line, &present);
+	size_t slot = find(c, line, &present);
+	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
 	a->slot = -1;
@@ -132,8 +246,8 @@ void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, ui
 	if (present) {
 		a->hit = sectors & w->valid;
 		a->miss = sectors & ~w->valid;
-		a->slot = w - c->way;
-		w->stamp = ++c->clock;
+		a->slot = (int64_t)slot;
+		use(c, slot, line);
 		if (c->write_back) {
 			/* A store completes a sector whose fill is under way: it is written now. */
 			w->valid |= sectors;
@@ -146,10 +260,10 @@ void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, ui
 	a->miss = sectors;
 	if (!c->write_back)
 		return;
-	take(w, line, a);
+	take(c, slot, line, a);
 	w->valid = w->dirty = sectors;
-	w->stamp = ++c->clock;
-	a->slot = w - c->way;
+	use(c, slot, line);
+	a->slot = (int64_t)slot;
 	mpxkit__simt_cache_fill(c, a->slot, sectors, now);
 }
 
@@ -157,16 +271,17 @@ void mpxkit__simt_cache_install(simt_cache *c, uint64_t line, uint32_t sectors, 
 				simt_access *a)
 {
 	int present;
-	simt_way *w = find(c, line, &present);
+	size_t slot = find(c, line, &present);
+	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
 	a->hit = present ? sectors & w->valid : 0;
 	a->miss = sectors & ~a->hit;
 	if (!present)
-		take(w, line, a);
+		take(c, slot, line, a);
 	w->valid |= sectors;
 	w->dirty &= ~sectors;
-	w->stamp = ++c->clock;
-	a->slot = w - c->way;
+	use(c, slot, line);
+	a->slot = (int64_t)slot;
 	mpxkit__simt_cache_fill(c, a->slot, a->miss, ready);
 }

@@ -43,9 +43,9 @@ void mpxkit__simt_mem_free(simt_memsys *m)
 
 int mpxkit__simt_mem_sm(simt_memsys *m, uint32_t sm)
 {
-	if (m->l1[sm].way == NULL && mpxkit__simt_cache_init(&m->l1[sm], &m->gpu->l1) < 0)
+	if (m->l1[sm].row == NULL && mpxkit__simt_cache_init(&m->l1[sm], &m->gpu->l1) < 0)
 		return -MPXKIT_ENOMEM;
-	if (m->icache && m->icache[sm].way == NULL &&
+	if (m->icache && m->icache[sm].row == NULL &&
 	    mpxkit__simt_cache_init(&m->icache[sm], &m->gpu->icache) < 0)
 		return -MPXKIT_ENOMEM;
 	return 0;
@@ -55,9 +55,9 @@ int mpxkit__simt_mem_kernel(simt_memsys *m, const mpxkit_simt_kernel *k, uint32_
 {
 	/* L1 and instruction caches start empty for every kernel (each kernel has its own code). */
 	for (uint32_t s = 0; s < m->gpu->sms; s++) {
-		if (m->l1[s].way)
+		if (m->l1[s].row)
 			mpxkit__simt_cache_flush(&m->l1[s]);
-		if (m->icache && m->icache[s].way)
+		if (m->icache && m->icache[s].row)
 			mpxkit__simt_cache_flush(&m->icache[s]);
 	}
 	memset(&m->c, 0, sizeof m->c);
@@ -345,7 +345,19 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	uint32_t req = requests(g, mask, in->mem_width), wave = req > tags ? req : tags;
 	uint64_t lat = 0, sectors = 0;
 	int cached = l1_caches_load(m, op, space);
+	int l1 = op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
+	/* the lines' host cache misses overlap: all rows first, then all records */
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
+		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_prefetch_way(&m->l1[sm], grp[i].line);
+		mpxkit__simt_cache_prefetch_way(&m->l2, grp[i].line);
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
 		sectors += (uint64_t)mpxkit__simt_popcount(grp[i].units);

@@ -63,20 +63,37 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * log2(line)).  Each sector remembers when its fill completes, so an access
  * that finds a fill under way waits for it (doc/simt.md, "Fill times").  The
  * cache only answers hit or miss and keeps state; the model composes latencies.
+ *
+ * Laid out for the host's caches, since a lookup is the model's most frequent
+ * step and the simulated caches are larger than the host's: a set's row
+ * holds what a lookup scans, 16-bit hashes of its tags and 16-bit recency
+ * stamps, in one or two host cache lines; a way's record holds its full tag,
+ * sector masks and fill times, in one.  Ways become valid in index order (the
+ * victim is the first invalid way, and only a flush invalidates), so a set's
+ * valid ways are the prefix [0, used) and a flush resets one count per set.
+ * Stamps count accesses per set, renumbered in order when the count would
+ * wrap, so the least recently used way is the one with the smallest stamp.
  */
 typedef struct simt_way {
-	uint64_t tag;	/* line address */
-	uint64_t stamp; /* LRU: the access counter at the last use; 0 = invalid way */
-	uint32_t valid, dirty;
+	uint64_t tag;	       /* line address */
+	uint32_t valid, dirty; /* sector masks */
+	uint64_t ready[];      /* spl fill completion times */
 } simt_way;
+
+typedef struct simt_set {
+	uint16_t used;	/* valid ways: indices 0 .. used - 1 */
+	uint16_t clock; /* the stamp of the set's last access */
+} simt_set;
 
 typedef struct simt_cache {
 	uint32_t sets, ways, spl; /* sectors per line */
 	uint32_t set_mask;	  /* sets - 1 when sets is a power of two, else 0 */
 	int write_back;
-	uint64_t clock;
-	simt_way *way;	 /* sets * ways */
-	uint64_t *ready; /* sets * ways * spl fill completion times */
+	size_t row_len;	    /* uint16_t per set row: hash[ways], then stamp[ways] */
+	size_t rec_size;    /* bytes per way record */
+	simt_set *set;	    /* sets */
+	uint16_t *row;	    /* sets rows */
+	unsigned char *rec; /* sets * ways records */
 } simt_cache;
 
 /* The outcome of a lookup: which sectors hit, and the latest fill among the hits. */
@@ -101,6 +118,14 @@ void mpxkit__simt_cache_flush(simt_cache *c);
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a);
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready);
+
+/*
+ * Hints that change nothing in the model: ask the host to load line's set row,
+ * then (once the row is there) the way record a lookup will touch, so that
+ * the lookups of a warp access overlap their host cache misses.
+ */
+void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line);
+void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line);
 
 /*
  * Writes sectors: write-back allocates the line and marks them valid and
@@ -136,7 +161,7 @@ typedef struct simt_memcounters {
 typedef struct simt_memsys {
 	const mpxkit_simt_gpu *gpu;
 	simt_cache l2;
-	simt_cache *l1;	    /* per SM; l1[sm].way is NULL until the SM is used in a kernel */
+	simt_cache *l1;	    /* per SM; l1[sm].row is NULL until the SM is used in a kernel */
 	simt_cache *icache; /* per SM, when the GPU has an instruction cache */
 	simt_memcounters c;
 	uint64_t shmem_base, local_base, code_base;
