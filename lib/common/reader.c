@@ -26,6 +26,7 @@ struct mpxkit_reader {
 	size_t max_line;
 	unsigned char *buf; /* input chunk */
 	size_t pos, len;
+	size_t nul_at;      /* text: offset of the chunk's first NUL byte, or len */
 	char *line;
 	size_t line_cap;
 	uint64_t lineno;   /* lines handed out */
@@ -113,6 +114,11 @@ static int fill(mpxkit_reader *r, mpxkit_diag *diag)
 	}
 	r->len = (size_t)got;
 	r->fetched += (uint64_t)got;
+	if (r->flags & MPXKIT_READER_TEXT) {
+		/* one scan a chunk, not one a line: a line is refused when it holds this byte */
+		const unsigned char *z = memchr(r->buf, '\0', r->len);
+		r->nul_at = z ? (size_t)(z - r->buf) : r->len;
+	}
 	if (r->max_bytes && r->fetched > r->max_bytes)
 		return sticky(r, mpxkit_fail(diag, MPXKIT_ERANGE,
 					     "%s: larger than %" PRIu64 " bytes, the limit for a %s",
@@ -160,6 +166,14 @@ static int attach_fd(mpxkit_reader *r, int fd, int own, mpxkit_diag *diag)
 	return 0;
 }
 
+/* Does a regular file start with the gzip magic (what zlib looks for)?  Reads without moving. */
+static int starts_gzip(int fd)
+{
+	unsigned char m[2];
+
+	return pread(fd, m, 2, 0) != 2 || (m[0] == 0x1f && m[1] == 0x8b);
+}
+
 int mpxkit_reader_open(mpxkit_reader **out, const char *path, const mpxkit_reader_options *opt,
 		       mpxkit_diag *diag)
 {
@@ -181,6 +195,10 @@ int mpxkit_reader_open(mpxkit_reader **out, const char *path, const mpxkit_reade
 			errno = EISDIR;
 		rc = mpxkit_fail_sys(diag, "cannot read %s", path);
 		close(fd);
+	} else if ((r->flags & MPXKIT_READER_GZIP) && S_ISREG(st.st_mode) && !starts_gzip(fd)) {
+		/* plain text: read it directly, as zlib would copy it, without zlib's extra copy */
+		r->fd = fd;
+		r->own_fd = 1;
 	} else {
 		rc = attach_fd(r, fd, 1, diag);
 	}
@@ -252,7 +270,8 @@ int mpxkit_reader_line(mpxkit_reader *r, char **line, size_t *len, mpxkit_diag *
 		start = r->buf + r->pos;
 		nl = memchr(start, '\n', r->len - r->pos);
 		take = nl ? (size_t)(nl - start) : r->len - r->pos;
-		if ((r->flags & MPXKIT_READER_TEXT) && memchr(start, '\0', take))
+		/* no byte before pos was a NUL (that would have stopped the reader), so nul_at >= pos */
+		if ((r->flags & MPXKIT_READER_TEXT) && r->nul_at - r->pos < take)
 			return nul_error(r, r->lineno + 1, diag);
 		if (n + take > r->max_line)
 			return sticky(r, mpxkit_fail(diag, MPXKIT_ERANGE,
