@@ -28,6 +28,10 @@ static void *alloc_lines(size_t bytes)
 	return p;
 }
 
+/* Stamps stay below the padding lanes' value, so a vector minimum never picks a padding lane. */
+#define STAMP_MAX 0x7ffe
+#define STAMP_PAD 0x7fff
+
 int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 {
 	size_t lines = (size_t)d->sets * d->ways;
@@ -38,7 +42,8 @@ int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 	c->spl = d->line / d->sector;
 	c->set_mask = (d->sets & (d->sets - 1)) == 0 ? d->sets - 1 : 0;
 	c->write_back = d->write == MPXKIT_SIMT_WRITE_BACK;
-	c->row_len = round_block((size_t)d->ways * 4, 128) / sizeof *c->row;
+	c->lanes = (d->ways + 7) / 8 * 8;
+	c->row_len = round_block((size_t)c->lanes * 4, 128) / sizeof *c->row;
 	c->rec_size = round_block(sizeof(simt_way) + c->spl * sizeof(uint64_t), 64);
 	c->set = calloc(d->sets, sizeof *c->set);
 	c->row = alloc_lines(d->sets * c->row_len * sizeof *c->row);
@@ -47,6 +52,9 @@ int mpxkit__simt_cache_init(simt_cache *c, const mpxkit_simt_cache_desc *d)
 		mpxkit__simt_cache_free(c);
 		return -MPXKIT_ENOMEM;
 	}
+	for (size_t s = 0; s < d->sets; s++)
+		for (uint32_t i = d->ways; i < c->lanes; i++)
+			c->row[s * c->row_len + c->lanes + i] = STAMP_PAD;
 	return 0;
 }
 
@@ -88,8 +96,54 @@ void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line)
 		__builtin_prefetch(row + 32);
 }
 
+/*
+ * The two scans of a row, eight lanes at a time where the host has SSE2
+ * (every x86-64 does), one at a time elsewhere; both give the same answer.
+ */
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* Lanes [v, v + 8) of the row whose hash equals h and that lie below n: 2 bits per lane. */
+static inline uint32_t hash_matches(const uint16_t *hash, uint32_t v, uint32_t n, uint16_t h)
+{
+	__m128i x = _mm_load_si128((const __m128i *)(const void *)(hash + v));
+	uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x, _mm_set1_epi16((short)h)));
+
+	return n - v >= 8 ? m : m & ((1u << (2 * (n - v))) - 1);
+}
+
 /* The least recently used of a full set's ways: the smallest stamp (they are distinct). */
-static uint32_t lru(const simt_cache *c, const uint16_t *stamp)
+static inline uint32_t lru(const simt_cache *c, const uint16_t *stamp)
+{
+	__m128i mn = _mm_load_si128((const __m128i *)(const void *)stamp), all;
+	uint32_t v;
+
+	for (v = 8; v < c->lanes; v += 8)
+		mn = _mm_min_epi16(mn, _mm_load_si128((const __m128i *)(const void *)(stamp + v)));
+	mn = _mm_min_epi16(mn, _mm_shuffle_epi32(mn, 0x4e));
+	mn = _mm_min_epi16(mn, _mm_shuffle_epi32(mn, 0xb1));
+	mn = _mm_min_epi16(mn, _mm_shufflelo_epi16(mn, 0xb1));
+	all = _mm_shufflelo_epi16(mn, 0);
+	all = _mm_unpacklo_epi64(all, all);
+	for (v = 0;; v += 8) {
+		__m128i x = _mm_load_si128((const __m128i *)(const void *)(stamp + v));
+		uint32_t m = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x, all));
+		if (m)
+			return v + (uint32_t)__builtin_ctz(m) / 2;
+	}
+}
+#else
+static inline uint32_t hash_matches(const uint16_t *hash, uint32_t v, uint32_t n, uint16_t h)
+{
+	uint32_t m = 0;
+
+	for (uint32_t i = 0; i < 8 && v + i < n; i++)
+		if (hash[v + i] == h)
+			m |= 3u << (2 * i);
+	return m;
+}
+
+static inline uint32_t lru(const simt_cache *c, const uint16_t *stamp)
 {
 	uint32_t best = 0;
 
@@ -98,46 +152,66 @@ static uint32_t lru(const simt_cache *c, const uint16_t *stamp)
 			best = i;
 	return best;
 }
+#endif
+
+/*
+ * The way of set s holding line (its slot s * ways + way), or -1 with the
+ * victim in *victim: the first invalid way, else the least recently used.
+ */
+static inline int64_t lookup(const simt_cache *c, size_t s, uint64_t line, uint32_t *victim)
+{
+	const uint16_t *hash = &c->row[s * c->row_len];
+	uint32_t n = c->set[s].used;
+	uint16_t h = tag_hash(line);
+
+	for (uint32_t v = 0; v < n; v += 8)
+		for (uint32_t m = hash_matches(hash, v, n, h); m; m &= m - 1, m &= m - 1) {
+			uint32_t i = v + (uint32_t)__builtin_ctz(m) / 2;
+			if (record(c, s * c->ways + i)->tag == line)
+				return (int64_t)(s * c->ways + i);
+		}
+	*victim = n < c->ways ? n : lru(c, hash + c->lanes);
+	return -1;
+}
 
 void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line)
 {
-	size_t s = set_of(c, line), base = s * c->ways;
-	const uint16_t *hash = &c->row[s * c->row_len];
-	uint32_t n = c->set[s].used;
-	uint16_t h = tag_hash(line);
+	size_t s = set_of(c, line);
+	uint32_t victim;
+	int64_t slot = lookup(c, s, line, &victim);
 
-	for (uint32_t i = 0; i < n; i++)
-		if (hash[i] == h) {
-			__builtin_prefetch(record(c, base + i));
-			return;
-		}
-	__builtin_prefetch(record(c, base + (n < c->ways ? n : lru(c, hash + c->ways))));
+	__builtin_prefetch(record(c, slot >= 0 ? (size_t)slot : s * c->ways + victim));
 }
 
-/*
- * The slot (set * ways + way) holding line, or the victim: the first invalid
- * way, else the least recently used one.
- */
-static size_t find(simt_cache *c, uint64_t line, int *present)
+/* Where a line is or goes: its set, its way, and whether it is present. */
+typedef struct where {
+	size_t s;
+	uint32_t i;
+	int present;
+} where;
+
+static inline where find(const simt_cache *c, uint64_t line)
 {
-	size_t s = set_of(c, line), base = s * c->ways;
-	const uint16_t *hash = &c->row[s * c->row_len];
-	uint32_t n = c->set[s].used;
-	uint16_t h = tag_hash(line);
+	where w;
+	int64_t slot;
 
-	for (uint32_t i = 0; i < n; i++)
-		if (hash[i] == h && record(c, base + i)->tag == line) {
-			*present = 1;
-			return base + i;
-		}
-	*present = 0;
-	return base + (n < c->ways ? n : lru(c, hash + c->ways));
+	w.s = set_of(c, line);
+	slot = lookup(c, w.s, line, &w.i);
+	w.present = slot >= 0;
+	if (w.present)
+		w.i = (uint32_t)((size_t)slot - w.s * c->ways);
+	return w;
 }
 
-/* Renumbers a set's stamps 1 .. used in the same order, before its clock wraps (rare). */
+static inline size_t slot_of(const simt_cache *c, where w)
+{
+	return w.s * c->ways + w.i;
+}
+
+/* Renumbers a set's stamps 1 .. used in the same order, before its clock passes STAMP_MAX. */
 static void renumber(simt_cache *c, size_t s)
 {
-	uint16_t *stamp = &c->row[s * c->row_len] + c->ways, old[1024];
+	uint16_t *stamp = &c->row[s * c->row_len] + c->lanes, old[1024];
 	uint32_t n = c->set[s].used, prev = 0;
 
 	memcpy(old, stamp, n * sizeof *old);
@@ -152,20 +226,18 @@ static void renumber(simt_cache *c, size_t s)
 	c->set[s].clock = (uint16_t)n;
 }
 
-/* Way slot (from find) becomes the most recently used; a first-time way joins the valid ones. */
-static void use(simt_cache *c, size_t slot, uint64_t line)
+/* The way becomes the most recently used; a first-time way joins the valid ones. */
+static inline void use(simt_cache *c, where w, uint64_t line)
 {
-	size_t s = slot / c->ways;
-	uint32_t i = (uint32_t)(slot - s * c->ways);
-	uint16_t *hash = &c->row[s * c->row_len];
-	simt_set *st = &c->set[s];
+	uint16_t *hash = &c->row[w.s * c->row_len];
+	simt_set *st = &c->set[w.s];
 
-	if (st->clock == UINT16_MAX)
-		renumber(c, s);
-	if (i == st->used)
+	if (st->clock == STAMP_MAX)
+		renumber(c, w.s);
+	if (w.i == st->used)
 		st->used++;
-	hash[c->ways + i] = ++st->clock;
-	hash[i] = tag_hash(line);
+	hash[c->lanes + w.i] = ++st->clock;
+	hash[w.i] = tag_hash(line);
 }
 
 static void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, simt_access *a)
@@ -180,34 +252,33 @@ static void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, simt_acc
 	}
 }
 
-/* Takes the victim slot for line: notes its dirty sectors (when it held a line), clears it. */
-static void take(simt_cache *c, size_t slot, uint64_t line, simt_access *a)
+/* Takes the victim way for line: notes its dirty sectors (when it held a line), clears it. */
+static void take(simt_cache *c, where w, uint64_t line, simt_access *a)
 {
-	simt_way *w = record(c, slot);
-	size_t s = slot / c->ways;
+	simt_way *r = record(c, slot_of(c, w));
 
-	a->evicted_dirty = slot - s * c->ways < c->set[s].used ? w->dirty : 0;
-	a->evicted_line = w->tag;
-	w->tag = line;
-	w->valid = 0;
-	w->dirty = 0;
+	a->evicted_dirty = w.i < c->set[w.s].used ? r->dirty : 0;
+	a->evicted_line = r->tag;
+	r->tag = line;
+	r->valid = 0;
+	r->dirty = 0;
 }
 
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a)
 {
-	int present;
-	size_t slot = find(c, line, &present);
+	where at = find(c, line);
+	size_t slot = slot_of(c, at);
 	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
 	a->slot = -1;
-	if (present) {
+	if (at.present) {
 		a->hit = sectors & w->valid;
 		a->miss = sectors & ~w->valid;
 		a->slot = (int64_t)slot;
 		latest_hit(c, a->slot, a->hit, a);
-		use(c, slot, line);
+		use(c, at, line);
 		w->valid |= allocate ? sectors : 0;
 		return;
 	}
@@ -216,9 +287,9 @@ void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int
 	a->ready = 0;
 	if (!allocate)
 		return;
-	take(c, slot, line, a);
+	take(c, at, line, a);
 	w->valid = sectors;
-	use(c, slot, line);
+	use(c, at, line);
 	a->slot = (int64_t)slot;
 }
 
@@ -236,18 +307,18 @@ void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint
 void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, uint64_t now,
 			      simt_access *a)
 {
-	int present;
-	size_t slot = find(c, line, &present);
+	where at = find(c, line);
+	size_t slot = slot_of(c, at);
 	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
 	a->slot = -1;
 	a->ready = 0;
-	if (present) {
+	if (at.present) {
 		a->hit = sectors & w->valid;
 		a->miss = sectors & ~w->valid;
 		a->slot = (int64_t)slot;
-		use(c, slot, line);
+		use(c, at, line);
 		if (c->write_back) {
 			/* A store completes a sector whose fill is under way: it is written now. */
 			w->valid |= sectors;
@@ -260,9 +331,9 @@ void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, ui
 	a->miss = sectors;
 	if (!c->write_back)
 		return;
-	take(c, slot, line, a);
+	take(c, at, line, a);
 	w->valid = w->dirty = sectors;
-	use(c, slot, line);
+	use(c, at, line);
 	a->slot = (int64_t)slot;
 	mpxkit__simt_cache_fill(c, a->slot, sectors, now);
 }
@@ -270,18 +341,18 @@ void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, ui
 void mpxkit__simt_cache_install(simt_cache *c, uint64_t line, uint32_t sectors, uint64_t ready,
 				simt_access *a)
 {
-	int present;
-	size_t slot = find(c, line, &present);
+	where at = find(c, line);
+	size_t slot = slot_of(c, at);
 	simt_way *w = record(c, slot);
 
 	a->evicted_dirty = 0;
-	a->hit = present ? sectors & w->valid : 0;
+	a->hit = at.present ? sectors & w->valid : 0;
 	a->miss = sectors & ~a->hit;
-	if (!present)
-		take(c, slot, line, a);
+	if (!at.present)
+		take(c, at, line, a);
 	w->valid |= sectors;
 	w->dirty &= ~sectors;
-	use(c, slot, line);
+	use(c, at, line);
 	a->slot = (int64_t)slot;
 	mpxkit__simt_cache_fill(c, a->slot, a->miss, ready);
 }

@@ -71,8 +71,9 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * sector masks and fill times, in one.  Ways become valid in index order (the
  * victim is the first invalid way, and only a flush invalidates), so a set's
  * valid ways are the prefix [0, used) and a flush resets one count per set.
- * Stamps count accesses per set, renumbered in order when the count would
- * wrap, so the least recently used way is the one with the smallest stamp.
+ * Stamps count accesses per set, renumbered in order before the count
+ * reaches 2^15, so the least recently used way is the one with the smallest
+ * stamp; rows are padded to eight lanes so both scans can go eight at a time.
  */
 typedef struct simt_way {
 	uint64_t tag;	       /* line address */
@@ -89,7 +90,8 @@ typedef struct simt_cache {
 	uint32_t sets, ways, spl; /* sectors per line */
 	uint32_t set_mask;	  /* sets - 1 when sets is a power of two, else 0 */
 	int write_back;
-	size_t row_len;	    /* uint16_t per set row: hash[ways], then stamp[ways] */
+	uint32_t lanes;	    /* ways rounded up to 8: the length of a row's two arrays */
+	size_t row_len;	    /* uint16_t per set row: hash[lanes], then stamp[lanes] */
 	size_t rec_size;    /* bytes per way record */
 	simt_set *set;	    /* sets */
 	uint16_t *row;	    /* sets rows */
