@@ -461,6 +461,24 @@ fail:
 
 enum state { S_BETWEEN, S_BLOCK_HEAD, S_IN_BLOCK, S_INSTS, S_DONE };
 
+/*
+ * The middle of an instruction line, from the destination count to the
+ * memory width, as last parsed at a PC.  A loop's lines repeat it word for
+ * word at every iteration and in every warp, and the same bytes parse to the
+ * same fields, so a line whose bytes there equal the memo's (and whose width
+ * token ends where the memo's did) takes the fields without parsing them.
+ */
+#define MEMO_SLOTS 1024
+#define MEMO_TEXT  48
+struct middle {
+	uint64_t pc;
+	uint8_t len; /* 0: empty */
+	uint8_t n_dst, n_src, mem_width;
+	uint32_t opcode;
+	uint8_t dst[MPXKIT_SIMT_MAX_REGS], src[MPXKIT_SIMT_MAX_REGS];
+	char text[MEMO_TEXT];
+};
+
 struct mpxkit_simt_trace {
 	lines l;
 	mpxkit_simt_kernel k;
@@ -478,6 +496,7 @@ struct mpxkit_simt_trace {
 	uint32_t *op_hash; /* open addressing: id + 1, 0 empty */
 	uint32_t hash_cap;
 	mpxkit_simt_inst inst;
+	struct middle *memo; /* MEMO_SLOTS, by PC */
 };
 
 /* "FILE:LINE: message" for the line just read. */
@@ -592,6 +611,7 @@ void mpxkit_simt_trace_close(mpxkit_simt_trace *t)
 	free(t->op_names);
 	free(t->op_len);
 	free(t->op_hash);
+	free(t->memo);
 	free(t->k.name);
 	free(t);
 }
@@ -819,6 +839,8 @@ static int trace_start(mpxkit_simt_trace *t, mpxkit_simt_trace **out, mpxkit_dia
 {
 	int rc = read_header(t, diag);
 
+	if (rc == 0 && (t->memo = calloc(MEMO_SLOTS, sizeof *t->memo)) == NULL)
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
 	if (rc < 0) {
 		mpxkit_simt_trace_close(t);
 		return rc;
@@ -1066,14 +1088,85 @@ static const unsigned char opcode_char[256] = {
 #undef R4
 };
 
+/* The middle of an instruction line: destinations, opcode, sources, memory width. */
+HOT int parse_middle(mpxkit_simt_trace *t, const char **pp, mpxkit_diag *diag)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	const char *p = *pp, *op;
+	uint64_t v;
+	int64_t id;
+	uint32_t h;
+	int rc;
+
+	if ((rc = parse_regs(t, &p, &in->n_dst, in->dst, "destination", diag)) < 0)
+		return rc;
+	p = tok_start(p);
+	op = p;
+	if (!((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
+			     MAX_OPCODE_LEN);
+	for (h = FNV_START; opcode_char[(unsigned char)*p]; p++)
+		h = fnv_step(h, (unsigned char)*p);
+	if (!tok_end(*p)) {
+		/* a byte that is not an opcode's: the whole token's length decides the message */
+		const char *q = p;
+		while (*q != '\0' && !is_blank(*q))
+			q++;
+		if (q - op <= MAX_OPCODE_LEN)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "opcode: only letters, digits, '_' and '.'");
+		p = q;
+	}
+	if (p - op > MAX_OPCODE_LEN)
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
+			     MAX_OPCODE_LEN);
+	id = intern(t, op, (size_t)(p - op), h);
+	if (id == -2)
+		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
+	if (id < 0)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
+	in->opcode = (uint32_t)id;
+	if ((rc = parse_regs(t, &p, &in->n_src, in->src, "source", diag)) < 0)
+		return rc;
+	if (tok_dec(&p, 32, &v) < 0 ||
+	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
+	in->mem_width = (uint8_t)v;
+	*pp = p;
+	return 0;
+}
+
+/* Keeps the middle just parsed, [from, p) with p past the blank after the width, for its PC. */
+HOT void remember_middle(struct middle *mo, const mpxkit_simt_inst *in, const char *from,
+			 const char *p)
+{
+	size_t len = (size_t)(p - from) - (p[-1] == ' ' || p[-1] == '\t');
+
+	if (len == 0 || len > MEMO_TEXT) {
+		mo->len = 0;
+		return;
+	}
+	mo->pc = in->pc;
+	mo->len = (uint8_t)len;
+	mo->n_dst = in->n_dst;
+	mo->n_src = in->n_src;
+	memcpy(mo->dst, in->dst, sizeof mo->dst);
+	memcpy(mo->src, in->src, sizeof mo->src);
+	mo->opcode = in->opcode;
+	mo->mem_width = in->mem_width;
+	memcpy(mo->text, from, len);
+}
+
 static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
 {
 	mpxkit_simt_inst *in = &t->inst;
-	const char *p = line, *end = line + n, *op;
+	const char *p = line, *end = line + n;
+	struct middle *mo;
 	uint64_t v;
 	int64_t imm;
-	int64_t id;
-	uint32_t h;
 	int rc;
 
 	if (t->k.tracer_version < 3) {
@@ -1110,43 +1203,24 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 		return TFAIL(t, diag, MPXKIT_ERANGE,
 			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
 			     in->mask, t->k.threads_per_block, t->warp);
-	if ((rc = parse_regs(t, &p, &in->n_dst, in->dst, "destination", diag)) < 0)
-		return rc;
-	p = tok_start(p);
-	op = p;
-	if (!((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
-		return TFAIL(t, diag, MPXKIT_EFORMAT,
-			     "opcode: 1 to %d characters starting with a letter expected",
-			     MAX_OPCODE_LEN);
-	for (h = FNV_START; opcode_char[(unsigned char)*p]; p++)
-		h = fnv_step(h, (unsigned char)*p);
-	if (!tok_end(*p)) {
-		/* a byte that is not an opcode's: the whole token's length decides the message */
-		const char *q = p;
-		while (q < end && !is_blank(*q))
-			q++;
-		if (q - op <= MAX_OPCODE_LEN)
-			return TFAIL(t, diag, MPXKIT_EFORMAT,
-				     "opcode: only letters, digits, '_' and '.'");
-		p = q;
+	mo = &t->memo[(in->pc * 0x9E3779B97F4A7C15ull) >> 54];
+	if (mo->len && mo->pc == in->pc && (size_t)(end - p) >= mo->len &&
+	    memcmp(p, mo->text, mo->len) == 0 && tok_end(p[mo->len])) {
+		in->n_dst = mo->n_dst;
+		in->n_src = mo->n_src;
+		memcpy(in->dst, mo->dst, sizeof in->dst);
+		memcpy(in->src, mo->src, sizeof in->src);
+		in->opcode = mo->opcode;
+		in->mem_width = mo->mem_width;
+		v = mo->mem_width;
+		p = tok_past(p + mo->len);
+	} else {
+		const char *middle = p;
+		if ((rc = parse_middle(t, &p, diag)) < 0)
+			return rc;
+		v = in->mem_width;
+		remember_middle(mo, in, middle, p);
 	}
-	if (p - op > MAX_OPCODE_LEN)
-		return TFAIL(t, diag, MPXKIT_EFORMAT,
-			     "opcode: 1 to %d characters starting with a letter expected",
-			     MAX_OPCODE_LEN);
-	id = intern(t, op, (size_t)(p - op), h);
-	if (id == -2)
-		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
-	if (id < 0)
-		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
-	in->opcode = (uint32_t)id;
-	if ((rc = parse_regs(t, &p, &in->n_src, in->src, "source", diag)) < 0)
-		return rc;
-	if (tok_dec(&p, 32, &v) < 0 ||
-	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
-		return TFAIL(t, diag, MPXKIT_EFORMAT,
-			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
-	in->mem_width = (uint8_t)v;
 	in->addr_mode = -1;
 	if (v != 0 && (rc = parse_addresses(t, &p, diag)) < 0)
 		return rc;
