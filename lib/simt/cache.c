@@ -177,10 +177,18 @@ static inline int64_t lookup(const simt_cache *c, size_t s, uint64_t line, uint3
 void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line)
 {
 	size_t s = set_of(c, line);
-	uint32_t victim;
-	int64_t slot = lookup(c, s, line, &victim);
+	const uint16_t *hash = &c->row[s * c->row_len];
+	uint32_t n = c->set[s].used, way = n < c->ways ? n : UINT32_MAX;
 
-	__builtin_prefetch(record(c, slot >= 0 ? (size_t)slot : s * c->ways + victim));
+	/* the way whose hash matches (its record is not read: that would wait for it) */
+	for (uint32_t v = 0; v < n && way >= n; v += 8) {
+		uint32_t m = hash_matches(hash, v, n, tag_hash(line));
+		if (m)
+			way = v + (uint32_t)__builtin_ctz(m) / 2;
+	}
+	if (way == UINT32_MAX)
+		way = lru(c, hash + c->lanes);
+	__builtin_prefetch(record(c, s * c->ways + way));
 }
 
 /* Where a line is or goes: its set, its way, and whether it is present. */
@@ -196,6 +204,7 @@ static inline where find(const simt_cache *c, uint64_t line)
 	int64_t slot;
 
 	w.s = set_of(c, line);
+	w.i = 0;
 	slot = lookup(c, w.s, line, &w.i);
 	w.present = slot >= 0;
 	if (w.present)
