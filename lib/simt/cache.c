@@ -174,21 +174,27 @@ static inline int64_t lookup(const simt_cache *c, size_t s, uint64_t line, uint3
 	return -1;
 }
 
-void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line)
+void mpxkit__simt_cache_locate(const simt_cache *c, uint64_t line, simt_place *p)
 {
 	size_t s = set_of(c, line);
 	const uint16_t *hash = &c->row[s * c->row_len];
-	uint32_t n = c->set[s].used, way = n < c->ways ? n : UINT32_MAX;
+	uint32_t n = c->set[s].used;
 
-	/* the way whose hash matches (its record is not read: that would wait for it) */
-	for (uint32_t v = 0; v < n && way >= n; v += 8) {
+	p->s = s;
+	p->clock = c->set[s].clock;
+	p->candidate = 0;
+	/* the first way whose hash matches (its record is not read: that would wait for it) */
+	for (uint32_t v = 0; v < n; v += 8) {
 		uint32_t m = hash_matches(hash, v, n, tag_hash(line));
-		if (m)
-			way = v + (uint32_t)__builtin_ctz(m) / 2;
+		if (m) {
+			p->i = v + (uint32_t)__builtin_ctz(m) / 2;
+			p->candidate = 1;
+			break;
+		}
 	}
-	if (way == UINT32_MAX)
-		way = lru(c, hash + c->lanes);
-	__builtin_prefetch(record(c, s * c->ways + way));
+	if (!p->candidate)
+		p->i = n < c->ways ? n : lru(c, hash + c->lanes);
+	__builtin_prefetch(record(c, s * c->ways + p->i));
 }
 
 /* Where a line is or goes: its set, its way, and whether it is present. */
@@ -197,6 +203,11 @@ typedef struct where {
 	uint32_t i;
 	int present;
 } where;
+
+static inline size_t slot_of(const simt_cache *c, where w)
+{
+	return w.s * c->ways + w.i;
+}
 
 static inline where find(const simt_cache *c, uint64_t line)
 {
@@ -212,9 +223,24 @@ static inline where find(const simt_cache *c, uint64_t line)
 	return w;
 }
 
-static inline size_t slot_of(const simt_cache *c, where w)
+/*
+ * find, from a place located earlier when its set has not been used since
+ * (every change to a set goes through use(), which moves its clock; one warp
+ * access uses a set far fewer than the 2^15 times that would bring the clock
+ * back): a candidate is confirmed by its full tag, a miss stands as it was.
+ */
+static inline where find_at(const simt_cache *c, uint64_t line, const simt_place *p)
 {
-	return w.s * c->ways + w.i;
+	where w;
+
+	if (p == NULL || c->set[p->s].clock != p->clock)
+		return find(c, line);
+	w.s = p->s;
+	w.i = p->i;
+	w.present = p->candidate;
+	if (w.present && record(c, slot_of(c, w))->tag != line)
+		return find(c, line); /* a hash collision: the line may be in a later way */
+	return w;
 }
 
 /* Renumbers a set's stamps 1 .. used in the same order, before its clock passes STAMP_MAX. */
@@ -276,7 +302,13 @@ static void take(simt_cache *c, where w, uint64_t line, simt_access *a)
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a)
 {
-	where at = find(c, line);
+	mpxkit__simt_cache_read_at(c, line, NULL, sectors, allocate, a);
+}
+
+void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
+				uint32_t sectors, int allocate, simt_access *a)
+{
+	where at = find_at(c, line, p);
 	size_t slot = slot_of(c, at);
 	simt_way *w = record(c, slot);
 
@@ -316,7 +348,13 @@ void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint
 void mpxkit__simt_cache_write(simt_cache *c, uint64_t line, uint32_t sectors, uint64_t now,
 			      simt_access *a)
 {
-	where at = find(c, line);
+	mpxkit__simt_cache_write_at(c, line, NULL, sectors, now, a);
+}
+
+void mpxkit__simt_cache_write_at(simt_cache *c, uint64_t line, const simt_place *p,
+				 uint32_t sectors, uint64_t now, simt_access *a)
+{
+	where at = find_at(c, line, p);
 	size_t slot = slot_of(c, at);
 	simt_way *w = record(c, slot);
 

@@ -102,14 +102,15 @@ static uint32_t to_units(uint32_t sectors, uint32_t units)
 /* ---- L2 and DRAM ---------------------------------------------------------------------------- */
 
 /* Latency of reading units of a line from L2 at now (and DRAM behind it); fills what missed. */
-static uint64_t l2_read(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now, int count)
+static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint32_t units,
+		       uint64_t now, int count)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t sectors = to_sectors(units, m->l2_units);
 	uint64_t lat = 0;
 	simt_access a;
 
-	mpxkit__simt_cache_read(&m->l2, line, sectors, 1, &a);
+	mpxkit__simt_cache_read_at(&m->l2, line, p, sectors, 1, &a);
 	if (a.hit) {
 		lat = g->l2.latency;
 		if (a.ready > now + lat)
@@ -129,11 +130,12 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, uint32_t units, uint64_t 
 	return lat;
 }
 
-static void l2_write(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now)
+static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_t units,
+		     uint64_t now)
 {
 	simt_access a;
 
-	mpxkit__simt_cache_write(&m->l2, line, to_sectors(units, m->l2_units), now, &a);
+	mpxkit__simt_cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
 	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
 		m->c.dram_write += (uint64_t)mpxkit__simt_popcount(units);
@@ -143,7 +145,8 @@ static void l2_write(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now
 
 typedef struct group {
 	uint64_t line;
-	uint32_t units; /* 32-byte units touched in the line */
+	uint32_t units;	   /* 32-byte units touched in the line */
+	simt_place l1, l2; /* where the line is or goes in SM's L1 and in L2 */
 } group;
 
 /* 32-byte units lo..hi (0 <= lo <= hi <= 31) of a line. */
@@ -253,22 +256,22 @@ static uint32_t requests(const mpxkit_simt_gpu *g, uint32_t mask, unsigned width
 	return n;
 }
 
-/* A load of units of one line through L1 (cached) or around it; its latency. */
-static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t units, int cached,
-			  int global, uint64_t now)
+/* A load of a line's units through L1 (cached) or around it; its latency. */
+static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cached, int global,
+			  uint64_t now)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	simt_cache *l1 = &m->l1[sm];
-	uint64_t lat = 0, miss_lat;
-	uint32_t sectors, miss_units;
+	uint64_t lat = 0, miss_lat, line = gr->line;
+	uint32_t sectors, miss_units, units = gr->units;
 	simt_access a;
 
 	if (!cached) {
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
-		return l2_read(m, line, units, now, 1);
+		return l2_read(m, line, &gr->l2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
-	mpxkit__simt_cache_read(l1, line, sectors, 1, &a);
+	mpxkit__simt_cache_read_at(l1, line, &gr->l1, sectors, 1, &a);
 	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
 	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
 	if (global) {
@@ -276,7 +279,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount(sectors);
 	}
 	if (a.evicted_dirty) /* a write-back L1 writes the victim's dirty sectors to L2 */
-		l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
+		l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units), now);
 	if (a.hit) {
 		lat = g->l1.latency;
 		if (a.ready > now + lat)
@@ -285,7 +288,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(miss_units);
-		miss_lat = l2_read(m, line, miss_units, now, 1);
+		miss_lat = l2_read(m, line, &gr->l2, miss_units, now, 1);
 		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
 			lat = miss_lat;
@@ -293,33 +296,35 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	return lat;
 }
 
-/* A store of units of one line: L1 by its policy, then L2 unless L1 keeps it; the ack latency. */
-static uint64_t store_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t units, uint64_t now)
+/* A store of a line's units: L1 by its policy, then L2 unless L1 keeps it; the ack latency. */
+static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_t now)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	simt_cache *l1 = &m->l1[sm];
 	simt_access a;
 
-	mpxkit__simt_cache_write(l1, line, to_sectors(units, m->l1_units), now, &a);
+	mpxkit__simt_cache_write_at(l1, gr->line, &gr->l1, to_sectors(gr->units, m->l1_units), now,
+				    &a);
 	if (l1->write_back) {
 		if (a.evicted_dirty)
-			l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
+			l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units),
+				 now);
 		return g->l1.latency;
 	}
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
-	l2_write(m, line, units, now);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(gr->units);
+	l2_write(m, gr->line, &gr->l2, gr->units, now);
 	return g->l2.latency;
 }
 
 /* An atomic: read and write in L2, around L1. */
-static uint64_t atomic_line(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now)
+static uint64_t atomic_line(simt_memsys *m, const group *gr, uint64_t now)
 {
 	uint64_t lat;
 
-	m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
-	lat = l2_read(m, line, units, now, 1);
-	l2_write(m, line, units, now + lat);
+	m->c.l2_read += (uint64_t)mpxkit__simt_popcount(gr->units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(gr->units);
+	lat = l2_read(m, gr->line, &gr->l2, gr->units, now, 1);
+	l2_write(m, gr->line, NULL, gr->units, now + lat);
 	return lat;
 }
 
@@ -347,7 +352,7 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	int cached = l1_caches_load(m, op, space);
 	int l1 = op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
-	/* the lines' host cache misses overlap: all rows first, then all records */
+	/* the lines' host cache misses overlap: all rows first, then all records (cache.c) */
 	for (int i = 0; i < n; i++) {
 		if (l1)
 			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
@@ -355,19 +360,18 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	}
 	for (int i = 0; i < n; i++) {
 		if (l1)
-			mpxkit__simt_cache_prefetch_way(&m->l1[sm], grp[i].line);
-		mpxkit__simt_cache_prefetch_way(&m->l2, grp[i].line);
+			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
+		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
 	}
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
 		sectors += (uint64_t)mpxkit__simt_popcount(grp[i].units);
 		if (op->kind == MPXKIT_SIMT_KIND_LOAD)
-			l = load_line(m, sm, grp[i].line, grp[i].units, cached,
-				      space == MPXKIT_SIMT_GLOBAL, now);
+			l = load_line(m, sm, &grp[i], cached, space == MPXKIT_SIMT_GLOBAL, now);
 		else if (op->kind == MPXKIT_SIMT_KIND_STORE)
-			l = store_line(m, sm, grp[i].line, grp[i].units, now);
+			l = store_line(m, sm, &grp[i], now);
 		else
-			l = atomic_line(m, grp[i].line, grp[i].units, now);
+			l = atomic_line(m, &grp[i], now);
 		if (l > lat)
 			lat = l;
 	}
@@ -508,7 +512,7 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 		uint64_t span = g->icache.line < g->l2.line ? g->icache.line : g->l2.line;
 		uint64_t off = b & (g->l2.line - 1);
 		uint32_t units = low_bits((uint32_t)(span / 32)) << (off / 32);
-		uint64_t l = l2_read(m, b >> m->line_shift, units, now, 0);
+		uint64_t l = l2_read(m, b >> m->line_shift, NULL, units, now, 0);
 		if (l > lat)
 			lat = l;
 	}

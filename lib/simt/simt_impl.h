@@ -122,12 +122,27 @@ void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready);
 
 /*
- * Hints that change nothing in the model: ask the host to load line's set row,
- * then (once the row is there) the way record a lookup will touch, so that
- * the lookups of a warp access overlap their host cache misses.
+ * The lookups of one warp access overlap their host cache misses in three
+ * passes: mpxkit__simt_cache_prefetch asks the host for each line's set row;
+ * mpxkit__simt_cache_locate then scans the row for the line's way (or the
+ * victim) and asks for that way's record, without reading it; the _at
+ * accesses finally take the place located, confirming it (its full tag; the
+ * set unused since) or looking again.  The answers are those of the plain
+ * calls.
  */
+typedef struct simt_place {
+	size_t s;      /* set */
+	uint32_t i;    /* the way whose tag hash matches (candidate), else the victim */
+	int candidate; /* 1: a hash matched at way i */
+	uint16_t clock; /* the set's clock when located */
+} simt_place;
+
 void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line);
-void mpxkit__simt_cache_prefetch_way(const simt_cache *c, uint64_t line);
+void mpxkit__simt_cache_locate(const simt_cache *c, uint64_t line, simt_place *p);
+void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
+				uint32_t sectors, int allocate, simt_access *a);
+void mpxkit__simt_cache_write_at(simt_cache *c, uint64_t line, const simt_place *p,
+				 uint32_t sectors, uint64_t now, simt_access *a);
 
 /*
  * Writes sectors: write-back allocates the line and marks them valid and
