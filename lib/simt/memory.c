@@ -121,11 +121,11 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint
 			lat = g->dram_latency;
 		mpxkit__simt_cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
 	}
-	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (count) {
-		m->c.l2_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-		m->c.l2_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
-		m->c.dram_read += (uint64_t)mpxkit__simt_popcount(a.miss) * m->l2_units;
+		m->c.l2_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+		m->c.l2_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
+		m->c.dram_read += (uint64_t)mpxkit__simt_popcount_small(a.miss) * m->l2_units;
 	}
 	return lat;
 }
@@ -136,9 +136,9 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 	simt_access a;
 
 	mpxkit__simt_cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
-	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
-		m->c.dram_write += (uint64_t)mpxkit__simt_popcount(units);
+		m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(units);
 }
 
 /* ---- global and local memory ---------------------------------------------------------------- */
@@ -155,14 +155,27 @@ static uint32_t unit_range(uint64_t lo, uint64_t hi)
 	return ((2u << hi) - 1) & ~((1u << lo) - 1);
 }
 
-static int add_group(group *g, int n, uint64_t line, uint32_t units)
+/* The groups of one access by line: a small open-addressing table, its slots marked in used. */
+typedef struct group_index {
+	uint64_t used[2]; /* occupied slots of 128 */
+	uint64_t line[128];
+	uint8_t at[128]; /* the group's index */
+} group_index;
+
+/* Adds units of line to its group, or starts a group after the last one. */
+static int add_group(group *g, group_index *x, int n, uint64_t line, uint32_t units)
 {
-	for (int i = n - 1; i >= 0; i--)
-		if (g[i].line == line) {
-			g[i].units |= units;
+	uint32_t h = (uint32_t)((line * 0x9E3779B97F4A7C15ull) >> 57);
+
+	for (; x->used[h >> 6] >> (h & 63) & 1; h = (h + 1) & 127)
+		if (x->line[h] == line) {
+			g[x->at[h]].units |= units;
 			return n;
 		}
 	if (n < MAX_GROUPS) {
+		x->used[h >> 6] |= 1ull << (h & 63);
+		x->line[h] = line;
+		x->at[h] = (uint8_t)n;
 		g[n].line = line;
 		g[n].units = units;
 		n++;
@@ -192,6 +205,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 	uint32_t ls = m->line_shift;
 	uint64_t off_mask = (1ull << ls) - 1, w1 = in->mem_width - 1, base;
 	int64_t step;
+	group_index x;
 	int n = 0;
 
 	/*
@@ -217,6 +231,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 		}
 	}
 
+	x.used[0] = x.used[1] = 0;
 	for (; mask; mask &= mask - 1) {
 		uint64_t a = in->addr[__builtin_ctz(mask)], last = a + w1, line = a >> ls;
 		if (last >> ls == line) {
@@ -226,14 +241,14 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 			if (n > 0 && g[n - 1].line == line)
 				g[n - 1].units |= units;
 			else
-				n = add_group(g, n, line, units);
+				n = add_group(g, &x, n, line, units);
 			continue;
 		}
 		for (;; line++) {
 			uint64_t start = line << ls;
 			uint64_t lo = a > start ? a - start : 0;
 			uint64_t hi = last - start <= off_mask ? last - start : off_mask;
-			n = add_group(g, n, line, unit_range(lo >> 5, hi >> 5));
+			n = add_group(g, &x, n, line, unit_range(lo >> 5, hi >> 5));
 			if (line == last >> ls)
 				break;
 		}
@@ -267,16 +282,16 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 	simt_access a;
 
 	if (!cached) {
-		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(units);
 		return l2_read(m, line, &gr->l2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
 	mpxkit__simt_cache_read_at(l1, line, &gr->l1, sectors, 1, &a);
-	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
+	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
 	if (global) {
-		m->c.gld_l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount(sectors);
+		m->c.gld_l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount_small(sectors);
 	}
 	if (a.evicted_dirty) /* a write-back L1 writes the victim's dirty sectors to L2 */
 		l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units), now);
@@ -287,7 +302,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 	}
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
-		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(miss_units);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(miss_units);
 		miss_lat = l2_read(m, line, &gr->l2, miss_units, now, 1);
 		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
@@ -311,7 +326,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 				 now);
 		return g->l1.latency;
 	}
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(gr->units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
 	l2_write(m, gr->line, &gr->l2, gr->units, now);
 	return g->l2.latency;
 }
@@ -321,8 +336,8 @@ static uint64_t atomic_line(simt_memsys *m, const group *gr, uint64_t now)
 {
 	uint64_t lat;
 
-	m->c.l2_read += (uint64_t)mpxkit__simt_popcount(gr->units);
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(gr->units);
+	m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(gr->units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
 	lat = l2_read(m, gr->line, &gr->l2, gr->units, now, 1);
 	l2_write(m, gr->line, NULL, gr->units, now + lat);
 	return lat;
@@ -365,7 +380,7 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	}
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
-		sectors += (uint64_t)mpxkit__simt_popcount(grp[i].units);
+		sectors += (uint64_t)mpxkit__simt_popcount_small(grp[i].units);
 		if (op->kind == MPXKIT_SIMT_KIND_LOAD)
 			l = load_line(m, sm, &grp[i], cached, space == MPXKIT_SIMT_GLOBAL, now);
 		else if (op->kind == MPXKIT_SIMT_KIND_STORE)

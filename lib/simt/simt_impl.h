@@ -47,6 +47,18 @@ static inline uint32_t mpxkit__simt_popcount(uint32_t x)
 	return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
+/* The set bits of each byte value (lib/simt/isa.c). */
+extern const uint8_t mpxkit__simt_bits8[256];
+
+/*
+ * Set bits of a sector or 32-byte-unit mask: almost always below 256 (a
+ * line of at most eight sectors), then one table load.
+ */
+static inline uint32_t mpxkit__simt_popcount_small(uint32_t x)
+{
+	return x < 256 ? mpxkit__simt_bits8[x] : mpxkit__simt_popcount(x);
+}
+
 /*
  * printf into a per-thread buffer, for composing one diag line (then copied
  * by mpxkit_fail): the reader's and the model's "FILE:LINE: reason" lines.
