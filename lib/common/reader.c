@@ -27,6 +27,7 @@ struct mpxkit_reader {
 	unsigned char *buf; /* input chunk */
 	size_t pos, len;
 	size_t nul_at;      /* text: offset of the chunk's first NUL byte, or len */
+	int window_read;    /* the last window was one line mpxkit_reader_line already counted */
 	char *line;
 	size_t line_cap;
 	uint64_t lineno;   /* lines handed out */
@@ -306,6 +307,62 @@ got_line:
 	*line = r->line;
 	*len = n;
 	return 1;
+}
+
+int mpxkit_reader_lines(mpxkit_reader *r, char **text, size_t *len, mpxkit_diag *diag)
+{
+	const unsigned char *start, *end, *last;
+	char *line;
+	size_t n;
+	int rc;
+
+	if (r->error)
+		return mpxkit_fail(diag, -r->error, "%s: read after an error", r->name);
+	r->window_read = 0;
+	if (r->pos == r->len) {
+		if ((rc = fill(r, diag)) < 0)
+			return rc;
+		if (r->len == 0)
+			return 0;
+	}
+	/* the whole lines in the chunk, up to the line of its first NUL byte (if any) */
+	start = r->buf + r->pos;
+	end = r->buf + ((r->flags & MPXKIT_READER_TEXT) ? r->nul_at : r->len);
+	for (last = end; last > start && last[-1] != '\n'; last--)
+		;
+	if (last > start && (size_t)(last - start) <= r->max_line) {
+		/* no line longer than the window, and the window within the bound */
+		*text = (char *)r->buf + r->pos;
+		*len = (size_t)(last - start);
+		return 1;
+	}
+	/*
+	 * A line across chunks, a last line without LF, a line holding a NUL,
+	 * or lines whose lengths must be checked one by one: one line, read
+	 * (and checked) by mpxkit_reader_line, its LF put back after it.
+	 */
+	if ((rc = mpxkit_reader_line(r, &line, &n, diag)) <= 0)
+		return rc;
+	if (line == r->line && n + 2 > r->line_cap && (rc = grow_line(r, n + 2, diag)) < 0)
+		return rc;
+	if (line == r->line)
+		line = r->line;
+	line[n] = '\n';
+	if (line == r->line)
+		line[n + 1] = '\0';
+	r->window_read = 1;
+	*text = line;
+	*len = n + 1;
+	return 1;
+}
+
+void mpxkit_reader_skip(mpxkit_reader *r, size_t bytes, uint64_t lines)
+{
+	if (r->window_read) /* counted when it was read */
+		return;
+	r->pos += bytes;
+	r->consumed += bytes;
+	r->lineno += lines;
 }
 
 int mpxkit_reader_read(mpxkit_reader *r, void *buf, size_t len, size_t *got, mpxkit_diag *diag)
