@@ -25,6 +25,8 @@
  */
 typedef struct lines {
 	mpxkit_reader *r;
+	char *wstart, *wp, *wend; /* reader: the window of whole lines, and the next line in it */
+	uint64_t wlines;	  /* lines taken from the window */
 	const char *buf;
 	size_t len, pos;
 	uint64_t lineno;
@@ -33,16 +35,42 @@ typedef struct lines {
 	size_t copy_cap;
 } lines;
 
+/* The reader's next window of whole lines, after marking the last one read: 1, 0, or a code. */
+static int next_window(lines *l, mpxkit_diag *diag)
+{
+	size_t n;
+	int rc;
+
+	if (l->wstart)
+		mpxkit_reader_skip(l->r, (size_t)(l->wend - l->wstart), l->wlines);
+	l->wstart = l->wp = l->wend = NULL;
+	l->wlines = 0;
+	if ((rc = mpxkit_reader_lines(l->r, &l->wstart, &n, diag)) <= 0) {
+		l->wstart = NULL;
+		return rc;
+	}
+	l->wp = l->wstart;
+	l->wend = l->wstart + n;
+	return 1;
+}
+
 /* The next line without its LF or a CR before it: 1, 0 at the end, or a negative code. */
 static int next_line(lines *l, char **line, size_t *len, mpxkit_diag *diag)
 {
 	size_t n;
 
 	if (l->r) {
-		int rc = mpxkit_reader_line(l->r, line, len, diag);
-		if (rc <= 0)
+		char *nl;
+		int rc;
+		if (l->wp == l->wend && (rc = next_window(l, diag)) <= 0)
 			return rc;
-		l->lineno++; /* the reader's count: one per line it hands out */
+		nl = memchr(l->wp, '\n', (size_t)(l->wend - l->wp)); /* every line of it has one */
+		*line = l->wp;
+		*len = (size_t)(nl - l->wp);
+		*nl = '\0';
+		l->wp = nl + 1;
+		l->wlines++;
+		l->lineno++;
 	} else {
 		const char *nl, *src;
 		if (l->pos >= l->len)
@@ -233,15 +261,16 @@ HOT const char *tok_start(const char *p)
 	return p;
 }
 
+/* A token ends at a blank or the line's end: its NUL, or its LF when read in place. */
 HOT int tok_end(char c)
 {
-	return c == ' ' || c == '\t' || c == '\0';
+	return c == ' ' || c == '\t' || c == '\0' || c == '\n';
 }
 
-/* Past the blank that ends a token (p is at a blank or the NUL). */
+/* Past the blank that ends a token (p is at a blank or the line's end). */
 HOT const char *tok_past(const char *p)
 {
-	return p + (*p != '\0');
+	return p + is_blank(*p);
 }
 
 HOT int tok_hex(const char **pp, int max_digits, int prefix, uint64_t *out)
@@ -249,7 +278,7 @@ HOT int tok_hex(const char **pp, int max_digits, int prefix, uint64_t *out)
 	const char *p = tok_start(*pp), *start;
 	uint64_t v;
 
-	if (prefix && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && p[2] != '\0')
+	if (prefix && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && p[2] != '\0' && p[2] != '\n')
 		p += 2;
 	start = p;
 	p = scan_hex(p, &v);
@@ -1111,7 +1140,7 @@ HOT int parse_middle(mpxkit_simt_trace *t, const char **pp, mpxkit_diag *diag)
 	if (!tok_end(*p)) {
 		/* a byte that is not an opcode's: the whole token's length decides the message */
 		const char *q = p;
-		while (*q != '\0' && !is_blank(*q))
+		while (!tok_end(*q))
 			q++;
 		if (q - op <= MAX_OPCODE_LEN)
 			return TFAIL(t, diag, MPXKIT_EFORMAT,
@@ -1160,10 +1189,16 @@ HOT void remember_middle(struct middle *mo, const mpxkit_simt_inst *in, const ch
 	memcpy(mo->text, from, len);
 }
 
-static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+/*
+ * One instruction line from line: it ends at a NUL (a line from next_line,
+ * trimmed) or at an LF (a line read in place, see read_in_place), before end,
+ * and nothing after it is read; *eol is where it ends.
+ */
+static int parse_inst(mpxkit_simt_trace *t, const char *line, const char *end, mpxkit_diag *diag,
+		      const char **eol)
 {
 	mpxkit_simt_inst *in = &t->inst;
-	const char *p = line, *end = line + n;
+	const char *p = line;
 	struct middle *mo;
 	uint64_t v;
 	int64_t imm;
@@ -1234,17 +1269,44 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 		in->has_imm = 1;
 		in->imm = (int32_t)imm;
 	}
-	if (skip_blanks(p, end) != end)
-		return TFAIL(
-		    t, diag, MPXKIT_EFORMAT,
-		    "unexpected field '%.*s' at the end of the instruction",
-		    (int)((end - skip_blanks(p, end)) > 32 ? 32 : (end - skip_blanks(p, end))),
-		    skip_blanks(p, end));
+	p = tok_start(p);
+	if (*p != '\0' && *p != '\n')
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "unexpected field '%.*s' at the end of the instruction",
+			     (int)(end - p > 32 ? 32 : end - p), p);
+	*eol = p;
 	return 0;
+}
+
+/*
+ * The next instruction line parsed where it lies in the reader's window,
+ * without finding its end first or copying it: 1 when it was one, parsed
+ * and taken; 0 to leave the line to next_line (a line of another kind, a CR
+ * or blanks where the fast path does not look for them, any error): that
+ * path then gives it the same fields, or the same message at the same line.
+ */
+static int read_in_place(mpxkit_simt_trace *t)
+{
+	lines *l = &t->l;
+	const char *eol;
+	char c;
+
+	if (l->wp == l->wend)
+		return 0;
+	c = *l->wp;
+	if (c == '#' || c == 'w' || c == 't' || c == '\n' || c == '\r' || is_blank(c))
+		return 0;
+	if (parse_inst(t, l->wp, l->wend, NULL, &eol) < 0)
+		return 0;
+	l->wp = (char *)eol + 1;
+	l->wlines++;
+	l->lineno++;
+	return 1;
 }
 
 int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_diag *diag)
 {
+	const char *eol;
 	char *line;
 	size_t n;
 	int rc;
@@ -1254,6 +1316,12 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 	for (;;) {
 		if (t->state == S_DONE)
 			return MPXKIT_SIMT_END;
+		if (t->state == S_INSTS && read_in_place(t)) {
+			if (--t->left == 0)
+				t->state = S_IN_BLOCK;
+			step->inst = &t->inst;
+			return MPXKIT_SIMT_INST;
+		}
 		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
 			return rc;
 		if (rc == 0) {
@@ -1307,7 +1375,7 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 					     "warp %u announced %llu instructions, %llu found",
 					     t->warp, (unsigned long long)t->announced,
 					     (unsigned long long)(t->announced - t->left));
-			if ((rc = parse_inst(t, line, n, diag)) < 0)
+			if ((rc = parse_inst(t, line, line + n, diag, &eol)) < 0)
 				return rc;
 			if (--t->left == 0)
 				t->state = S_IN_BLOCK;
