@@ -128,8 +128,8 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(located);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(place);
 	for (unsigned i = 0; i < n; i++) {
-		lines[i] = rng(&s) % (rng(&s) % 4 == 0 ? (spread ? 1u << 20 : footprint)
-						       : footprint / 4 + 1);
+		lines[i] = rng(&s) %
+			   (rng(&s) % 4 == 0 ? (spread ? 1u << 20 : footprint) : footprint / 4 + 1);
 		if (spread)
 			lines[i] = (lines[i] * 0xD1B54A32D192ED03ull) >> 16;
 		sectors[i] = (uint32_t)(rng(&s) & ((spl == 32 ? 0xffffffffu : (1u << spl) - 1)));
@@ -166,8 +166,8 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 					"\n  access %u line %llu sectors %x %s: hit %x want %x, "
 					"evicted dirty %x want %x",
 					i, (unsigned long long)lines[i], sectors[i],
-					write[i] ? "write" : "read", a.hit, want_hit, a.evicted_dirty,
-					want_ev);
+					write[i] ? "write" : "read", a.hit, want_hit,
+					a.evicted_dirty, want_ev);
 		}
 		hits += a.hit != 0;
 		evictions += want_ev != 0;

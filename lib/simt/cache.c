@@ -305,8 +305,8 @@ void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int
 	mpxkit__simt_cache_read_at(c, line, NULL, sectors, allocate, a);
 }
 
-void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
-				uint32_t sectors, int allocate, simt_access *a)
+void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p, uint32_t sectors,
+				int allocate, simt_access *a)
 {
 	where at = find_at(c, line, p);
 	size_t slot = slot_of(c, at);

@@ -103,7 +103,7 @@ static uint32_t to_units(uint32_t sectors, uint32_t units)
 
 /* Latency of reading units of a line from L2 at now (and DRAM behind it); fills what missed. */
 static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint32_t units,
-		       uint64_t now, int count)
+			uint64_t now, int count)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t sectors = to_sectors(units, m->l2_units);
@@ -365,7 +365,8 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	uint32_t req = requests(g, mask, in->mem_width), wave = req > tags ? req : tags;
 	uint64_t lat = 0, sectors = 0;
 	int cached = l1_caches_load(m, op, space);
-	int l1 = op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
+	int l1 =
+	    op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
 	/* the lines' host cache misses overlap: all rows first, then all records (cache.c) */
 	for (int i = 0; i < n; i++) {

@@ -143,16 +143,16 @@ void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint
  * calls.
  */
 typedef struct simt_place {
-	size_t s;      /* set */
-	uint32_t i;    /* the way whose tag hash matches (candidate), else the victim */
-	int candidate; /* 1: a hash matched at way i */
+	size_t s;	/* set */
+	uint32_t i;	/* the way whose tag hash matches (candidate), else the victim */
+	int candidate;	/* 1: a hash matched at way i */
 	uint16_t clock; /* the set's clock when located */
 } simt_place;
 
 void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line);
 void mpxkit__simt_cache_locate(const simt_cache *c, uint64_t line, simt_place *p);
-void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
-				uint32_t sectors, int allocate, simt_access *a);
+void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p, uint32_t sectors,
+				int allocate, simt_access *a);
 void mpxkit__simt_cache_write_at(simt_cache *c, uint64_t line, const simt_place *p,
 				 uint32_t sectors, uint64_t now, simt_access *a);
 
