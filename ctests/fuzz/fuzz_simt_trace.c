@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: any bytes as an Accel-Sim kernel trace, through the reader and the model. */
+#define _GNU_SOURCE /* memfd_create */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz_target.h"
@@ -124,9 +126,14 @@ static void same_from_file(const uint8_t *data, size_t size)
 	if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b)
 		return; /* the file path inflates gzip, the memory path does not */
 	if (fd < 0) {
-		/* an unlinked file, opened again by its /proc name: nothing is left behind */
+		/*
+		 * A file in memory (a disk file truncated and rewritten at every run
+		 * waits for the disk), opened again by its /proc name; else an
+		 * unlinked temporary file.  Nothing is left behind.
+		 */
 		char tmp[] = "/tmp/fuzz_simt_trace-XXXXXX";
-		if ((fd = mkstemp(tmp)) < 0 || unlink(tmp) != 0)
+		if ((fd = memfd_create("fuzz_simt_trace", 0)) < 0 &&
+		    ((fd = mkstemp(tmp)) < 0 || unlink(tmp) != 0))
 			__builtin_trap();
 		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
 	}
