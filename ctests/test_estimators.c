@@ -579,7 +579,7 @@ static void test_mlp_bad_models(void)
 	char head[30];
 
 	snprintf(path, sizeof path, "%s/missing.mpxm", model_dir);
-	snprintf(want, sizeof want, "estimator mlp: %s: cannot open model: ", path);
+	snprintf(want, sizeof want, "estimator mlp: cannot open %s: ", path);
 	expect_refused(path, -MPXKIT_ESYS, want);
 
 	snprintf(path, sizeof path, "%s/text.mpxm", model_dir);
@@ -630,7 +630,7 @@ static void check_default_model(const char *name, const char *file, unsigned loo
 
 	setenv("MPXKIT_DATADIR", "/nonexistent-mpxkit-datadir", 1);
 	snprintf(want, sizeof want,
-		 "estimator %s: /nonexistent-mpxkit-datadir/models/%s: cannot open model: No "
+		 "estimator %s: cannot open /nonexistent-mpxkit-datadir/models/%s: No "
 		 "such file or directory (the default model; set MPXKIT_DATADIR or name a model "
 		 "file)",
 		 name, file);
@@ -975,7 +975,7 @@ static void test_bigru_bad_models(void)
 	expect_refused_by("bigru", path, -MPXKIT_EFORMAT,
 			  "not a bigru estimator model: feature set 0");
 	snprintf(path, sizeof path, "%s/missing.mpxm", model_dir);
-	snprintf(want, sizeof want, "estimator bigru-full: %s: cannot open model: ", path);
+	snprintf(want, sizeof want, "estimator bigru-full: cannot open %s: ", path);
 	expect_refused_by("bigru-full", path, -MPXKIT_ESYS, want);
 	/* Two GRU layers: the second's input needs the first's backward pass over the whole run. */
 	snprintf(path, sizeof path, "%s/two-gru.mpxm", model_dir);

@@ -307,7 +307,7 @@ if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$shipped" ]; then
 else
 	not_ok "MPXKIT_DATADIR does not hold models/default.mpxm: '$shipped'"
 fi
-expect "missing model file" 2 "estimator mlp: $tmp/none.mpxm: cannot open model: No such file" \
+expect "missing model file" 2 "estimator mlp: cannot open $tmp/none.mpxm: No such file" \
 	-e mlp --model "$tmp/none.mpxm" "$tmp/small.csv"
 expect "not a model file" 2 "estimator mlp: $tmp/small.csv:0: wrong magic" \
 	-e fixed,mlp --model "$tmp/small.csv" "$tmp/small.csv"
@@ -324,7 +324,7 @@ saved_datadir=${MPXKIT_DATADIR:-}
 MPXKIT_DATADIR="$tmp/nowhere"
 export MPXKIT_DATADIR
 expect "no default model" 2 \
-	"estimator mlp: $tmp/nowhere/models/default.mpxm: cannot open model: .* (the default model; " \
+	"estimator mlp: cannot open $tmp/nowhere/models/default.mpxm: .* (the default model; " \
 	-e mlp "$tmp/small.csv"
 MPXKIT_DATADIR=$saved_datadir # empty is unset for mpxkit
 

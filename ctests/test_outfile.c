@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Output files: whole under the final name, or nothing there at all. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,167 @@ static void test_missing_directory_is_one_line(void)
 	CU_ASSERT_EQUAL(mpxkit_outfile_open(&f, "", &d), -MPXKIT_EINVAL);
 }
 
+
+/* Contents of a file, or "" when it cannot be read. */
+static const char *slurp_text(const char *path)
+{
+	static char buf[256];
+	FILE *in = fopen(path, "rb");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (in) {
+		n = fread(buf, 1, sizeof buf - 1, in);
+		fclose(in);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+struct fifo_reader {
+	const char *path;
+	char got[64];
+};
+
+static void *read_fifo(void *arg)
+{
+	struct fifo_reader *r = arg;
+	FILE *in = fopen(r->path, "rb");
+	size_t n = 0;
+
+	if (in) {
+		n = fread(r->got, 1, sizeof r->got - 1, in);
+		fclose(in);
+	}
+	r->got[n] = '\0';
+	return NULL;
+}
+
+static void test_fifo_written_through(void)
+{
+	struct fifo_reader r = { .path = cutest_scratch_path("fifo") };
+	pthread_t t;
+	struct stat st;
+
+	CU_ASSERT_EQUAL_FATAL(mkfifo(r.path, 0600), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(r.path, NULL), 0); /* must not wait for a reader */
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, read_fifo, &r), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(r.path, "through\n", 8, NULL), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_STRING_EQUAL(r.got, "through\n");
+	CU_ASSERT_EQUAL_FATAL(lstat(r.path, &st), 0);
+	CU_ASSERT_TRUE(S_ISFIFO(st.st_mode));
+	CU_ASSERT_EQUAL(count_entries(), 1);
+	unlink(r.path);
+}
+
+static void test_symlink_target_replaced(void)
+{
+	const char *target = cutest_scratch_path("target.txt");
+	const char *link = cutest_scratch_path("link.txt");
+	struct stat st;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_outfile_write_all(target, "old", 3, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink("target.txt", link), 0); /* relative to the link's directory */
+	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(link, "new", 3, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
+	CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
+	CU_ASSERT_STRING_EQUAL(slurp_text(target), "new");
+	CU_ASSERT_EQUAL(count_entries(), 2);
+	unlink(link);
+	unlink(target);
+}
+
+static void test_dangling_symlink_creates_target(void)
+{
+	const char *target = cutest_scratch_path("later.txt");
+	const char *link = cutest_scratch_path("dangling");
+	struct stat st;
+
+	CU_ASSERT_EQUAL_FATAL(symlink(target, link), 0); /* absolute */
+	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(link, "made", 4, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
+	CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
+	CU_ASSERT_STRING_EQUAL(slurp_text(target), "made");
+	unlink(link);
+	unlink(target);
+}
+
+static void test_symlink_to_fifo_written_through(void)
+{
+	struct fifo_reader r = { .path = cutest_scratch_path("fifo2") };
+	const char *link = cutest_scratch_path("to-fifo");
+	pthread_t t;
+	struct stat st;
+
+	CU_ASSERT_EQUAL_FATAL(mkfifo(r.path, 0600), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink(r.path, link), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, read_fifo, &r), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(link, "via link\n", 9, NULL), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_STRING_EQUAL(r.got, "via link\n");
+	CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
+	CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
+	CU_ASSERT_EQUAL_FATAL(lstat(r.path, &st), 0);
+	CU_ASSERT_TRUE(S_ISFIFO(st.st_mode));
+	unlink(link);
+	unlink(r.path);
+}
+
+static void test_symlink_loop_refused(void)
+{
+	const char *a = cutest_scratch_path("loop-a");
+	const char *b = cutest_scratch_path("loop-b");
+	mpxkit_diag d = { 0 };
+
+	CU_ASSERT_EQUAL_FATAL(symlink("loop-b", a), 0);
+	CU_ASSERT_EQUAL_FATAL(symlink("loop-a", b), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(a, "x", 1, &d), -MPXKIT_ESYS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "symbolic links"));
+	CU_ASSERT_EQUAL(count_entries(), 2);
+	unlink(a);
+	unlink(b);
+}
+
+static void test_directory_refused(void)
+{
+	mpxkit_diag d = { 0 };
+	mpxkit_outfile *f = NULL;
+	char path[4096];
+
+	snprintf(path, sizeof path, "%s/", cutest_scratch());
+	CU_ASSERT_EQUAL(mpxkit_outfile_open(&f, path, &d), -MPXKIT_ESYS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch(), &d), -MPXKIT_ESYS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
+	CU_ASSERT_EQUAL(count_entries(), 0);
+}
+
+static void test_check_leaves_nothing(void)
+{
+	mpxkit_diag d = { 0 };
+	const char *path = cutest_scratch_path("checked.txt");
+	struct stat st;
+
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(path, &d), 0);
+	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+	CU_ASSERT_EQUAL(count_entries(), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch_path("no/dir/x"), &d), -MPXKIT_ESYS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "No such file or directory"));
+}
+
+static void test_stdout_dash(void)
+{
+	mpxkit_outfile *f = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_outfile_open(&f, "-", NULL), 0);
+	CU_ASSERT_TRUE(mpxkit_outfile_is_stream(f));
+	CU_ASSERT_EQUAL(mpxkit_outfile_fd(f), 1);
+	CU_ASSERT_EQUAL(mpxkit_outfile_commit(f, NULL), 0);
+	/* Standard output stays open for the caller. */
+	CU_ASSERT_NOT_EQUAL(fcntl(1, F_GETFD), -1);
+}
+
 static const cutest_case outfile_cases[] = {
 	{ "write_all then read back", test_write_all_then_read_back },
 	{ "mode follows umask", test_mode_follows_umask },
@@ -134,6 +297,14 @@ static const cutest_case outfile_cases[] = {
 	{ "abort leaves nothing", test_abort_leaves_nothing },
 	{ "abort keeps the old file", test_abort_keeps_old_file },
 	{ "missing directory is one line", test_missing_directory_is_one_line },
+	{ "a FIFO is written through", test_fifo_written_through },
+	{ "a symlink's target is replaced, the link stays", test_symlink_target_replaced },
+	{ "a dangling symlink creates its target", test_dangling_symlink_creates_target },
+	{ "a symlink to a FIFO is written through", test_symlink_to_fifo_written_through },
+	{ "a symlink loop is refused", test_symlink_loop_refused },
+	{ "a directory is refused", test_directory_refused },
+	{ "check leaves nothing behind", test_check_leaves_nothing },
+	{ "- is standard output", test_stdout_dash },
 	{ NULL, NULL },
 };
 

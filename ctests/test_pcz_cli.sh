@@ -49,9 +49,9 @@ expect_fail "pack: no input" 1 "need exactly one input file" pack
 expect_fail "pack: bad codec" 1 "unknown codec 'lz4'" pack -c lz4 x.csv
 expect_fail "pack: bad threshold" 1 "threshold '1.5'" pack -t 1.5 x.csv
 expect_fail "pack: bad grouping" 1 "unknown grouping 'kmeans'" pack -g kmeans x.csv
-expect_fail "pack: missing file" 2 "$tmp/none.csv: cannot open: No such file" \
+expect_fail "pack: missing file" 2 "cannot open $tmp/none.csv: No such file" \
 	pack "$tmp/none.csv" -o "$tmp/x.pcz"
-expect_fail "unpack: missing file" 2 "$tmp/none.pcz: cannot open" unpack "$tmp/none.pcz"
+expect_fail "unpack: missing file" 2 "cannot open $tmp/none.pcz: No such file" unpack "$tmp/none.pcz"
 
 # Bad CSV: FILE:LINE: reason, and no output file.
 printf 'region,unit,start_ns,end_ns,A\nr,u,0,1,1\nr,u,0,1\n' >"$tmp/bad.csv"

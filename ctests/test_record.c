@@ -125,7 +125,7 @@ static void test_bad_dumps(void)
 		fwrite("events: Ir\ntot\0als: 1\n", 1, 22, f);
 		fclose(f);
 	}
-	expect_bad("nul", MPXKIT_EFORMAT, 2, "NUL byte in a text file");
+	expect_bad("nul", MPXKIT_EFORMAT, 2, "NUL byte: not a text callgrind output");
 }
 
 static void test_missing_file(void)

@@ -294,11 +294,12 @@ static void test_bad_files(void)
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 
 	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch_path("missing.csv"), &t, &d), -MPXKIT_ESYS);
-	snprintf(want, sizeof want, "%s: No such file or directory", cutest_scratch_path("missing.csv"));
+	snprintf(want, sizeof want, "cannot open %s: No such file or directory",
+		 cutest_scratch_path("missing.csv"));
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 
-	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch(), &t, &d), -MPXKIT_EINVAL);
-	snprintf(want, sizeof want, "%s: is a directory", cutest_scratch());
+	CU_ASSERT_EQUAL(mpxkit_trace_read(cutest_scratch(), &t, &d), -MPXKIT_ESYS);
+	snprintf(want, sizeof want, "cannot read %s: Is a directory", cutest_scratch());
 	CU_ASSERT_STRING_EQUAL(d.msg, want);
 	CU_ASSERT_PTR_NULL(t);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mpxkit/reader.h"
 #include "commands.h"
 #include "mpxkit/outfile.h"
 #include "mpxkit/pcz.h"
@@ -69,27 +70,25 @@ static int parse_threshold(const char *t, uint32_t *ppm)
 	return 0;
 }
 
+/* hwloc's XML export of one machine is tens of kilobytes; 64 MiB stops a wrong file early. */
+#define TOPOLOGY_MAX_BYTES ((uint64_t)64 << 20)
+
 static char *read_text_file(const char *path, const char *cmd)
 {
-	FILE *f = fopen(path, "rb");
+	mpxkit_reader_options opt = { .flags = MPXKIT_READER_TEXT,
+				      .max_bytes = TOPOLOGY_MAX_BYTES,
+				      .what = "topology XML file" };
+	mpxkit_diag diag = { 0 };
 	char *buf = NULL;
-	long n;
+	size_t n;
+	int rc = mpxkit_read_file(path, &opt, &buf, &n, &diag);
 
-	if (f == NULL) {
-		cli_error(cmd, "cannot open %s: %m", path);
+	if (rc < 0) {
+		cli_lib_error(cmd, rc, &diag);
 		return NULL;
 	}
-	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-	    (buf = malloc((size_t)n + 1)) == NULL || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		cli_error(cmd, "cannot read %s", path);
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = '\0';
-	if (strlen(buf) != (size_t)n || n == 0) {
-		cli_error(cmd, "%s: not an XML text file", path);
+	if (n == 0) {
+		cli_error(cmd, "%s: empty, not an XML topology", path);
 		free(buf);
 		return NULL;
 	}

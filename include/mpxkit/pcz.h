@@ -38,6 +38,7 @@ typedef enum mpxkit_pcz_grouping {
 #define MPXKIT_PCZ_ZSTD_LEVEL_DEFAULT 1      /* zstd level for level 0 (zlib's is 6) */
 #define MPXKIT_PCZ_CHUNK_DEFAULT (1u << 20)  /* input bytes per REGIONS section, 8 a value */
 #define MPXKIT_PCZ_MAX_SECTION (1u << 24)    /* raw bytes a decoder accepts per section */
+#define MPXKIT_PCZ_MAX_FILE ((uint64_t)1 << 32) /* bytes mpxkit_pcz_reader_open reads, at most */
 
 typedef struct mpxkit_pcz_options {
 	mpxkit_pcz_codec codec;      /* default ZSTD */

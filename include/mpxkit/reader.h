@@ -56,10 +56,11 @@ int mpxkit_reader_from_stream(mpxkit_reader **r, FILE *f, const char *name,
 
 /*
  * The next line without its LF (a CR before it is kept: formats decide),
- * NUL-terminated, valid until the next call.  Returns 1 with a line, 0 at
- * the end of input, or a negative code.  A last line without LF is a line.
+ * NUL-terminated, valid until the next call; the caller may change its
+ * bytes in place (split it at commas).  Returns 1 with a line, 0 at the end
+ * of input, or a negative code.  A last line without LF is a line.
  */
-int mpxkit_reader_line(mpxkit_reader *r, const char **line, size_t *len, mpxkit_diag *diag);
+int mpxkit_reader_line(mpxkit_reader *r, char **line, size_t *len, mpxkit_diag *diag);
 
 /* Up to len bytes; *got < len only at the end of input.  0 or a negative code. */
 int mpxkit_reader_read(mpxkit_reader *r, void *buf, size_t len, size_t *got, mpxkit_diag *diag);

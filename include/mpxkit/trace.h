@@ -47,10 +47,15 @@ const char *mpxkit_trace_get_meta(const mpxkit_trace *t, const char *key);
 /* Column of an event by name, or -MPXKIT_ENOENT. */
 int mpxkit_trace_event_index(const mpxkit_trace *t, const char *name);
 
+/* A trace is parsed whole: more text than this (inflated) is refused with ERANGE. */
+#define MPXKIT_TRACE_MAX_BYTES ((uint64_t)1 << 30)
+
 /*
  * Reads a trace from a CSV file, plain or gzip-compressed (told by content,
- * not by name).  Bad input fails with -MPXKIT_EFORMAT (or ERANGE for an
- * overflowing value) and a diag of the form "FILE:LINE: reason".
+ * not by name); "-" reads standard input.  Bad input fails with
+ * -MPXKIT_EFORMAT (or ERANGE for an overflowing value or a trace above
+ * MPXKIT_TRACE_MAX_BYTES) and a diag of the form "FILE:LINE: reason"; a NUL
+ * byte ends the read at once (include/mpxkit/reader.h).
  */
 int mpxkit_trace_read(const char *path, mpxkit_trace **out, mpxkit_diag *diag);
 

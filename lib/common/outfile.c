@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Temporary-file-and-rename output, shared by every writer of the library and the tools. */
+/* Output files: atomic replacement of regular files, write-through for devices and FIFOs, for every writer. */
+#define _GNU_SOURCE /* mkostemp */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,53 +13,209 @@
 #include "mpxkit/outfile.h"
 
 #define TMP_SUFFIX ".tmp.XXXXXX"
+#define MAX_LINKS 40
 
 struct mpxkit_outfile {
 	int fd;
-	char *path;
+	int stream;  /* written through: no temporary file, no rename */
+	int stdout_; /* fd 1, never closed */
+	char *path;  /* the final path (a symlink's target), for renames and messages */
+	char *shown; /* the path as the caller gave it, for messages */
 	char *tmp;
 };
 
 static void outfile_free(mpxkit_outfile *f)
 {
 	free(f->path);
+	free(f->shown);
 	free(f->tmp);
 	free(f);
+}
+
+/* dir/name of a relative link target, against the directory of the link itself. */
+static char *join_link(const char *link, const char *target)
+{
+	const char *slash = strrchr(link, '/');
+	size_t dlen = slash ? (size_t)(slash - link) + 1 : 0;
+	size_t tlen = strlen(target);
+	char *out;
+
+	if (target[0] == '/' || dlen == 0)
+		return strdup(target);
+	out = malloc(dlen + tlen + 1);
+	if (out) {
+		memcpy(out, link, dlen);
+		memcpy(out + dlen, target, tlen + 1);
+	}
+	return out;
+}
+
+/*
+ * The path a write finally lands on: symlinks followed one by one, so a
+ * dangling link still names the file it will create.  *st gets lstat's
+ * answer for that path (st_mode 0 when it does not exist).
+ */
+static int resolve(const char *path, char **out, struct stat *st, mpxkit_diag *diag)
+{
+	char *cur = strdup(path);
+
+	if (cur == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	for (int hops = 0;; hops++) {
+		char target[PATH_MAX];
+		ssize_t n;
+		char *next;
+
+		if (lstat(cur, st) != 0) {
+			if (errno != ENOENT) {
+				int rc = mpxkit_fail_sys(diag, "cannot create %s", path);
+				free(cur);
+				return rc;
+			}
+			memset(st, 0, sizeof *st);
+			break;
+		}
+		if (!S_ISLNK(st->st_mode))
+			break;
+		if (hops == MAX_LINKS) {
+			free(cur);
+			errno = ELOOP;
+			return mpxkit_fail_sys(diag, "cannot create %s", path);
+		}
+		n = readlink(cur, target, sizeof target - 1);
+		if (n < 0) {
+			int rc = mpxkit_fail_sys(diag, "cannot create %s", path);
+			free(cur);
+			return rc;
+		}
+		target[n] = '\0';
+		/* /proc/self/fd/N of a pipe reads "pipe:[123]": no path, but open() reaches it. */
+		if (strncmp(cur, "/proc/", 6) == 0 && target[0] != '/') {
+			if (stat(cur, st) != 0) {
+				int rc = mpxkit_fail_sys(diag, "cannot create %s", path);
+				free(cur);
+				return rc;
+			}
+			break;
+		}
+		next = join_link(cur, target);
+		free(cur);
+		if (next == NULL)
+			return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+		cur = next;
+	}
+	*out = cur;
+	return 0;
+}
+
+static int refuse_kind(const char *path, const struct stat *st, mpxkit_diag *diag)
+{
+	if (S_ISDIR(st->st_mode)) {
+		errno = EISDIR;
+		return mpxkit_fail_sys(diag, "cannot write %s", path);
+	}
+	return mpxkit_fail(diag, MPXKIT_EINVAL,
+			   "cannot write %s: not a regular file, character device or FIFO", path);
+}
+
+static int open_stream(mpxkit_outfile *f, mpxkit_diag *diag)
+{
+	f->stream = 1;
+	do
+		f->fd = open(f->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	while (f->fd < 0 && errno == EINTR);
+	if (f->fd < 0)
+		return mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	return 0;
+}
+
+static int open_temp(mpxkit_outfile *f, mpxkit_diag *diag)
+{
+	size_t n = strlen(f->path);
+	mode_t mask;
+
+	f->tmp = malloc(n + sizeof TMP_SUFFIX);
+	if (f->tmp == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", f->shown);
+	memcpy(f->tmp, f->path, n);
+	memcpy(f->tmp + n, TMP_SUFFIX, sizeof TMP_SUFFIX);
+	f->fd = mkostemp(f->tmp, O_CLOEXEC);
+	if (f->fd < 0) {
+		free(f->tmp);
+		f->tmp = NULL;
+		return mpxkit_fail_sys(diag, "cannot create %s", f->shown);
+	}
+	/* mkstemp creates 0600; a data file gets what creat() would give it. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(f->fd, 0666 & ~mask) != 0)
+		return mpxkit_fail_sys(diag, "cannot create %s", f->shown);
+	return 0;
 }
 
 int mpxkit_outfile_open(mpxkit_outfile **out, const char *path, mpxkit_diag *diag)
 {
 	mpxkit_outfile *f;
-	size_t n;
-	mode_t mask;
+	struct stat st;
+	int rc;
 
 	if (out == NULL || path == NULL || *path == '\0')
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "output file: missing path");
-	n = strlen(path);
 	f = calloc(1, sizeof *f);
-	if (f == NULL || (f->path = strdup(path)) == NULL || (f->tmp = malloc(n + sizeof TMP_SUFFIX)) == NULL) {
-		if (f)
-			outfile_free(f);
+	if (f == NULL || (f->shown = strdup(path)) == NULL) {
+		free(f);
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
 	}
-	memcpy(f->tmp, path, n);
-	memcpy(f->tmp + n, TMP_SUFFIX, sizeof TMP_SUFFIX);
-	f->fd = mkstemp(f->tmp);
-	if (f->fd < 0) {
-		int rc = mpxkit_fail_sys(diag, "cannot create %s", path);
-		outfile_free(f);
-		return rc;
+	f->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		f->stream = f->stdout_ = 1;
+		f->fd = STDOUT_FILENO;
+		*out = f;
+		return 0;
 	}
-	/* mkstemp creates 0600; a data file gets what creat() would give it. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(f->fd, 0666 & ~mask) != 0) {
-		int rc = mpxkit_fail_sys(diag, "cannot create %s", path);
+	rc = resolve(path, &f->path, &st, diag);
+	if (rc == 0) {
+		if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+			rc = open_stream(f, diag);
+		else if (st.st_mode != 0 && !S_ISREG(st.st_mode))
+			rc = refuse_kind(path, &st, diag);
+		else
+			rc = open_temp(f, diag);
+	}
+	if (rc < 0) {
 		mpxkit_outfile_abort(f);
 		return rc;
 	}
 	*out = f;
 	return 0;
+}
+
+int mpxkit_outfile_check(const char *path, mpxkit_diag *diag)
+{
+	mpxkit_outfile *f;
+	int rc;
+
+	/* Opening a FIFO for writing waits for a reader; checking one must not. */
+	if (path && strcmp(path, "-") != 0) {
+		struct stat st;
+		if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode))
+			return access(path, W_OK) == 0 ? 0
+							: mpxkit_fail_sys(diag, "cannot write %s", path);
+	}
+	rc = mpxkit_outfile_open(&f, path, diag);
+	if (rc == 0)
+		mpxkit_outfile_abort(f);
+	return rc;
+}
+
+int mpxkit_outfile_is_stream(const mpxkit_outfile *f)
+{
+	return f->stream;
+}
+
+int mpxkit_outfile_fd(const mpxkit_outfile *f)
+{
+	return f->fd;
 }
 
 int mpxkit_outfile_write(mpxkit_outfile *f, const void *buf, size_t len, mpxkit_diag *diag)
@@ -70,7 +229,7 @@ int mpxkit_outfile_write(mpxkit_outfile *f, const void *buf, size_t len, mpxkit_
 		if (w <= 0) {
 			if (w == 0)
 				errno = EIO;
-			return mpxkit_fail_sys(diag, "cannot write %s", f->path);
+			return mpxkit_fail_sys(diag, "cannot write %s", f->shown);
 		}
 		p += w;
 		len -= (size_t)w;
@@ -78,17 +237,35 @@ int mpxkit_outfile_write(mpxkit_outfile *f, const void *buf, size_t len, mpxkit_
 	return 0;
 }
 
+/* Closes the descriptor unless it is the caller's standard output; 0 or -1 with errno. */
+static int close_fd(mpxkit_outfile *f)
+{
+	int fd = f->fd;
+
+	f->fd = -1;
+	if (fd < 0 || f->stdout_)
+		return 0;
+	return close(fd);
+}
+
 int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag)
 {
 	int rc = 0;
 
-	if (close(f->fd) != 0) {
-		f->fd = -1;
-		rc = mpxkit_fail_sys(diag, "cannot write %s", f->path);
-	} else if (rename(f->tmp, f->path) != 0) {
-		f->fd = -1;
+	if (f->stream) {
+		if (close_fd(f) != 0 && errno != EINTR)
+			rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+		outfile_free(f);
+		return rc;
+	}
+	/* The data reaches the disk before the name does, so a crash leaves the old file or the new one. */
+	if (fsync(f->fd) != 0 && errno != EINVAL)
+		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	if (close_fd(f) != 0 && rc == 0)
+		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	if (rc == 0 && rename(f->tmp, f->path) != 0)
 		rc = mpxkit_fail_sys(diag, "cannot rename %s to %s", f->tmp, f->path);
-	} else {
+	if (rc == 0) {
 		outfile_free(f);
 		return 0;
 	}
@@ -101,9 +278,9 @@ void mpxkit_outfile_abort(mpxkit_outfile *f)
 {
 	if (f == NULL)
 		return;
-	if (f->fd >= 0)
-		close(f->fd);
-	unlink(f->tmp);
+	close_fd(f);
+	if (f->tmp)
+		unlink(f->tmp);
 	outfile_free(f);
 }
 

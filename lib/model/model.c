@@ -11,7 +11,7 @@
 #include "mpxkit/outfile.h"
 
 #include "model_impl.h"
-#include "slurp.h"
+#include "mpxkit/reader.h"
 
 #define MAGIC	    0x4D58504Du /* "MPXM" */
 #define HEADER_LEN  40
@@ -453,31 +453,46 @@ int mpxkit_model_load_buffer(mpxkit_model **out, const void *buf, size_t len, co
 	return 0;
 }
 
+/*
+ * A model file's size is in its header: read the header, and when its
+ * checksum holds, exactly the body it announces plus one byte (so trailing
+ * bytes are still reported), never more.  /dev/zero stops at the magic.
+ */
 int mpxkit_model_load_file(mpxkit_model **out, const char *path, mpxkit_diag *diag)
 {
-	char *buf;
-	size_t len;
-	FILE *fp;
+	mpxkit_reader_options opt = { .what = "model file" };
+	mpxkit_reader *r = NULL;
+	unsigned char *buf = NULL;
+	size_t len = 0, got = 0, want = HEADER_LEN;
 	int rc;
 
 	if (!out || !path)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "model: NULL argument");
-	fp = fopen(path, "rb");
-	if (!fp)
-		return mpxkit_fail_sys(diag, "%s: cannot open model", path);
-	/* No valid model exceeds a 32-bit body plus framing: stop on /dev/zero. */
-	rc = mpxkit__slurp(fp, ((size_t)1 << 32) + HEADER_LEN + TRAILER_LEN, &buf, &len);
-	if (rc == -MPXKIT_ENOMEM) {
+	rc = mpxkit_reader_open(&r, path, &opt, diag);
+	if (rc < 0)
+		return rc;
+	buf = malloc(HEADER_LEN);
+	if (buf == NULL) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-	} else if (rc == -MPXKIT_ERANGE) {
-		rc = mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: larger than any model file", path);
-	} else if (rc < 0) {
-		errno = EIO;
-		rc = mpxkit_fail_sys(diag, "%s: cannot read model", path);
-	} else {
-		rc = mpxkit_model_load_buffer(out, buf, len, path, diag);
+		goto done;
 	}
-	fclose(fp);
+	rc = mpxkit_reader_read(r, buf, HEADER_LEN, &len, diag);
+	if (rc == 0 && len == HEADER_LEN && le32(buf) == MAGIC && crc(buf, 36) == le32(buf + 36)) {
+		unsigned char *grown;
+		want = (size_t)HEADER_LEN + le32(buf + 32) + TRAILER_LEN + 1;
+		grown = realloc(buf, want);
+		if (grown == NULL) {
+			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+			goto done;
+		}
+		buf = grown;
+		rc = mpxkit_reader_read(r, buf + len, want - len, &got, diag);
+		len += got;
+	}
+	if (rc == 0)
+		rc = mpxkit_model_load_buffer(out, buf, len, path, diag);
+done:
+	mpxkit_reader_close(r);
 	free(buf);
 	return rc;
 }

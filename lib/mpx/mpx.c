@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "mpxkit/mpx.h"
-#include "slurp.h"
+#include "mpxkit/reader.h"
 
 /* ---- group files ----------------------------------------------------------------------- */
 
@@ -188,26 +188,24 @@ fail:
 	return rc;
 }
 
+/* A group file is a few lines of event names: 1 MiB is far beyond any real one. */
+#define GROUPS_MAX_BYTES ((uint64_t)1 << 20)
+
 int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
 {
-	FILE *f;
+	mpxkit_reader_options opt = { .flags = MPXKIT_READER_TEXT,
+				      .max_bytes = GROUPS_MAX_BYTES,
+				      .what = "group file" };
 	char *buf;
 	size_t len;
 	int rc;
 
 	if (path == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "groups: missing argument");
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return mpxkit_fail_sys(diag, "%s", path);
-	rc = mpxkit__slurp(f, SIZE_MAX, &buf, &len);
-	if (rc == -MPXKIT_ENOMEM)
-		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-	else if (rc < 0)
-		rc = mpxkit_fail_sys(diag, "%s", path);
-	else
-		rc = mpxkit_groups_parse(path, buf, len, out, diag);
-	fclose(f);
+	rc = mpxkit_read_file(path, &opt, &buf, &len, diag);
+	if (rc < 0)
+		return rc;
+	rc = mpxkit_groups_parse(path, buf, len, out, diag);
 	free(buf);
 	return rc;
 }

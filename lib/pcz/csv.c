@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpxkit/reader.h"
 #include "pcz_impl.h"
 
 /* A unit being read: its steps grow row by row. */
@@ -19,9 +20,8 @@ struct csv_unit {
 
 struct csv_state {
 	const char *path;
-	FILE *in;
+	mpxkit_reader *in;
 	char *line;
-	size_t line_cap;
 	unsigned long lineno;
 	mpxkit_diag *diag;
 	size_t n_events;
@@ -53,23 +53,15 @@ __attribute__((format(printf, 3, 4))) static int csv_fail(struct csv_state *s, i
 /* Next line without its LF: 1, 0 at EOF, or a negative code. */
 static int next_line(struct csv_state *s, size_t *len)
 {
-	ssize_t n;
+	size_t n;
+	int rc = mpxkit_reader_line(s->in, &s->line, &n, s->diag);
 
-	errno = 0;
-	n = getline(&s->line, &s->line_cap, s->in);
-	if (n < 0) {
-		if (ferror(s->in))
-			return mpxkit_fail_sys(s->diag, "%s:%lu: read failed", s->path, s->lineno);
-		return 0;
-	}
+	if (rc <= 0)
+		return rc;
 	s->lineno++;
-	if (n > 0 && s->line[n - 1] == '\n')
-		s->line[--n] = '\0';
-	if (memchr(s->line, '\0', (size_t)n) != NULL)
-		return csv_fail(s, MPXKIT_EFORMAT, "NUL byte in the line");
 	if (n > 0 && s->line[n - 1] == '\r')
 		return csv_fail(s, MPXKIT_EFORMAT, "CR line ending; use LF");
-	*len = (size_t)n;
+	*len = n;
 	return 1;
 }
 
@@ -381,6 +373,8 @@ out:
 int mpxkit_pcz_pack_csv(const char *in_path, const char *out_path, const mpxkit_pcz_options *opt,
 			const char *topology_xml, mpxkit_diag *diag)
 {
+	/* Streamed region by region: the line bound is the memory bound. */
+	mpxkit_reader_options reader_opt = { .flags = MPXKIT_READER_TEXT, .what = "counter CSV" };
 	struct csv_state s = { .path = in_path, .diag = diag };
 	mpxkit_pcz_writer *w = NULL;
 	mpxkit_pcz_options defaults;
@@ -393,14 +387,10 @@ int mpxkit_pcz_pack_csv(const char *in_path, const char *out_path, const mpxkit_
 		mpxkit_pcz_options_init(&defaults);
 		opt = &defaults;
 	}
-	if (strcmp(in_path, "-") == 0) {
-		s.in = stdin;
-		s.path = "(stdin)";
-	} else {
-		s.in = fopen(in_path, "r");
-		if (s.in == NULL)
-			return mpxkit_fail_sys(diag, "%s: cannot open", in_path);
-	}
+	rc = mpxkit_reader_open(&s.in, in_path, &reader_opt, diag);
+	if (rc < 0)
+		return rc;
+	s.path = mpxkit_reader_name(s.in);
 	rc = read_head(&s, out_path, opt, topology_xml, &w);
 	while (rc == 0) {
 		rc = next_line(&s, &len);
@@ -426,10 +416,8 @@ int mpxkit_pcz_pack_csv(const char *in_path, const char *out_path, const mpxkit_
 	free(s.units);
 	free(s.view);
 	free(s.fields);
-	free(s.line);
 	free(s.row);
-	if (s.in != stdin)
-		fclose(s.in);
+	mpxkit_reader_close(s.in);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mpxkit/reader.h"
 #include "pcz_impl.h"
 
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -542,42 +543,55 @@ int mpxkit_pcz_reader_open_mem(const void *buf, size_t len, const char *name,
 	return 0;
 }
 
+/*
+ * The magic is read first and the rest only when it matches, so /dev/zero or
+ * a wrong file ends at four bytes; the whole file is then decoded from memory,
+ * within a bound that keeps a stray device or pipe from filling it.
+ */
+static int read_whole(const char *path, uint8_t **out, size_t *out_len, mpxkit_diag *diag)
+{
+	mpxkit_reader_options opt = { .max_bytes = MPXKIT_PCZ_MAX_FILE, .what = "pcz file" };
+	mpxkit_reader *in;
+	unsigned char magic[4];
+	char *rest = NULL;
+	uint8_t *buf;
+	size_t got = 0, len = 0;
+	int rc = mpxkit_reader_open(&in, path, &opt, diag);
+
+	if (rc < 0)
+		return rc;
+	rc = mpxkit_reader_read(in, magic, sizeof magic, &got, diag);
+	if (rc == 0 && got == sizeof magic && pcz_le32(magic) == PCZ_MAGIC)
+		rc = mpxkit_reader_slurp(in, &rest, &len, diag);
+	mpxkit_reader_close(in);
+	if (rc < 0)
+		return rc;
+	/* Put the magic back in front, in place. */
+	buf = realloc(rest, got + len + 1);
+	if (buf == NULL) {
+		free(rest);
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	}
+	memmove(buf + got, buf, len);
+	memcpy(buf, magic, got);
+	*out = buf;
+	*out_len = got + len;
+	return 0;
+}
+
 int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_diag *diag)
 {
-	FILE *f;
-	struct stat st;
 	uint8_t *buf = NULL;
-	size_t len;
+	size_t len = 0;
 	int rc;
 
 	if (path == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz reader: NULL argument");
-	f = fopen(path, "rb");
-	if (f == NULL)
-		return mpxkit_fail_sys(diag, "%s: cannot open", path);
-	if (fstat(fileno(f), &st) != 0) {
-		rc = mpxkit_fail_sys(diag, "%s: cannot stat", path);
-		fclose(f);
+	rc = read_whole(path, &buf, &len, diag);
+	if (rc < 0)
 		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fclose(f);
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: not a regular file", path);
-	}
-	len = (size_t)st.st_size;
-	buf = malloc(len ? len : 1);
-	if (buf == NULL) {
-		fclose(f);
-		return -MPXKIT_ENOMEM;
-	}
-	if (fread(buf, 1, len, f) != len) {
-		rc = mpxkit_fail_sys(diag, "%s: read failed", path);
-		fclose(f);
-		free(buf);
-		return rc;
-	}
-	fclose(f);
-	rc = mpxkit_pcz_reader_open_mem(buf, len, path, out, diag);
+	rc = mpxkit_pcz_reader_open_mem(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out,
+					diag);
 	if (rc < 0) {
 		free(buf);
 		return rc;

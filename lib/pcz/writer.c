@@ -10,6 +10,7 @@
 
 #include <hwloc.h>
 
+#include "mpxkit/outfile.h"
 #include "pcz_impl.h"
 
 /* A unit name's length and pcz_name_hash, from the pass of check_region that validates it. */
@@ -26,8 +27,7 @@ struct staged {
 
 struct mpxkit_pcz_writer {
 	pthread_mutex_t lock;
-	char *path, *tmp_path;
-	FILE *f;
+	mpxkit_outfile *out; /* the file's sink; NULL for a memory writer */
 	int to_mem; /* the bytes go to mem, not a file (mpxkit_pcz_writer_open_memory) */
 	pcz_buf mem;
 	mpxkit_pcz_options opt;
@@ -105,12 +105,7 @@ static int check_options(const mpxkit_pcz_options *o, mpxkit_diag *diag)
 
 static void writer_free(mpxkit_pcz_writer *w)
 {
-	if (w->f)
-		fclose(w->f);
-	if (w->tmp_path)
-		unlink(w->tmp_path);
-	free(w->path);
-	free(w->tmp_path);
+	mpxkit_outfile_abort(w->out);
 	pcz_buf_free(&w->mem);
 	for (size_t i = 0; i < w->n_events; i++)
 		free(w->events[i]);
@@ -171,34 +166,6 @@ static int copy_events(mpxkit_pcz_writer *w, size_t n_events, const char *const 
 	return 0;
 }
 
-static int open_temp(mpxkit_pcz_writer *w, const char *path, mpxkit_diag *diag)
-{
-	size_t n = strlen(path);
-	int fd;
-
-	w->path = strdup(path);
-	w->tmp_path = malloc(n + sizeof ".tmp.XXXXXX");
-	if (w->path == NULL || w->tmp_path == NULL)
-		return -MPXKIT_ENOMEM;
-	memcpy(w->tmp_path, path, n);
-	memcpy(w->tmp_path + n, ".tmp.XXXXXX", sizeof ".tmp.XXXXXX");
-	fd = mkstemp(w->tmp_path);
-	if (fd < 0) {
-		int rc = mpxkit_fail_sys(diag, "%s: cannot create a temporary file", path);
-		free(w->tmp_path);
-		w->tmp_path = NULL;
-		return rc;
-	}
-	/* mkstemp makes 0600; a dump is an ordinary data file. */
-	fchmod(fd, 0644);
-	w->f = fdopen(fd, "wb");
-	if (w->f == NULL) {
-		close(fd);
-		return mpxkit_fail_sys(diag, "%s: cannot open", w->tmp_path);
-	}
-	return 0;
-}
-
 /* Both sinks share everything but where file_write puts the bytes; path NULL means memory. */
 static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
 		      const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
@@ -232,7 +199,7 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	w->fast = w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
 	w->fast_rows.n_events = n_events;
 	w->to_mem = path == NULL;
-	rc = w->to_mem ? 0 : open_temp(w, path, diag);
+	rc = w->to_mem ? 0 : mpxkit_outfile_open(&w->out, path, diag);
 	if (rc < 0)
 		goto fail;
 	*out = w;
@@ -357,8 +324,10 @@ static int file_write(mpxkit_pcz_writer *w, const void *p, size_t n, mpxkit_diag
 		pcz_buf_put(&w->mem, p, n);
 		if (w->mem.oom)
 			return -MPXKIT_ENOMEM;
-	} else if (n && fwrite(p, 1, n, w->f) != n) {
-		return mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
+	} else {
+		int rc = mpxkit_outfile_write(w->out, p, n, diag);
+		if (rc < 0)
+			return rc;
 	}
 	w->content_crc = pcz_crc32_update(w->content_crc, p, n);
 	return 0;
@@ -1446,19 +1415,9 @@ int mpxkit_pcz_writer_close(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	rc = w->to_mem ? mpxkit_fail(diag, MPXKIT_ESTATE,
 				     "pcz writer: a memory writer ends with close_memory")
 		       : finish(w, diag);
-	if (rc == 0 && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
-		rc = mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
 	if (rc == 0) {
-		FILE *f = w->f;
-		w->f = NULL;
-		if (fclose(f) != 0)
-			rc = mpxkit_fail_sys(diag, "%s: write failed", w->tmp_path);
-	}
-	if (rc == 0 && rename(w->tmp_path, w->path) != 0)
-		rc = mpxkit_fail_sys(diag, "%s: cannot rename to %s", w->tmp_path, w->path);
-	if (rc == 0) {
-		free(w->tmp_path);
-		w->tmp_path = NULL;
+		rc = mpxkit_outfile_commit(w->out, diag);
+		w->out = NULL;
 	}
 	writer_free(w);
 	return rc;

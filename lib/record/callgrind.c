@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "callgrind_impl.h"
 #include "mpxkit/record.h"
-#include "slurp.h"
+#include "mpxkit/reader.h"
 
 /* Bounds a corrupt events: line; callgrind itself defines a few dozen events at most. */
 #define MAX_EVENTS 1024
@@ -299,25 +300,22 @@ fail:
 
 int mpxkit_callgrind_read(const char *path, mpxkit_callgrind_dump **out, mpxkit_diag *diag)
 {
-	FILE *f;
+	/* A dump is parsed whole; 4 GiB of text is far beyond the totals files lib/record reads. */
+	mpxkit_reader_options opt = { .flags = MPXKIT_READER_TEXT,
+				      .max_bytes = (uint64_t)1 << 32,
+				      .what = "callgrind output" };
 	char *buf;
 	size_t len;
 	int rc;
 
 	if (path == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "callgrind: missing argument");
-	f = fopen(path, "r");
-	if (f == NULL)
-		return errno == ENOENT ? mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such file", path)
-				       : mpxkit_fail_sys(diag, "%s", path);
-	rc = mpxkit__slurp(f, SIZE_MAX, &buf, &len);
-	if (rc == -MPXKIT_ENOMEM)
-		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-	else if (rc < 0)
-		rc = mpxkit_fail_sys(diag, "%s", path);
-	else
-		rc = mpxkit_callgrind_parse(path, buf, len, out, diag);
-	fclose(f);
+	if (access(path, F_OK) != 0 && errno == ENOENT)
+		return mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such file", path);
+	rc = mpxkit_read_file(path, &opt, &buf, &len, diag);
+	if (rc < 0)
+		return rc;
+	rc = mpxkit_callgrind_parse(path, buf, len, out, diag);
 	free(buf);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "mpxkit/outfile.h"
+#include "mpxkit/reader.h"
 #include "mpxkit/trace.h"
 
 /* ---- construction ---------------------------------------------------------------------- */
@@ -548,102 +549,21 @@ fail:
 
 /* ---- file I/O -------------------------------------------------------------------------- */
 
-/* Reads a whole file through zlib, which passes plain files through unchanged. */
-static int slurp(const char *path, char **out, size_t *out_len, mpxkit_diag *diag)
-{
-	struct stat st;
-	gzFile gz = NULL;
-	char *buf = NULL, *grown;
-	size_t len = 0, cap = 1 << 16;
-	int fd = -1, errnum, rc;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return mpxkit_fail_sys(diag, "%s", path);
-	if (fstat(fd, &st) != 0) {
-		rc = mpxkit_fail_sys(diag, "%s", path);
-		goto fail;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s: is a directory", path);
-		goto fail;
-	}
-	gz = gzdopen(fd, "rb");
-	if (gz == NULL) {
-		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-		goto fail;
-	}
-	fd = -1; /* gz owns it now */
-	gzbuffer(gz, 1 << 17);
-	buf = malloc(cap);
-	if (buf == NULL) {
-		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-		goto fail;
-	}
-	for (;;) {
-		int got;
-		if (cap - len < (1 << 16)) {
-			if (cap > SIZE_MAX / 2) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: too large", path);
-				goto fail;
-			}
-			grown = realloc(buf, cap * 2);
-			if (grown == NULL) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
-				goto fail;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		got = gzread(gz, buf + len, 1 << 16);
-		if (got < 0)
-			break;
-		if (got == 0)
-			break;
-		len += (size_t)got;
-	}
-	{
-		const char *msg = gzerror(gz, &errnum);
-		if (errnum == Z_ERRNO) {
-			rc = mpxkit_fail_sys(diag, "%s", path);
-			goto fail;
-		}
-		if (errnum != Z_OK) {
-			/* Count the lines decoded so far, so the position points at the damage. */
-			size_t number = 1;
-			for (size_t i = 0; i < len; i++)
-				number += buf[i] == '\n';
-			rc = mpxkit_fail(diag,
-					 errnum == Z_BUF_ERROR ? MPXKIT_ETRUNC : MPXKIT_EFORMAT,
-					 "%s:%zu: gzip stream: %s", path, number, msg);
-			goto fail;
-		}
-	}
-	gzclose_r(gz);
-	*out = buf;
-	*out_len = len;
-	return 0;
-fail:
-	if (gz)
-		gzclose_r(gz);
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	return rc;
-}
-
 int mpxkit_trace_read(const char *path, mpxkit_trace **out, mpxkit_diag *diag)
 {
+	mpxkit_reader_options opt = { .flags = MPXKIT_READER_TEXT | MPXKIT_READER_GZIP,
+				      .max_bytes = MPXKIT_TRACE_MAX_BYTES,
+				      .what = "trace" };
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
 
 	if (path == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "trace: missing argument");
-	rc = slurp(path, &buf, &len, diag);
+	rc = mpxkit_read_file(path, &opt, &buf, &len, diag);
 	if (rc < 0)
 		return rc;
-	rc = mpxkit_trace_parse(path, buf, len, out, diag);
+	rc = mpxkit_trace_parse(strcmp(path, "-") == 0 ? "<stdin>" : path, buf, len, out, diag);
 	free(buf);
 	return rc;
 }
