@@ -107,6 +107,23 @@ int mpxkit_source_list(mpxkit_source *s, size_t i, mpxkit_source_event *out);
  */
 int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag);
 
+/*
+ * For callers that open their own perf_event descriptors (mpxkit profile's
+ * sampling groups): the type and config of an event name as
+ * mpxkit_source_add takes it ("perf::PAGE-FAULTS", "page-faults",
+ * "PERF_COUNT_SW_PAGE_FAULTS"), its canonical name, and whether it needs a
+ * PMU.  0, or -MPXKIT_ENOENT with one line.
+ */
+int mpxkit_source_perf_event(const char *name, uint32_t *type, uint64_t *config,
+			     const char **canonical, int *hardware, mpxkit_diag *diag);
+
+/*
+ * One line saying why perf_event_open just failed for that event (errno as
+ * the call left it): no PMU, refused by perf_event_paranoid, ...  Returns the
+ * negative code.
+ */
+int mpxkit_source_perf_error(const char *name, int kernel, mpxkit_diag *diag);
+
 /* Number of slots added. */
 size_t mpxkit_source_n_slots(const mpxkit_source *s);
 
