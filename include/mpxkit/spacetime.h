@@ -174,6 +174,7 @@ typedef struct mpxkit_profile_options {
 	uint64_t window_ns;		 /* perf: window length */
 	const char *const *events;	 /* perf: group members ("perf::PAGE-FAULTS"); NULL: default */
 	size_t n_events;
+	int keep_failed; /* write the profile even when the program exits nonzero or is killed */
 } mpxkit_profile_options;
 
 /* What a collection did. */
@@ -183,6 +184,7 @@ typedef struct mpxkit_profile_summary {
 	uint64_t windows, threads, codes, rows;
 	uint64_t samples, lost; /* perf */
 	mpxkit_record_status status;
+	int written; /* 0: the program failed and keep_failed was not set, nothing written */
 } mpxkit_profile_summary;
 
 void mpxkit_profile_options_init(mpxkit_profile_options *o);
@@ -192,9 +194,10 @@ int mpxkit_profile_have_pmu(void);
 
 /*
  * Runs argv under the source and writes its profile to path.  The program
- * keeps stdin, stdout and stderr.  A program that exits nonzero or dies of a
- * signal still gives its profile: summary->status says how it ended and the
- * caller decides.  Failures leave nothing under path.
+ * keeps stdin, stdout and stderr.  When it exits nonzero or dies of a
+ * signal, nothing is written unless o->keep_failed is set; either way the
+ * call succeeds and summary->status says how it ended.  Failures leave
+ * nothing under path.
  */
 int mpxkit_profile_run(const mpxkit_profile_options *o, char *const argv[], const char *path,
 		       mpxkit_profile_summary *summary, mpxkit_diag *diag);

@@ -772,6 +772,8 @@ static int build_rest(analyser *a)
 		       ne * sizeof *space_sums);
 		space_cost[k] = a->acc[a->sel_space[k]].cost;
 	}
+	r->bin_sums = a->bin_sums;
+	a->bin_sums = NULL;
 	st_screen_input in = {ev,	    a->program, space_sums, space_cost, a->thread_space,
 			      a->thread_cost, a->pat_sums, hot_line,   a};
 	rc = st_screen(r, &in);
@@ -781,8 +783,6 @@ static int build_rest(analyser *a)
 	}
 	/* Patterns sort after screening: findings name patterns by their spaces only. */
 	qsort(r->patterns, r->n_patterns, sizeof *r->patterns, cmp_pattern);
-	r->bin_sums = a->bin_sums;
-	a->bin_sums = NULL;
 done:
 	free(space_sums);
 	free(space_cost);

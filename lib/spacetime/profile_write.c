@@ -30,7 +30,8 @@ int mpxkit__profile_meta_key_ok(const char *s, size_t len)
 	if (len == 0 || len > PROF_MAX_META_KEY)
 		return 0;
 	for (size_t i = 0; i < len; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return 0;
 	return 1;
 }

@@ -118,4 +118,30 @@ typedef struct st_screen_input {
 /* Fills r->findings (ranked) from the sums; 0 or -MPXKIT_ENOMEM. */
 int st_screen(mpxkit_spacetime *r, const st_screen_input *in);
 
+/* ---- collection (collect.c, collect_perf.c, symbols.c) ----------------------------------------- */
+
+/* The command and exit_status metadata of a profile. */
+int st_add_run_meta(mpxkit_profile_writer *w, char *const argv[], const mpxkit_record_status *st,
+		    mpxkit_diag *diag);
+
+/* mpxkit_profile_run's perf source. */
+int st_perf_run(const mpxkit_profile_options *o, char *const argv[], const char *path,
+		mpxkit_profile_summary *sum, mpxkit_diag *diag);
+
+typedef struct st_symbols st_symbols;
+
+/* What libdwfl says of one address; strings valid until st_symbols_close. */
+typedef struct st_symbol {
+	uint64_t address;     /* in the ELF image; the file offset when it is not ELF */
+	const char *function; /* NULL when no symbol covers it */
+	uint64_t lo, size;    /* the symbol's range, size 0 when unknown */
+	const char *file;     /* source file, NULL when no line information */
+	uint32_t line;
+} st_symbol;
+
+int st_symbols_open(st_symbols **s);
+void st_symbols_close(st_symbols *s);
+/* The address at file offset `offset` of the ELF file at path; 0 or -MPXKIT_ENOMEM. */
+int st_symbols_lookup(st_symbols *s, const char *path, uint64_t offset, st_symbol *out);
+
 #endif
