@@ -122,12 +122,21 @@ static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding
 	rs = sp.n / sp.b;
 	rref = rest.n / rest.b;
 	excess = sp.n - rref * sp.b;
-	if (d->scale * rs >= f * d->scale * rref && d->scale * rs >= d->floor)
+	if (d->scale * rs >= f * d->scale * rref && d->scale * rs >= d->floor) {
 		advantage = 0;
-	else if (rs * f <= rref && d->scale * rref >= d->floor)
-		advantage = 1, excess = -excess;
-	else
-		return 0;
+	} else {
+		/*
+		 * An advantage is against the whole program: what the space saves next to
+		 * the program's average, which never exceeds the program's own events
+		 * (against the rest, a defect elsewhere would make every other space look
+		 * good).
+		 */
+		rref = pg.n / pg.b;
+		excess = rref * sp.b - sp.n;
+		if (!(rs * f <= rref && d->scale * rref >= d->floor))
+			return 0;
+		advantage = 1;
+	}
 	share = excess * w / r->cost;
 	if (!(share >= r->options.min_share))
 		return 0;
@@ -361,7 +370,7 @@ static void direction(const mpxkit_spacetime *r, mpxkit_spacetime_finding *x, co
 	default:
 		if (x->advantage)
 			snprintf(x->direction, sizeof x->direction,
-				 "%s %s vs %s elsewhere: better than the rest of the program, a "
+				 "%s %s vs %s for the whole program: better than its average, a "
 				 "pattern to copy",
 				 what, v, ref);
 		else

@@ -117,6 +117,11 @@ static int join(st_spaces *t, uint32_t function, uint64_t lo, uint64_t hi, int l
 	}
 	for (uint32_t s = t->fn_head[function]; s != NONE; s = t->v[s].next) {
 		double o = overlap(lo, hi, t->v[s].lo, t->v[s].hi);
+		/* The same loop header: the same loop, whichever side paths ran this time. */
+		if (loop && t->v[s].loop && t->v[s].lo == lo) {
+			*id = s;
+			return 0;
+		}
 		if (o > best_overlap) { /* strictly: ties stay with the older space */
 			best_overlap = o;
 			best = s;
