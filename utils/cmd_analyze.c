@@ -196,6 +196,8 @@ static void json_space(cli_json *j, const mpxkit_spacetime *r, const mpxkit_spac
 	json_hex(j, s->end);
 	cli_json_key(j, "kind");
 	cli_json_str(j, s->loop ? "loop" : "body");
+	cli_json_key(j, "wait");
+	cli_json_bool(j, s->wait);
 	cli_json_key(j, "weight");
 	cli_json_num(j, s->weight);
 	cli_json_key(j, "cost_share");

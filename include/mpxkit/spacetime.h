@@ -290,6 +290,7 @@ typedef struct mpxkit_spacetime_space {
 	uint32_t line;	    /* of its costliest instruction */
 	uint64_t start, end; /* its range, inclusive */
 	int loop;	    /* 1: a loop span, 0: a function body */
+	int wait;	    /* 1: code that waits on other threads (doc/spacetime.md, "Threads") */
 	double weight, cost_share;
 	uint64_t appearances, first, last; /* windows */
 	size_t n_runs;			   /* at most MPXKIT_SPACETIME_MAX_RUNS listed */

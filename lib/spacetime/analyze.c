@@ -675,6 +675,7 @@ static int build_spaces(analyser *a)
 		o->start = sp->lo;
 		o->end = sp->hi;
 		o->loop = sp->loop;
+		o->wait = is_wait(a, sp->function) == 1;
 		o->weight = a->weight > 0 ? a->acc[s].weight / a->weight : 0;
 		o->cost_share = a->cost > 0 ? a->acc[s].cost / a->cost : 0;
 		o->appearances = ap->appearances;

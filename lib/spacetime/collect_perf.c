@@ -228,6 +228,9 @@ static int open_cpus(prun *r, pid_t pid)
 			a.exclude_hv = 1;
 			a.inherit = 1;
 			a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+			/* Every member on the leader's clock: the kernel refuses a group of two. */
+			a.use_clockid = 1;
+			a.clockid = CLOCK_MONOTONIC;
 			if (i == 0) {
 				a.disabled = 1;
 				a.enable_on_exec = 1;
@@ -236,14 +239,23 @@ static int open_cpus(prun *r, pid_t pid)
 				a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 						PERF_SAMPLE_CPU | PERF_SAMPLE_READ;
 				a.sample_id_all = 1;
-				a.use_clockid = 1;
-				a.clockid = CLOCK_MONOTONIC;
 				a.mmap = 1;
 				a.mmap2 = 1;
 				a.comm = 1;
 				a.comm_exec = 1;
 				a.task = 1;
 				a.wakeup_events = 1;
+			}
+			if (i > 0 && a.type == PERF_TYPE_SOFTWARE &&
+			    a.config == PERF_COUNT_SW_CONTEXT_SWITCHES) {
+				/* Switches happen in the kernel: counted there where allowed. */
+				a.exclude_kernel = 0;
+				fd = perf_open(&a, pid, (int)c, ring->fd[0]);
+				a.exclude_kernel = 1;
+				if (fd >= 0) {
+					ring->fd[i] = (int)fd;
+					continue;
+				}
 			}
 			fd = perf_open(&a, pid, (int)c, i == 0 ? -1 : ring->fd[0]);
 			if (fd < 0) {
@@ -420,10 +432,23 @@ static int code_of(prun *r, uint32_t pid, uint64_t ip, uint32_t *code)
 	} else if (m != NULL) {
 		sym.address = ip - m->start; /* [vdso], anonymous code: offsets in the mapping */
 	}
-	if ((rc = mpxkit_profile_add_object(r->w, m ? m->path : UNKNOWN, &object, r->diag)) < 0 ||
-	    (rc = mpxkit_profile_add_function(r->w, sym.function ? sym.function : UNKNOWN, object,
-					      sym.function ? sym.lo : 0,
-					      sym.function ? sym.size : 0, &function, r->diag)) < 0)
+	if ((rc = mpxkit_profile_add_object(r->w, m ? m->path : UNKNOWN, &object, r->diag)) < 0)
+		return rc;
+	if (sym.function != NULL) {
+		rc = mpxkit_profile_add_function(r->w, sym.function, object, sym.lo, sym.size,
+						 &function, r->diag);
+	} else {
+		/*
+		 * No symbol (a stripped library, the vDSO): the object is the finest unit
+		 * known, one pseudo-function over all of it, named as perf names it.
+		 */
+		char name[256];
+		const char *base = m ? strrchr(m->path, '/') : NULL;
+		snprintf(name, sizeof name, "[%s]", base ? base + 1 : m ? m->path : "unknown");
+		rc = mpxkit_profile_add_function(r->w, name, object, 0, UINT64_C(1) << 62,
+						 &function, r->diag);
+	}
+	if (rc < 0)
 		return rc;
 	file = r->unknown_file;
 	if (sym.file != NULL && (rc = mpxkit_profile_add_file(r->w, sym.file, &file, r->diag)) < 0)

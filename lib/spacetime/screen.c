@@ -297,7 +297,8 @@ static int imbalance_finding(mpxkit_spacetime *r, const st_screen_input *in, fin
 			busy = t;
 		}
 	}
-	if (n < 2)
+	/* Waiting is the symptom, not the place to fix: only the work is screened. */
+	if (n < 2 || r->spaces[k].wait)
 		return 0;
 	for (size_t t = 0; t < nt; t++) {
 		double c = in->thread_space_cost[t * ns + k];
