@@ -422,6 +422,42 @@ done:
 	return rc;
 }
 
+/* The findings' shares as bars, worst first: what to look at, at a glance. */
+static int share_bars(FILE *out, const mpxkit_spacetime *r)
+{
+	size_t n = r->n_findings < MAX_SOURCE ? r->n_findings : MAX_SOURCE;
+	char **labels = calloc(n ? n : 1, sizeof *labels);
+	double *values = calloc(2 * (n ? n : 1), sizeof *values);
+	/* The palette's second colour, an orange red, marks the defects. */
+	const char *parts[] = {"advantage: saving", "defect: excess cost"};
+	int rc = 0;
+
+	if (labels == NULL || values == NULL) {
+		rc = -1;
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const mpxkit_spacetime_finding *f = &r->findings[i];
+		char buf[160];
+		snprintf(buf, sizeof buf, "%zu. %s %.40s", i + 1, mpxkit_spacetime_class_name(f->cls),
+			 r->spaces[f->space].function);
+		if ((labels[i] = strdup(buf)) == NULL) {
+			rc = -1;
+			goto done;
+		}
+		values[2 * i + !f->advantage] = 100 * f->share;
+	}
+	if (n > 0) {
+		cli_chart c = {"The findings: the share of the program's cost each explains",
+			       "% of the program's cost", "finding", 0, 0, 0, 0};
+		cli_svg_bars(out, &c, (const char *const *)labels, n, parts, 2, values, 0);
+	}
+done:
+	free_labels(labels, n);
+	free(values);
+	return rc;
+}
+
 /* ---- the page ---------------------------------------------------------------------------------- */
 
 static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
@@ -450,6 +486,7 @@ int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_space
 	cli_html_begin(m.f, "mpxkit analyze: code spaces over time");
 	summary(m.f, r, profile);
 	cli_html_heading(m.f, 2, "Findings");
+	rc |= share_bars(m.f, r);
 	cli_table_html(findings, m.f);
 	write_sources(m.f, r);
 	cli_html_heading(m.f, 2, "Timeline");

@@ -107,7 +107,7 @@ static void comments(cli_table *t, const mpxkit_spacetime *r, const char *path, 
 	char line[1024];
 	size_t len = 0;
 
-	cli_table_comment(t, "profile: %s (%s), %" PRIu64 " windows, %zu threads, %" PRIu64 " rows",
+	cli_table_comment(t, "%s: %s profile, %" PRIu64 " windows, %zu threads, %" PRIu64 " rows",
 			  path, r->source, r->windows, r->n_threads, r->rows);
 	if (r->command)
 		cli_table_comment(t, "command: %s", r->command);
@@ -126,9 +126,12 @@ static void comments(cli_table *t, const mpxkit_spacetime *r, const char *path, 
 			  top && top < r->n_findings ? " (the top ones below; --top 0 for all)" : "");
 }
 
-static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, size_t top)
+/* The top findings; the HTML page leaves the direction out of the table (it has its own place). */
+static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, size_t top,
+				 int direction)
 {
-	cli_table *t = cli_table_new(finding_columns, sizeof finding_columns / sizeof *finding_columns);
+	size_t n_columns = sizeof finding_columns / sizeof *finding_columns - !direction;
+	cli_table *t = cli_table_new(finding_columns, n_columns);
 	size_t n = top && top < r->n_findings ? top : r->n_findings;
 	char loc[1024];
 
@@ -141,13 +144,17 @@ static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, si
 		cli_table_text(t, f->advantage ? "advantage" : "defect");
 		cli_table_text(t, mpxkit_spacetime_class_name(f->cls));
 		cli_table_text(t, r->spaces[f->space].function);
-		cli_table_text(t, location(f->file, f->line, loc, sizeof loc));
+		/* The page names files by their last component; its source lines give the path. */
+		const char *file = f->file, *slash = file ? strrchr(file, '/') : NULL;
+		cli_table_text(t, location(!direction && slash ? slash + 1 : file, f->line, loc,
+					   sizeof loc));
 		cli_table_text(t, metric_name(f));
 		cli_table_real(t, f->value);
 		cli_table_real(t, f->reference_value);
 		cli_table_real(t, f->program_value);
 		cli_table_real(t, 100 * f->share);
-		cli_table_text(t, f->direction);
+		if (direction)
+			cli_table_text(t, f->direction);
 	}
 	return t;
 }
@@ -578,12 +585,12 @@ int cmd_analyze(int argc, char **argv)
 			rc = cli_write_file(cmd, a.output, m.text, m.len);
 		free(m.text);
 	} else {
-		t = findings_table(r, a.profile, a.top);
+		t = findings_table(r, a.profile, a.top, 1);
 		rc = t ? cli_table_emit(cmd, t, a.format, a.output) : cli_error(cmd, "out of memory");
 	}
 	if (rc == CLI_OK && a.html) {
-		if (t == NULL)
-			t = findings_table(r, a.profile, a.top);
+		cli_table_free(t);
+		t = findings_table(r, a.profile, a.top, 0);
 		rc = t ? cli_analyze_html_write(cmd, a.html, r, a.profile, t, a.color_by)
 		       : cli_error(cmd, "out of memory");
 	}
