@@ -24,6 +24,7 @@
 #define MAX_GROUP (1 + MPXKIT_PROFILE_MAX_PERF_EVENTS)
 #define RING_PAGES 128 /* data pages per CPU: 512 KiB, 16 k samples of a 4-event group */
 #define UNKNOWN "[unknown]"
+#define POLL_MS 100 /* the longest wait between two drains of the rings */
 
 /* The sampled group as opened: the leader first. */
 typedef struct group_def {
@@ -244,7 +245,14 @@ static int open_cpus(prun *r, pid_t pid)
 				a.comm = 1;
 				a.comm_exec = 1;
 				a.task = 1;
-				a.wakeup_events = 1;
+				/*
+				 * Woken when half the ring is full, not at every sample as a reader
+				 * that must see each one at once would be: the poll timeout drains
+				 * the rings often enough, and 4000 wakeups a second cost more than
+				 * the sampling itself.
+				 */
+				a.watermark = 1;
+				a.wakeup_watermark = (uint32_t)(RING_PAGES * r->page / 2);
 			}
 			if (i > 0 && a.type == PERF_TYPE_SOFTWARE &&
 			    a.config == PERF_COUNT_SW_CONTEXT_SWITCHES) {
@@ -754,14 +762,11 @@ static void prun_free(prun *r)
 static int sample_loop(prun *r, mpxkit_workload *wl, int *wstatus)
 {
 	struct pollfd *fds = calloc(r->n_cpus ? r->n_cpus : 1, sizeof *fds);
-	int rc = 0, timeout = (int)(r->window_ns / 2000000);
+	/* Records carry their time, so the rings need draining only before they fill. */
+	int rc = 0, timeout = POLL_MS;
 
 	if (fds == NULL)
 		return oom(r);
-	if (timeout < 1)
-		timeout = 1;
-	if (timeout > 100)
-		timeout = 100;
 	for (size_t c = 0; c < r->n_cpus; c++) {
 		fds[c].fd = r->cpus[c].fd[0];
 		fds[c].events = POLLIN;
