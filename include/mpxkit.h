@@ -13,7 +13,9 @@
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"
 #include "mpxkit/pcz.h"
+#include "mpxkit/job.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/simt.h"
 
 #endif
