@@ -5,6 +5,7 @@
 # not give its well-behaved twin, doing the same work, a defect of that class.
 set -u
 : "${MPXKIT:?run through make check}" "${top_builddir:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "valgrind is not installed: skipping"
@@ -14,12 +15,10 @@ if ! command -v jq >/dev/null 2>&1; then
 	echo "jq is not installed (build-aux/debian-packages): skipping"
 	exit 77
 fi
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 planted=$top_builddir/ctests/planted
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-planted.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # check NAME PLANTED CLASS TWIN INTERVAL_BB ARGS...: the top finding is PLANTED's CLASS defect.
 check() {
@@ -28,16 +27,12 @@ check() {
 	# shellcheck disable=SC2086
 	if ! $mpxkit profile -o "$tmp/$name.prof" -i "$interval" -- "$planted/$name" "$@" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"; then
-		echo "not ok - $name: profile failed:"
-		sed 's/^/#   /' "$tmp/$name.err"
-		failed=1
+		not_ok "$name: profile failed: $(cat "$tmp/$name.err")"
 		return
 	fi
 	# shellcheck disable=SC2086
 	if ! $mpxkit analyze -q -f json "$tmp/$name.prof" >"$tmp/$name.json" 2>"$tmp/$name.err"; then
-		echo "not ok - $name: analyze failed:"
-		sed 's/^/#   /' "$tmp/$name.err"
-		failed=1
+		not_ok "$name: analyze failed: $(cat "$tmp/$name.err")"
 		return
 	fi
 	top=$(jq -r '.findings[0] | "\(.kind) \(.class) \(.function)"' "$tmp/$name.json")
@@ -47,17 +42,15 @@ check() {
 	case $top in
 	"defect $want_class $want_fn"*)
 		if [ "$twin_flagged" -eq 0 ]; then
-			echo "ok - $name: $top"
+			ok "$name: $top"
 		else
-			echo "not ok - $name: the twin $twin has a $want_class defect too"
-			failed=1
+			not_ok "$name: the twin $twin has a $want_class defect too"
 		fi
 		;;
 	*)
-		echo "not ok - $name: top finding '$top', want 'defect $want_class $want_fn'"
+		not_ok "$name: top finding '$top', want 'defect $want_class $want_fn'"
 		jq -r '.findings[:5][] | "#   \(.rank) \(.kind) \(.class) \(.function) \(.share)"' \
 			"$tmp/$name.json"
-		failed=1
 		;;
 	esac
 }
@@ -66,10 +59,9 @@ check stride column_walk ll-miss row_walk 100000 1
 # The column walk thrashes D1 as well as LL: both are its defects, and only its.
 if [ -s "$tmp/stride.json" ] && [ "$(jq -r '[.findings[] | select(.kind == "defect" and
 	.class == "d1-miss")][0].function' "$tmp/stride.json")" = column_walk ]; then
-	echo "ok - stride: the first d1-miss defect is column_walk's"
+	ok "stride: the first d1-miss defect is column_walk's"
 else
-	echo "not ok - stride: no d1-miss defect on column_walk first"
-	failed=1
+	not_ok "stride: no d1-miss defect on column_walk first"
 fi
 check branch random_branches branch-mispredict sorted_branches 100000 1
 check indirect random_calls indirect-mispredict grouped_calls 100000 1
