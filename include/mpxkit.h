@@ -17,5 +17,6 @@
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/simt.h"
+#include "mpxkit/spacetime.h"
 
 #endif
