@@ -19,14 +19,14 @@
 #include "bench.h"
 #include "mpxkit/spacetime.h"
 
-#define FUNCTIONS 64
-#define ADDRESSES 64 /* per function, 4 bytes apart */
-#define ACTIVE 20    /* functions run in one block */
-#define THREADS 4
+#define FUNCTIONS      64
+#define ADDRESSES      64 /* per function, 4 bytes apart */
+#define ACTIVE	       20 /* functions run in one block */
+#define THREADS	       4
 #define ROWS_PER_BLOCK (ACTIVE * ADDRESSES)
 
-static const char *const events[] = {"Ir",	"Dr",	"Dw",	"I1mr", "D1mr", "D1mw", "ILmr",
-				     "DLmr", "DLmw", "Bc",	"Bcm",	"Bi",	"Bim"};
+static const char *const events[] = {"Ir",   "Dr",   "Dw", "I1mr", "D1mr", "D1mw", "ILmr",
+				     "DLmr", "DLmw", "Bc", "Bcm",  "Bi",   "Bim"};
 #define NE (sizeof events / sizeof events[0])
 
 static double cpu_seconds(void)
@@ -81,7 +81,8 @@ static int gen(const char *path, uint64_t rows)
 			return fail(path, &d);
 		for (int a = 0; a < ADDRESSES; a++)
 			if (mpxkit_profile_add_code(w, fn[f], file, (uint32_t)(100 * f + a / 4),
-						    (uint64_t)(0x1000 * f + 4 * a), &code[f][a], &d) < 0)
+						    (uint64_t)(0x1000 * f + 4 * a), &code[f][a],
+						    &d) < 0)
 				return fail(path, &d);
 	}
 	for (int t = 0; t < THREADS; t++)
@@ -91,25 +92,27 @@ static int gen(const char *path, uint64_t rows)
 		for (int t = 0; t < THREADS; t++) {
 			size_t n = 0, nj = 0;
 			for (int k = 0; k < ACTIVE; k++) {
-				int f = (int)((win / 8 + (uint64_t)k * 3 + (uint64_t)t) % FUNCTIONS);
+				int f =
+				    (int)((win / 8 + (uint64_t)k * 3 + (uint64_t)t) % FUNCTIONS);
 				for (int a = 0; a < ADDRESSES; a++) {
 					uint64_t r = next_random(&seed), *c = counts + n * NE;
 					codes[n] = code[f][a];
 					memset(c, 0, NE * sizeof *c);
-					c[0] = 1 + (r & 1023);	  /* Ir */
-					c[1] = (r >> 10) & 255;	  /* Dr */
-					c[4] = (r >> 18) & (f % 4 == 0 ? 63 : 3); /* D1mr */
-					c[7] = (r >> 24) & (f % 8 == 0 ? 15 : 0); /* DLmr */
-					c[9] = (r >> 28) & 127;	  /* Bc */
+					c[0] = 1 + (r & 1023);			   /* Ir */
+					c[1] = (r >> 10) & 255;			   /* Dr */
+					c[4] = (r >> 18) & (f % 4 == 0 ? 63 : 3);  /* D1mr */
+					c[7] = (r >> 24) & (f % 8 == 0 ? 15 : 0);  /* DLmr */
+					c[9] = (r >> 28) & 127;			   /* Bc */
 					c[10] = (r >> 35) & (f % 5 == 0 ? 31 : 1); /* Bcm */
 					n++;
 				}
 				jumps[nj++] = (mpxkit_profile_jump){code[f][60], code[f][8], 100};
 				if (f % 2 == 0)
-					jumps[nj++] = (mpxkit_profile_jump){code[f][40], code[f][16], 50};
+					jumps[nj++] =
+					    (mpxkit_profile_jump){code[f][40], code[f][16], 50};
 			}
-			mpxkit_profile_block b = {win,	 win * 1000000, 1000000, thread[t], n, codes,
-						  counts, nj,	 jumps};
+			mpxkit_profile_block b = {win,	 win * 1000000, 1000000, thread[t], n,
+						  codes, counts,	nj,	 jumps};
 			if (mpxkit_profile_put_block(w, &b, &d) < 0) {
 				mpxkit_profile_abort(w);
 				return fail(path, &d);
@@ -135,11 +138,12 @@ static int analyze(const char *path)
 		return fail(path, &d);
 	wall = now() - t0;
 	cpu = cpu_seconds() - c0;
-	printf("analyze: %" PRIu64 " rows (%" PRIu64 " blocks, %" PRIu64 " windows), %zu code spaces "
+	printf("analyze: %" PRIu64 " rows (%" PRIu64 " blocks, %" PRIu64
+	       " windows), %zu code spaces "
 	       "(%zu selected), %zu findings\n",
 	       r->rows, r->blocks, r->windows, r->n_all_spaces, r->n_spaces, r->n_findings);
-	printf("analyze: wall %.2f s, CPU %.2f s: %.2f M rows/s of CPU (each row read twice)\n", wall,
-	       cpu, (double)r->rows / cpu / 1e6);
+	printf("analyze: wall %.2f s, CPU %.2f s: %.2f M rows/s of CPU (each row read twice)\n",
+	       wall, cpu, (double)r->rows / cpu / 1e6);
 	printf("analyze: peak RSS %ld KiB (%ld KiB before the analysis)\n", peak_kib(), before);
 	mpxkit_spacetime_free(r);
 	return 0;
@@ -149,8 +153,8 @@ static int analyze(const char *path)
 static double fault_ns(void)
 {
 	size_t pages = 65536, page = (size_t)sysconf(_SC_PAGESIZE);
-	unsigned char *p = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p =
+	    mmap(NULL, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	double t0, t;
 
 	if (p == MAP_FAILED)
@@ -197,9 +201,10 @@ int main(int argc, char **argv)
 		return analyze(argv[2]);
 	if (argc == 2 && strcmp(argv[1], "costs") == 0) {
 		for (int i = 0; i < 3; i++)
-			printf("costs: minor page fault %.0f ns, context switch (pipe round trip / 2) "
-			       "%.0f ns\n",
-			       fault_ns(), switch_ns());
+			printf(
+			    "costs: minor page fault %.0f ns, context switch (pipe round trip / 2) "
+			    "%.0f ns\n",
+			    fault_ns(), switch_ns());
 		return 0;
 	}
 	fprintf(stderr, "usage: bench_spacetime gen FILE ROWS | analyze FILE | costs\n");

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Code spaces over time: the per-instruction callgrind reader, the .prof file, and the analyser's rules on hand-made profiles. */
+/* Code spaces over time: the per-instruction callgrind reader, the .prof file, and the analyser's
+ * rules on hand-made profiles. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,8 @@ static int teardown(void)
 	return cutest_scratch_remove();
 }
 
-/* ---- the per-instruction callgrind reader -------------------------------------------------------- */
+/* ---- the per-instruction callgrind reader
+ * -------------------------------------------------------- */
 
 /*
  * Name compression, relative positions (based on the last cost line only),
@@ -112,9 +114,11 @@ static void test_cg_instr_bad(void)
 		 "relative position before any absolute one");
 	parse_cg("events: Ir\nfn=(1) f\n0x10 1\ntotals: 1\n", -MPXKIT_EFORMAT,
 		 "not a --dump-instr=yes dump");
-	parse_cg(CG_HEAD "ob=(1) a\nfl=(1) b\nfn=(1) f\n0x10 1 1\njump=1 0x10 1\n* * 5\ntotals: 1\n",
+	parse_cg(CG_HEAD
+		 "ob=(1) a\nfl=(1) b\nfn=(1) f\n0x10 1 1\njump=1 0x10 1\n* * 5\ntotals: 1\n",
 		 -MPXKIT_EFORMAT, "cost on a jump's source line");
-	parse_cg(CG_HEAD "ob=(1) a\nfl=(1) b\nfn=(1) f\n0x10 1 1\njcnd=4/3 0x10 1\n* *\ntotals: 1\n",
+	parse_cg(CG_HEAD
+		 "ob=(1) a\nfl=(1) b\nfn=(1) f\n0x10 1 1\njcnd=4/3 0x10 1\n* *\ntotals: 1\n",
 		 -MPXKIT_EFORMAT, "jcnd= jumps more often than it runs");
 	parse_cg(CG_HEAD "ob=(1) a\nfl=(1) b\nfn=(1) f\n0x10 1 1\ntotals: 1\n0x10 1 1\n",
 		 -MPXKIT_EFORMAT, "text after the totals: line");
@@ -126,8 +130,8 @@ static void test_cg_instr_bad(void)
 
 /* ---- the profile file ------------------------------------------------------------------------ */
 
-static const char *const cg_events[] = {"Ir",	"Dr",	"Dw",	"I1mr", "D1mr", "D1mw", "ILmr",
-					"DLmr", "DLmw", "Bc",	"Bcm",	"Bi",	"Bim"};
+static const char *const cg_events[] = {"Ir",	"Dr",	"Dw", "I1mr", "D1mr", "D1mw", "ILmr",
+					"DLmr", "DLmw", "Bc", "Bcm",  "Bi",   "Bim"};
 enum { IR, DR, DW, I1MR, D1MR, D1MW, ILMR, DLMR, DLMW, BC, BCM, BI, BIM, NE };
 
 /* A hand-made profile under construction. */
@@ -157,10 +161,9 @@ static uint32_t synth_code(synth *s, const char *function, uint64_t address)
 	uint32_t fn, code;
 
 	CU_ASSERT_EQUAL(mpxkit_profile_add_function(s->w, function, s->object, 0, 0, &fn, NULL), 0);
-	CU_ASSERT_EQUAL(
-	    mpxkit_profile_add_code(s->w, fn, s->file, (uint32_t)(address & 0xfff), address, &code,
-				    NULL),
-	    0);
+	CU_ASSERT_EQUAL(mpxkit_profile_add_code(s->w, fn, s->file, (uint32_t)(address & 0xfff),
+						address, &code, NULL),
+			0);
 	return code;
 }
 
@@ -195,8 +198,8 @@ static void synth_block(synth *s, uint64_t window, size_t thread, const srow *ro
 		j[i].to = synth_code(s, jumps[i].function, jumps[i].to);
 		j[i].count = 3;
 	}
-	mpxkit_profile_block b = {window, window * 1000, 1000, s->thread[thread], n, codes, counts,
-				  n_jumps, j};
+	mpxkit_profile_block b = {window, window * 1000, 1000, s->thread[thread], n, codes,
+				  counts, n_jumps,	 j};
 	CU_ASSERT_EQUAL(mpxkit_profile_put_block(s->w, &b, &diag), 0);
 }
 
@@ -275,9 +278,9 @@ static void test_writer_refuses(void)
 	CU_ASSERT_EQUAL(mpxkit_profile_create(&w, cutest_scratch_path("x.prof"), "gprof", "bb",
 					      cg_events, NE, &diag),
 			-MPXKIT_EINVAL);
-	CU_ASSERT_EQUAL(mpxkit_profile_create(&w, cutest_scratch_path("x.prof"), "perf", "ns", two,
-					      2, &diag),
-			-MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(
+	    mpxkit_profile_create(&w, cutest_scratch_path("x.prof"), "perf", "ns", two, 2, &diag),
+	    -MPXKIT_EINVAL);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_profile_create(&w, cutest_scratch_path("x.prof"), "perf", "ns",
 						    cg_events, 2, &diag),
 			      0);
@@ -349,8 +352,8 @@ static void expect_bad_sections(const uint32_t *tags, mpxkit_bytes *payloads, si
 	mpxkit_profile *prof = NULL;
 	mpxkit_profile_block b;
 	mpxkit_diag diag = {0};
-	mpxkit_container_format fmt = {"profile", MPXKIT_PROFILE_MAGIC, 1, 1,
-				       MPXKIT_PROFILE_MAX_SECTION, 0};
+	mpxkit_container_format fmt = {"profile", MPXKIT_PROFILE_MAGIC,	      1,
+				       1,	  MPXKIT_PROFILE_MAX_SECTION, 0};
 	int rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -419,8 +422,7 @@ static size_t tables(mpxkit_bytes *b, uint32_t *tags)
 }
 
 /* A WIND section of one row per code id given (0 for a repeated id), no jumps. */
-static void wind(mpxkit_bytes *b, uint64_t window, uint64_t thread, const uint64_t *steps,
-		 size_t n)
+static void wind(mpxkit_bytes *b, uint64_t window, uint64_t thread, const uint64_t *steps, size_t n)
 {
 	mpxkit_bytes_varint(b, window);
 	mpxkit_bytes_varint(b, 0);
@@ -512,7 +514,8 @@ static void test_profile_decoder_checks(void)
 	expect_bad_sections(tags, b, 1, "the first section is not HEAD");
 }
 
-/* ---- code spaces --------------------------------------------------------------------------------- */
+/* ---- code spaces
+ * --------------------------------------------------------------------------------- */
 
 /* The selected space of function with range [start, end], or NULL. */
 static const mpxkit_spacetime_space *space_at(const mpxkit_spacetime *r, const char *function,
@@ -565,12 +568,14 @@ static void test_spaces(void)
 	CU_ASSERT_FALSE(body->loop);
 	CU_ASSERT_TRUE(outer->loop);
 	CU_ASSERT_TRUE(inner->loop);
-	/* Ir: window 0 170 (body 80, outer 50, inner 40), window 1 160, window 2 90, window 3 70. */
+	/* Ir: window 0 170 (body 80, outer 50, inner 40), window 1 160, window 2 90, window 3 70.
+	 */
 	CU_ASSERT_DOUBLE_EQUAL(body->weight, (80.0 + 160) / 490, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(outer->weight, (50.0 + 70) / 490, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(inner->weight, 40.0 / 490, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(short_body->weight, 90.0 / 490, 1e-12);
-	/* Founded in file order, within a block by range: body, outer, inner, then the short body. */
+	/* Founded in file order, within a block by range: body, outer, inner, then the short body.
+	 */
 	CU_ASSERT_EQUAL(body->id, 0);
 	CU_ASSERT_EQUAL(outer->id, 1);
 	CU_ASSERT_EQUAL(inner->id, 2);
@@ -583,7 +588,8 @@ static void test_spaces(void)
 	mpxkit_spacetime_free(r);
 }
 
-/* ---- screening ----------------------------------------------------------------------------------- */
+/* ---- screening
+ * ----------------------------------------------------------------------------------- */
 
 static const mpxkit_spacetime_finding *find(const mpxkit_spacetime *r, int advantage, int cls,
 					    const char *function)
@@ -722,7 +728,8 @@ static void test_patterns(void)
 
 	synth_open(&s, "patterns.prof", 1);
 	for (uint64_t w = 0; w < 8; w++) {
-		const srow rows[] = {{seq[w] == 'A' ? "A" : "B", seq[w] == 'A' ? 0x10 : 0x80, 1000, 0}};
+		const srow rows[] = {
+		    {seq[w] == 'A' ? "A" : "B", seq[w] == 'A' ? 0x10 : 0x80, 1000, 0}};
 		synth_block(&s, w, 0, rows, 1, NULL, 0);
 	}
 	synth_commit(&s);
@@ -763,8 +770,9 @@ static void test_analyze_refuses(void)
 	CU_ASSERT_PTR_NULL(r);
 	synth_open(&s, "empty.prof", 1);
 	synth_commit(&s);
-	CU_ASSERT_EQUAL(mpxkit_spacetime_analyze(cutest_scratch_path("empty.prof"), NULL, &r, &diag),
-			-MPXKIT_EFORMAT);
+	CU_ASSERT_EQUAL(
+	    mpxkit_spacetime_analyze(cutest_scratch_path("empty.prof"), NULL, &r, &diag),
+	    -MPXKIT_EFORMAT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "holds no samples"));
 }
 

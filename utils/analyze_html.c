@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The analyze report: one self-contained page of findings, timeline, heat map, pattern graph and thread lanes. */
+/* The analyze report: one self-contained page of findings, timeline, heat map, pattern graph and
+ * thread lanes. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +12,10 @@
 #include "mpxkit/reader.h"
 #include "svg.h"
 
-#define MAX_ROWS 30	   /* spaces in the timeline and the heat map */
-#define MAX_NODES 16	   /* spaces in the pattern graph */
-#define MAX_SOURCE 10	   /* findings whose source line is shown */
-#define MAX_LABEL 48
+#define MAX_ROWS     30 /* spaces in the timeline and the heat map */
+#define MAX_NODES    16 /* spaces in the pattern graph */
+#define MAX_SOURCE   10 /* findings whose source line is shown */
+#define MAX_LABEL    48
 #define SOURCE_BYTES (UINT64_C(64) << 20)
 
 int cli_analyze_color_ok(const char *key)
@@ -92,7 +93,8 @@ static int timeline_metric(const mpxkit_spacetime *r, const char *color_by)
 	return isnan(r->metrics[MPXKIT_METRIC_D1_MPKI]) ? -1 : MPXKIT_METRIC_D1_MPKI;
 }
 
-/* ---- source lines ------------------------------------------------------------------------------ */
+/* ---- source lines ------------------------------------------------------------------------------
+ */
 
 /* The text of line `line` of file, or NULL when the file cannot be read (caller frees). */
 static char *source_line(const char *file, uint32_t line)
@@ -147,7 +149,8 @@ static void write_sources(FILE *out, const mpxkit_spacetime *r)
 	}
 }
 
-/* ---- charts ------------------------------------------------------------------------------------ */
+/* ---- charts ------------------------------------------------------------------------------------
+ */
 
 static int timeline(FILE *out, const mpxkit_spacetime *r, const char *color_by)
 {
@@ -168,8 +171,9 @@ static int timeline(FILE *out, const mpxkit_spacetime *r, const char *color_by)
 		for (size_t b = 0; b < nb; b++) {
 			double cost = mpxkit_spacetime_bin_cost(r, k, b);
 			values[k * nb + b] = !(cost > 0) ? NAN
-					     : metric < 0 ? 100 * cost
-							  : mpxkit_spacetime_bin_metric(r, k, b, metric);
+					     : metric < 0
+						 ? 100 * cost
+						 : mpxkit_spacetime_bin_metric(r, k, b, metric);
 		}
 	/* The phases of phase-change findings, outlined. */
 	for (size_t i = 0; i < r->n_findings; i++) {
@@ -182,7 +186,8 @@ static int timeline(FILE *out, const mpxkit_spacetime *r, const char *color_by)
 				flags[f->space * nb + b] = 1;
 	}
 	snprintf(title, sizeof title, "Timeline: code spaces against time, coloured by %s",
-		 metric < 0 ? "share of the program's cost (%)" : mpxkit_spacetime_metric_title(metric));
+		 metric < 0 ? "share of the program's cost (%)"
+			    : mpxkit_spacetime_metric_title(metric));
 	cli_heatmap h = {title,
 			 (const char *const *)rl,
 			 rows,
@@ -292,11 +297,14 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
 		w, h, w, h);
-	fprintf(out, "<text x=\"20\" y=\"28\" font-size=\"15\">Patterns: which code spaces follow "
-		     "which (per thread, window by window); red: a defect after the transition</text>\n");
+	fprintf(
+	    out,
+	    "<text x=\"20\" y=\"28\" font-size=\"15\">Patterns: which code spaces follow "
+	    "which (per thread, window by window); red: a defect after the transition</text>\n");
 	if (n == 0) {
-		fputs("<text x=\"20\" y=\"60\">No transitions between selected code spaces.</text>\n",
-		      out);
+		fputs(
+		    "<text x=\"20\" y=\"60\">No transitions between selected code spaces.</text>\n",
+		    out);
 		fputs("</svg>\n", out);
 		free(node_of_space);
 		return 0;
@@ -324,16 +332,16 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 			continue;
 		double qx = mx - dy / len * 40, qy = my + dx / len * 40;
 		/* The arrowhead sits before the target node's circle. */
-		double tx = x[b] - (x[b] - qx) / sqrt((x[b] - qx) * (x[b] - qx) +
-						      (y[b] - qy) * (y[b] - qy)) * 16;
-		double ty = y[b] - (y[b] - qy) / sqrt((x[b] - qx) * (x[b] - qx) +
-						      (y[b] - qy) * (y[b] - qy)) * 16;
+		double tx = x[b] - (x[b] - qx) /
+				       sqrt((x[b] - qx) * (x[b] - qx) + (y[b] - qy) * (y[b] - qy)) *
+				       16;
+		double ty = y[b] - (y[b] - qy) /
+				       sqrt((x[b] - qx) * (x[b] - qx) + (y[b] - qy) * (y[b] - qy)) *
+				       16;
 		double ux = (tx - qx), uy = (ty - qy), ul = sqrt(ux * ux + uy * uy);
 		ux /= ul;
 		uy /= ul;
-		fprintf(out,
-			"<g><title>%" PRIu64 " transitions: ",
-			pt->count);
+		fprintf(out, "<g><title>%" PRIu64 " transitions: ", pt->count);
 		cli_xml_text(out, r->spaces[pt->from].function);
 		fputs(" then ", out);
 		cli_xml_text(out, r->spaces[pt->to].function);
@@ -341,19 +349,23 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 			"</title><path d=\"M %.1f %.1f Q %.1f %.1f %.1f %.1f\" fill=\"none\" "
 			"stroke=\"%s\" stroke-width=\"%.1f\" stroke-opacity=\"0.8\"/>"
 			"<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\"/></g>\n",
-			x[a], y[a], qx, qy, tx, ty, colour, width, tx, ty,
-			tx - 10 * ux - 5 * uy, ty - 10 * uy + 5 * ux, tx - 10 * ux + 5 * uy,
-			ty - 10 * uy - 5 * ux, colour);
+			x[a], y[a], qx, qy, tx, ty, colour, width, tx, ty, tx - 10 * ux - 5 * uy,
+			ty - 10 * uy + 5 * ux, tx - 10 * ux + 5 * uy, ty - 10 * uy - 5 * ux,
+			colour);
 	}
 	for (size_t i = 0; i < n; i++) {
 		char *label = space_label(&r->spaces[space_of[i]]);
-		fprintf(out,
-			"<g><title>%.1f %% of the cost</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"12\" "
-			"fill=\"%s\" stroke=\"#333\"/></g>\n",
-			100 * r->spaces[space_of[i]].cost_share, x[i], y[i],
-			cli_svg_colour(space_of[i]));
+		fprintf(
+		    out,
+		    "<g><title>%.1f %% of the cost</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"12\" "
+		    "fill=\"%s\" stroke=\"#333\"/></g>\n",
+		    100 * r->spaces[space_of[i]].cost_share, x[i], y[i],
+		    cli_svg_colour(space_of[i]));
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x[i],
-			y[i] + (y[i] > cy ? 28 : -18), x[i] < cx - 10 ? "end" : x[i] > cx + 10 ? "start" : "middle");
+			y[i] + (y[i] > cy ? 28 : -18),
+			x[i] < cx - 10	 ? "end"
+			: x[i] > cx + 10 ? "start"
+					 : "middle");
 		cli_xml_text(out, label ? label : "");
 		fputs("</text>\n", out);
 		free(label);
@@ -366,10 +378,12 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 /* Threads against time, coloured by their cost; cells where a thread mostly waited outlined. */
 static int thread_lanes(FILE *out, const mpxkit_spacetime *r)
 {
-	size_t nt = r->n_threads, nb = r->n_bins, rows = r->n_spaces < MAX_ROWS ? r->n_spaces : MAX_ROWS;
+	size_t nt = r->n_threads, nb = r->n_bins,
+	       rows = r->n_spaces < MAX_ROWS ? r->n_spaces : MAX_ROWS;
 	double *values = malloc((nt ? nt : 1) * (nb ? nb : 1) * sizeof *values);
 	unsigned char *flags = calloc((nt ? nt : 1) * (nb ? nb : 1), 1);
-	char **tl = calloc(nt ? nt : 1, sizeof *tl), **cl = bin_labels(r), **sl = space_labels(r, rows);
+	char **tl = calloc(nt ? nt : 1, sizeof *tl), **cl = bin_labels(r),
+	     **sl = space_labels(r, rows);
 	double *shares = calloc((nt ? nt : 1) * (rows ? rows : 1), sizeof *shares);
 	int rc = 0;
 
@@ -407,8 +421,13 @@ static int thread_lanes(FILE *out, const mpxkit_spacetime *r)
 			 "% of the program's cost"};
 	cli_svg_heatmap(out, &h);
 	if (rows > 0) {
-		cli_chart c = {"Each thread's cost per code space", "% of the program's cost", "thread",
-			       0, 0, 0, 0};
+		cli_chart c = {"Each thread's cost per code space",
+			       "% of the program's cost",
+			       "thread",
+			       0,
+			       0,
+			       0,
+			       0};
 		cli_svg_bars(out, &c, (const char *const *)tl, nt, (const char *const *)sl, rows,
 			     shares, 0);
 	}
@@ -439,8 +458,8 @@ static int share_bars(FILE *out, const mpxkit_spacetime *r)
 	for (size_t i = 0; i < n; i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
 		char buf[160];
-		snprintf(buf, sizeof buf, "%zu. %s %.40s", i + 1, mpxkit_spacetime_class_name(f->cls),
-			 r->spaces[f->space].function);
+		snprintf(buf, sizeof buf, "%zu. %s %.40s", i + 1,
+			 mpxkit_spacetime_class_name(f->cls), r->spaces[f->space].function);
 		if ((labels[i] = strdup(buf)) == NULL) {
 			rc = -1;
 			goto done;
@@ -449,7 +468,12 @@ static int share_bars(FILE *out, const mpxkit_spacetime *r)
 	}
 	if (n > 0) {
 		cli_chart c = {"The findings: the share of the program's cost each explains",
-			       "% of the program's cost", "finding", 0, 0, 0, 0};
+			       "% of the program's cost",
+			       "finding",
+			       0,
+			       0,
+			       0,
+			       0};
 		cli_svg_bars(out, &c, (const char *const *)labels, n, parts, 2, values, 0);
 	}
 done:
@@ -458,7 +482,8 @@ done:
 	return rc;
 }
 
-/* ---- the page ---------------------------------------------------------------------------------- */
+/* ---- the page ----------------------------------------------------------------------------------
+ */
 
 static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
 {
@@ -468,7 +493,8 @@ static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
 	for (size_t i = 0; i < r->n_findings; i++)
 		defects += !r->findings[i].advantage;
 	snprintf(buf, sizeof buf,
-		 "Profile %s (%s): %s. %" PRIu64 " windows, %zu threads, %zu code spaces selected of "
+		 "Profile %s (%s): %s. %" PRIu64
+		 " windows, %zu threads, %zu code spaces selected of "
 		 "%zu. %zu defects and %zu advantages found, worst first.",
 		 profile, r->source, r->command ? r->command : "command not recorded", r->windows,
 		 r->n_threads, r->n_spaces, r->n_all_spaces, defects, r->n_findings - defects);
@@ -476,7 +502,7 @@ static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
 }
 
 int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_spacetime *r,
-		       const char *profile, const cli_table *findings, const char *color_by)
+			   const char *profile, const cli_table *findings, const char *color_by)
 {
 	cli_memout m;
 	int rc = 0;

@@ -17,6 +17,6 @@ int cli_analyze_color_ok(const char *key);
  * after one line.
  */
 int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_spacetime *r,
-		       const char *profile, const cli_table *findings, const char *color_by);
+			   const char *profile, const cli_table *findings, const char *color_by);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mpxkit analyze: a profile's code spaces, patterns and threads screened, the findings ranked (doc/spacetime.md). */
+/* mpxkit analyze: a profile's code spaces, patterns and threads screened, the findings ranked
+ * (doc/spacetime.md). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -15,45 +16,40 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mpxkit analyze PROFILE [OPTIONS]\n"
-		"\n"
-		"Finds the code spaces of a profile (`mpxkit profile`), compares each with the\n"
-		"rest of the program, with itself at other times, after other spaces and across\n"
-		"threads, and prints the findings worst first: where, what, how much of the\n"
-		"program's cost, and which way to go.\n"
-		"\n"
-		"Options:\n"
-		"  -f, --format FMT        table (default), csv or json (the whole analysis)\n"
-		"  -o, --output FILE       write the table or JSON there instead of stdout\n"
-		"      --html FILE         also write a self-contained HTML report\n"
-		"      --color-by KEY      the timeline's metric (e.g. d1_mpki, ll_mpki, cost)\n"
-		"  -n, --top N             findings in the table (default 10; 0: all)\n"
-		"      --min-share PCT     smallest share of the program's cost a finding explains\n"
-		"                          (default 0.5)\n"
-		"      --factor F          how much worse a metric must be (default 2)\n"
-		"      --min-weight PCT    code spaces kept: weight or cost share (default 1)\n"
-		"      --bins N            time bins for phases and pictures (default 256)\n"
-		"  -q, --quiet             no progress on standard error\n"
-		"  -h, --help              show this help\n"
-		"\n"
-		"Exit status: 0 analysed, 1 usage error, 2 failure (unreadable or damaged profile,\n"
-		"output not writable).\n");
+	fprintf(
+	    out,
+	    "usage: mpxkit analyze PROFILE [OPTIONS]\n"
+	    "\n"
+	    "Finds the code spaces of a profile (`mpxkit profile`), compares each with the\n"
+	    "rest of the program, with itself at other times, after other spaces and across\n"
+	    "threads, and prints the findings worst first: where, what, how much of the\n"
+	    "program's cost, and which way to go.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -f, --format FMT        table (default), csv or json (the whole analysis)\n"
+	    "  -o, --output FILE       write the table or JSON there instead of stdout\n"
+	    "      --html FILE         also write a self-contained HTML report\n"
+	    "      --color-by KEY      the timeline's metric (e.g. d1_mpki, ll_mpki, cost)\n"
+	    "  -n, --top N             findings in the table (default 10; 0: all)\n"
+	    "      --min-share PCT     smallest share of the program's cost a finding explains\n"
+	    "                          (default 0.5)\n"
+	    "      --factor F          how much worse a metric must be (default 2)\n"
+	    "      --min-weight PCT    code spaces kept: weight or cost share (default 1)\n"
+	    "      --bins N            time bins for phases and pictures (default 256)\n"
+	    "  -q, --quiet             no progress on standard error\n"
+	    "  -h, --help              show this help\n"
+	    "\n"
+	    "Exit status: 0 analysed, 1 usage error, 2 failure (unreadable or damaged profile,\n"
+	    "output not writable).\n");
 }
 
 static const struct option long_options[] = {
-    {"format", required_argument, NULL, 'f'},
-    {"output", required_argument, NULL, 'o'},
-    {"html", required_argument, NULL, 'H'},
-    {"color-by", required_argument, NULL, 'C'},
-    {"top", required_argument, NULL, 'n'},
-    {"min-share", required_argument, NULL, 'S'},
-    {"factor", required_argument, NULL, 'x'},
-    {"min-weight", required_argument, NULL, 'W'},
-    {"bins", required_argument, NULL, 'B'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
+    {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+    {"html", required_argument, NULL, 'H'},   {"color-by", required_argument, NULL, 'C'},
+    {"top", required_argument, NULL, 'n'},    {"min-share", required_argument, NULL, 'S'},
+    {"factor", required_argument, NULL, 'x'}, {"min-weight", required_argument, NULL, 'W'},
+    {"bins", required_argument, NULL, 'B'},   {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},	      {NULL, 0, NULL, 0},
 };
 
 /* A number in [lo, hi] from the whole of text; -1 otherwise. */
@@ -68,7 +64,8 @@ static int parse_real(const char *text, double lo, double hi, double *out)
 	return 0;
 }
 
-/* ---- the table --------------------------------------------------------------------------------- */
+/* ---- the table ---------------------------------------------------------------------------------
+ */
 
 static const cli_column finding_columns[] = {
     {"rank", NULL, CLI_COL_INT, 0, 0, NULL},
@@ -121,9 +118,9 @@ static void comments(cli_table *t, const mpxkit_spacetime *r, const char *path, 
 			  r->n_spaces, r->n_all_spaces, 100 * r->options.min_weight);
 	for (size_t i = 0; i < r->n_findings; i++)
 		defects += !r->findings[i].advantage;
-	cli_table_comment(t, "findings: %zu defects, %zu advantages%s", defects,
-			  r->n_findings - defects,
-			  top && top < r->n_findings ? " (the top ones below; --top 0 for all)" : "");
+	cli_table_comment(
+	    t, "findings: %zu defects, %zu advantages%s", defects, r->n_findings - defects,
+	    top && top < r->n_findings ? " (the top ones below; --top 0 for all)" : "");
 }
 
 /* The top findings; the HTML page leaves the direction out of the table (it has its own place). */
@@ -146,8 +143,8 @@ static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, si
 		cli_table_text(t, r->spaces[f->space].function);
 		/* The page names files by their last component; its source lines give the path. */
 		const char *file = f->file, *slash = file ? strrchr(file, '/') : NULL;
-		cli_table_text(t, location(!direction && slash ? slash + 1 : file, f->line, loc,
-					   sizeof loc));
+		cli_table_text(
+		    t, location(!direction && slash ? slash + 1 : file, f->line, loc, sizeof loc));
 		cli_table_text(t, metric_name(f));
 		cli_table_real(t, f->value);
 		cli_table_real(t, f->reference_value);
@@ -159,7 +156,8 @@ static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, si
 	return t;
 }
 
-/* ---- JSON -------------------------------------------------------------------------------------- */
+/* ---- JSON --------------------------------------------------------------------------------------
+ */
 
 static void json_hex(cli_json *j, uint64_t v)
 {
@@ -451,13 +449,14 @@ static int write_json(const mpxkit_spacetime *r, const char *path, FILE *out)
 	return cli_json_end(j);
 }
 
-/* ---- the command ------------------------------------------------------------------------------- */
+/* ---- the command -------------------------------------------------------------------------------
+ */
 
 static void progress(void *arg, int pass, uint64_t blocks, uint64_t rows)
 {
 	(void)arg;
-	fprintf(stderr, "\rmpxkit analyze: pass %d of 2: %" PRIu64 " blocks, %" PRIu64 " rows", pass,
-		blocks, rows);
+	fprintf(stderr, "\rmpxkit analyze: pass %d of 2: %" PRIu64 " blocks, %" PRIu64 " rows",
+		pass, blocks, rows);
 }
 
 typedef struct analyze_args {
@@ -481,8 +480,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *help)
 		switch (c) {
 		case 'f':
 			if (cli_parse_format(optarg, &a->format) < 0)
-				return cli_usage_error(cmd, "--format: '%s' is not table, csv or json",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--format: '%s' is not table, csv or json", optarg);
 			break;
 		case 'o':
 			a->output = optarg;
@@ -495,7 +494,8 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *help)
 			break;
 		case 'n':
 			if (cli_parse_long(optarg, 0, 1000000, &n) < 0)
-				return cli_usage_error(cmd, "--top: '%s' is not a number >= 0", optarg);
+				return cli_usage_error(cmd, "--top: '%s' is not a number >= 0",
+						       optarg);
 			a->top = (size_t)n;
 			break;
 		case 'S':
@@ -512,14 +512,14 @@ static int parse_args(int argc, char **argv, analyze_args *a, int *help)
 			break;
 		case 'W':
 			if (parse_real(optarg, 0, 100, &v) < 0)
-				return cli_usage_error(cmd, "--min-weight: '%s' is not a percentage",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--min-weight: '%s' is not a percentage", optarg);
 			a->o.min_weight = v / 100;
 			break;
 		case 'B':
 			if (cli_parse_long(optarg, 1, 65536, &n) < 0)
-				return cli_usage_error(cmd, "--bins: '%s' is not a number in [1, 65536]",
-						       optarg);
+				return cli_usage_error(
+				    cmd, "--bins: '%s' is not a number in [1, 65536]", optarg);
 			a->o.bins = (size_t)n;
 			break;
 		case 'q':
@@ -586,7 +586,8 @@ int cmd_analyze(int argc, char **argv)
 		free(m.text);
 	} else {
 		t = findings_table(r, a.profile, a.top, 1);
-		rc = t ? cli_table_emit(cmd, t, a.format, a.output) : cli_error(cmd, "out of memory");
+		rc = t ? cli_table_emit(cmd, t, a.format, a.output)
+		       : cli_error(cmd, "out of memory");
 	}
 	if (rc == CLI_OK && a.html) {
 		cli_table_free(t);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* mpxkit profile: a program's code spaces over time, under callgrind or perf sampling (doc/spacetime.md). */
+/* mpxkit profile: a program's code spaces over time, under callgrind or perf sampling
+ * (doc/spacetime.md). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,35 +14,36 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: mpxkit profile -o PROFILE [OPTIONS] -- CMD [ARGS...]\n"
-		"\n"
-		"Runs CMD and writes where it ran, window by window and thread by thread: every\n"
-		"instruction address with its events, for `mpxkit analyze`.\n"
-		"\n"
-		"Options:\n"
-		"  -o, --output FILE       profile to write (.prof); required\n"
-		"  -s, --source SRC        callgrind (exact, any machine), perf (sampling; a PMU\n"
-		"                          gives hardware events), or auto (default: perf where a\n"
-		"                          hardware event opens, else callgrind)\n"
-		"      --keep-failed       write the profile even when CMD exits nonzero or is killed\n"
-		"  -h, --help              show this help\n"
-		"callgrind:\n"
-		"  -i, --interval-bb N     basic blocks per window (default %d)\n"
-		"      --I1 SIZE,ASSOC,LINE  simulated L1 instruction cache (default 32768,8,64)\n"
-		"      --D1 SIZE,ASSOC,LINE  simulated L1 data cache (default 32768,8,64)\n"
-		"      --LL SIZE,ASSOC,LINE  simulated last-level cache (default 2097152,16,64)\n"
-		"      --valgrind PATH     valgrind to run (default: valgrind on PATH)\n"
-		"perf:\n"
-		"  -F, --frequency HZ      samples per second (default %d)\n"
-		"  -w, --window-ms MS      window length (default %d)\n"
-		"  -e, --events LIST       counters read at every sample (default page-faults,\n"
-		"                          context-switches, and hardware events where a PMU exists)\n"
-		"\n"
-		"Exit status: 0 profile written, 1 usage error, 2 failure (CMD failed, source\n"
-		"unavailable, output not writable).\n",
-		MPXKIT_RECORD_INTERVAL_BB, MPXKIT_PROFILE_FREQUENCY,
-		MPXKIT_PROFILE_WINDOW_NS / 1000000);
+	fprintf(
+	    out,
+	    "usage: mpxkit profile -o PROFILE [OPTIONS] -- CMD [ARGS...]\n"
+	    "\n"
+	    "Runs CMD and writes where it ran, window by window and thread by thread: every\n"
+	    "instruction address with its events, for `mpxkit analyze`.\n"
+	    "\n"
+	    "Options:\n"
+	    "  -o, --output FILE       profile to write (.prof); required\n"
+	    "  -s, --source SRC        callgrind (exact, any machine), perf (sampling; a PMU\n"
+	    "                          gives hardware events), or auto (default: perf where a\n"
+	    "                          hardware event opens, else callgrind)\n"
+	    "      --keep-failed       write the profile even when CMD exits nonzero or is killed\n"
+	    "  -h, --help              show this help\n"
+	    "callgrind:\n"
+	    "  -i, --interval-bb N     basic blocks per window (default %d)\n"
+	    "      --I1 SIZE,ASSOC,LINE  simulated L1 instruction cache (default 32768,8,64)\n"
+	    "      --D1 SIZE,ASSOC,LINE  simulated L1 data cache (default 32768,8,64)\n"
+	    "      --LL SIZE,ASSOC,LINE  simulated last-level cache (default 2097152,16,64)\n"
+	    "      --valgrind PATH     valgrind to run (default: valgrind on PATH)\n"
+	    "perf:\n"
+	    "  -F, --frequency HZ      samples per second (default %d)\n"
+	    "  -w, --window-ms MS      window length (default %d)\n"
+	    "  -e, --events LIST       counters read at every sample (default page-faults,\n"
+	    "                          context-switches, and hardware events where a PMU exists)\n"
+	    "\n"
+	    "Exit status: 0 profile written, 1 usage error, 2 failure (CMD failed, source\n"
+	    "unavailable, output not writable).\n",
+	    MPXKIT_RECORD_INTERVAL_BB, MPXKIT_PROFILE_FREQUENCY,
+	    MPXKIT_PROFILE_WINDOW_NS / 1000000);
 }
 
 enum { OPT_I1 = 256, OPT_D1, OPT_LL, OPT_VALGRIND, OPT_KEEP_FAILED };
@@ -202,9 +204,11 @@ int cmd_profile(int argc, char **argv)
 	if (rc == CLI_OK && output == NULL)
 		rc = cli_usage_error(cmd, "no output file (-o PROFILE)");
 	if (rc == CLI_OK && strcmp(output, "-") == 0)
-		rc = cli_usage_error(cmd, "-o -: the program's own output shares stdout; name a file");
+		rc = cli_usage_error(cmd,
+				     "-o -: the program's own output shares stdout; name a file");
 	if (rc == CLI_OK && optind >= argc)
-		rc = cli_usage_error(cmd, "no command to profile (mpxkit profile -o PROFILE -- CMD)");
+		rc = cli_usage_error(cmd,
+				     "no command to profile (mpxkit profile -o PROFILE -- CMD)");
 	if (rc == CLI_OK && o.events && o.source == MPXKIT_PROFILE_CALLGRIND)
 		rc = cli_usage_error(cmd, "--events: callgrind counts its own 13 events");
 	if (rc == CLI_OK && mpxkit_outfile_check(output, &diag) < 0)

@@ -11,8 +11,8 @@ static void print_dump(const mpxkit_callgrind_instr *d, FILE *out)
 {
 	size_t ne = d->head.n_events;
 
-	fprintf(out, "part %u thread %u bb %" PRIu64 "-%" PRIu64 "\nevents", d->head.part, d->thread,
-		d->head.bb_begin, d->head.bb_end);
+	fprintf(out, "part %u thread %u bb %" PRIu64 "-%" PRIu64 "\nevents", d->head.part,
+		d->thread, d->head.bb_begin, d->head.bb_end);
 	for (size_t e = 0; e < ne; e++)
 		fprintf(out, " %s", d->head.events[e]);
 	fputs("\ntotals", out);
@@ -30,7 +30,8 @@ static void print_dump(const mpxkit_callgrind_instr *d, FILE *out)
 	}
 	for (size_t i = 0; i < d->n_jumps; i++) {
 		const mpxkit_callgrind_jump *j = &d->jumps[i];
-		fprintf(out, "jump %s 0x%" PRIx64 " -> %s 0x%" PRIx64 " %" PRIu64 "/%" PRIu64 "%s\n",
+		fprintf(out,
+			"jump %s 0x%" PRIx64 " -> %s 0x%" PRIx64 " %" PRIu64 "/%" PRIu64 "%s\n",
 			d->functions[j->function].name, j->from, d->functions[j->to_function].name,
 			j->to, j->count, j->executed, j->conditional ? " conditional" : "");
 	}

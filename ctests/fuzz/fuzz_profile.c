@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libFuzzer target: any bytes through the profile reader, never a crash, never an id out of its table. */
+/* libFuzzer target: any bytes through the profile reader, never a crash, never an id out of its
+ * table. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,8 +12,9 @@ static void print_block(const mpxkit_profile *p, const mpxkit_profile_block *b, 
 {
 	size_t ne = mpxkit_profile_n_events(p);
 
-	fprintf(out, "block window %" PRIu64 " time %" PRIu64 "+%" PRIu64 " thread %" PRIu32
-		     " rows %zu jumps %zu\n",
+	fprintf(out,
+		"block window %" PRIu64 " time %" PRIu64 "+%" PRIu64 " thread %" PRIu32
+		" rows %zu jumps %zu\n",
 		b->window, b->t_begin, b->t_len, b->thread, b->n_rows, b->n_jumps);
 	for (size_t i = 0; i < b->n_rows; i++) {
 		fprintf(out, "row code %" PRIu32, b->codes[i]);
@@ -34,12 +36,15 @@ static void print_tables(const mpxkit_profile *p, FILE *out)
 		fprintf(out, "meta %s=%s\n", key, value);
 	for (uint32_t i = 0; i < mpxkit_profile_n_functions(p); i++) {
 		const mpxkit_profile_function *f = mpxkit_profile_function_at(p, i);
-		fprintf(out, "function %" PRIu32 " %s object %s lo 0x%" PRIx64 " size %" PRIu64 "\n",
-			i, f->name, mpxkit_profile_object_name(p, f->object), f->lo, f->size);
+		fprintf(out,
+			"function %" PRIu32 " %s object %s lo 0x%" PRIx64 " size %" PRIu64 "\n", i,
+			f->name, mpxkit_profile_object_name(p, f->object), f->lo, f->size);
 	}
 	for (uint32_t i = 0; i < mpxkit_profile_n_codes(p); i++) {
 		const mpxkit_profile_code *c = mpxkit_profile_code_at(p, i);
-		fprintf(out, "code %" PRIu32 " function %" PRIu32 " %s:%" PRIu32 " address 0x%" PRIx64 "\n",
+		fprintf(out,
+			"code %" PRIu32 " function %" PRIu32 " %s:%" PRIu32 " address 0x%" PRIx64
+			"\n",
 			i, c->function, mpxkit_profile_file_name(p, c->file), c->line, c->address);
 	}
 	for (uint32_t i = 0; i < mpxkit_profile_n_threads(p); i++)
@@ -65,7 +70,8 @@ int fuzz_decode(const uint8_t *data, size_t size, FILE *out)
 	while ((rc = mpxkit_profile_next(p, &b, NULL)) == 1) {
 		/* Every id a block uses is defined, and codes strictly increase. */
 		for (size_t i = 0; i < b.n_rows; i++)
-			if (b.codes[i] >= mpxkit_profile_n_codes(p) || (i && b.codes[i] <= b.codes[i - 1]))
+			if (b.codes[i] >= mpxkit_profile_n_codes(p) ||
+			    (i && b.codes[i] <= b.codes[i - 1]))
 				__builtin_trap();
 		for (size_t i = 0; i < b.n_jumps; i++)
 			if (b.jumps[i].from >= mpxkit_profile_n_codes(p) ||

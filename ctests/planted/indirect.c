@@ -16,9 +16,10 @@ typedef uint64_t (*op)(uint64_t);
 	{                                                                                          \
 		return x * (2 * (k) + 3) + (k);                                                    \
 	}
-OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7)
+OP(0)
+OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7)
 
-static op table[8] = {op0, op1, op2, op3, op4, op5, op6, op7};
+    static op table[8] = {op0, op1, op2, op3, op4, op5, op6, op7};
 
 __attribute__((noinline)) static uint64_t random_calls(const unsigned char *idx, int passes)
 {

@@ -8,7 +8,7 @@
 
 #include "planted.h"
 
-#define N 4096
+#define N    4096
 #define UNIT 24 /* inner steps of one unit of work */
 
 static uint64_t work(uint64_t i, int units)

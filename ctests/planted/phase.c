@@ -8,9 +8,9 @@
 
 #include "planted.h"
 
-#define LINE 8 /* doubles per 64-byte line */
+#define LINE  8 /* doubles per 64-byte line */
 #define SMALL (16 * 1024 / sizeof(double))
-#define BIG (8 * 1024 * 1024 / sizeof(double))
+#define BIG   (8 * 1024 * 1024 / sizeof(double))
 
 __attribute__((noinline)) static double phased_sweep(const double *a, size_t n, size_t accesses)
 {

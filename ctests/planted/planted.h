@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* What the planted-defect programs share: a result the compiler cannot drop, a fixed random stream. */
+/* What the planted-defect programs share: a result the compiler cannot drop, a fixed random stream.
+ */
 #ifndef MPXKIT_PLANTED_H
 #define MPXKIT_PLANTED_H
 

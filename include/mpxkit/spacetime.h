@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Code spaces over time: profiles (collection and the .prof file) and their analysis (doc/spacetime.md). */
+/* Code spaces over time: profiles (collection and the .prof file) and their analysis
+ * (doc/spacetime.md). */
 #ifndef MPXKIT_SPACETIME_H
 #define MPXKIT_SPACETIME_H
 
@@ -28,18 +29,18 @@ extern "C" {
 
 /* ---- the profile file ------------------------------------------------------------------------ */
 
-#define MPXKIT_PROFILE_MAGIC 0x50545389u /* bytes 89 53 54 50: "\x89STP" */
-#define MPXKIT_PROFILE_VERSION 1
+#define MPXKIT_PROFILE_MAGIC	   0x50545389u /* bytes 89 53 54 50: "\x89STP" */
+#define MPXKIT_PROFILE_VERSION	   1
 #define MPXKIT_PROFILE_MAX_SECTION (64u << 20)
-#define MPXKIT_PROFILE_MAX_EVENTS 64
-#define MPXKIT_PROFILE_MAX_NAME 4096
-#define MPXKIT_PROFILE_MAX_META 256
+#define MPXKIT_PROFILE_MAX_EVENTS  64
+#define MPXKIT_PROFILE_MAX_NAME	   4096
+#define MPXKIT_PROFILE_MAX_META	   256
 
 /* One instruction address, the unit rows are counted in. */
 typedef struct mpxkit_profile_code {
 	uint32_t function;
 	uint32_t file;
-	uint32_t line;    /* 0 when unknown */
+	uint32_t line;	  /* 0 when unknown */
 	uint64_t address; /* in the object's ELF image */
 } mpxkit_profile_code;
 
@@ -65,8 +66,8 @@ typedef struct mpxkit_profile_block {
 	uint64_t t_begin, t_len; /* in the profile's time unit */
 	uint32_t thread;
 	size_t n_rows;
-	const uint32_t *codes;	 /* n_rows code ids (the reader gives them strictly increasing) */
-	const uint64_t *counts;	 /* n_rows x n_events, row-major */
+	const uint32_t *codes;	/* n_rows code ids (the reader gives them strictly increasing) */
+	const uint64_t *counts; /* n_rows x n_events, row-major */
 	size_t n_jumps;
 	const mpxkit_profile_jump *jumps;
 } mpxkit_profile_block;
@@ -95,15 +96,15 @@ int mpxkit_profile_add_meta(mpxkit_profile_writer *w, const char *key, const cha
  * collectors need no tables of their own.
  */
 int mpxkit_profile_add_object(mpxkit_profile_writer *w, const char *name, uint32_t *id,
-			  mpxkit_diag *diag);
+			      mpxkit_diag *diag);
 int mpxkit_profile_add_file(mpxkit_profile_writer *w, const char *name, uint32_t *id,
-			mpxkit_diag *diag);
+			    mpxkit_diag *diag);
 int mpxkit_profile_add_function(mpxkit_profile_writer *w, const char *name, uint32_t object,
-			    uint64_t lo, uint64_t size, uint32_t *id, mpxkit_diag *diag);
+				uint64_t lo, uint64_t size, uint32_t *id, mpxkit_diag *diag);
 int mpxkit_profile_add_code(mpxkit_profile_writer *w, uint32_t function, uint32_t file,
-			uint32_t line, uint64_t address, uint32_t *id, mpxkit_diag *diag);
-int mpxkit_profile_add_thread(mpxkit_profile_writer *w, uint64_t tid, const char *name, uint32_t *id,
-			  mpxkit_diag *diag);
+			    uint32_t line, uint64_t address, uint32_t *id, mpxkit_diag *diag);
+int mpxkit_profile_add_thread(mpxkit_profile_writer *w, uint64_t tid, const char *name,
+			      uint32_t *id, mpxkit_diag *diag);
 
 /*
  * One block.  Rows may come in any order and name a code id more than once
@@ -163,8 +164,8 @@ typedef enum mpxkit_profile_source_kind {
 	MPXKIT_PROFILE_PERF,	  /* perf_event sampling with a counter group read per sample */
 } mpxkit_profile_source_kind;
 
-#define MPXKIT_PROFILE_FREQUENCY 4000    /* Hz: perf record's default */
-#define MPXKIT_PROFILE_WINDOW_NS 10000000 /* 10 ms */
+#define MPXKIT_PROFILE_FREQUENCY       4000	/* Hz: perf record's default */
+#define MPXKIT_PROFILE_WINDOW_NS       10000000 /* 10 ms */
 #define MPXKIT_PROFILE_MAX_PERF_EVENTS 16
 
 typedef struct mpxkit_profile_options {
@@ -172,7 +173,7 @@ typedef struct mpxkit_profile_options {
 	mpxkit_record_options callgrind; /* interval_bb, cache geometry, valgrind, tmpdir, envp */
 	uint64_t frequency;		 /* perf: samples per second per thread */
 	uint64_t window_ns;		 /* perf: window length */
-	const char *const *events;	 /* perf: group members ("perf::PAGE-FAULTS"); NULL: default */
+	const char *const *events; /* perf: group members ("perf::PAGE-FAULTS"); NULL: default */
 	size_t n_events;
 	int keep_failed; /* write the profile even when the program exits nonzero or is killed */
 } mpxkit_profile_options;
@@ -287,10 +288,10 @@ void mpxkit_spacetime_options_init(mpxkit_spacetime_options *o);
 typedef struct mpxkit_spacetime_space {
 	uint32_t id; /* order of founding, over all spaces */
 	const char *object, *function, *file;
-	uint32_t line;	    /* of its costliest instruction */
+	uint32_t line;	     /* of its costliest instruction */
 	uint64_t start, end; /* its range, inclusive */
-	int loop;	    /* 1: a loop span, 0: a function body */
-	int wait;	    /* 1: code that waits on other threads (doc/spacetime.md, "Threads") */
+	int loop;	     /* 1: a loop span, 0: a function body */
+	int wait;	     /* 1: code that waits on other threads (doc/spacetime.md, "Threads") */
 	double weight, cost_share;
 	uint64_t appearances, first, last; /* windows */
 	size_t n_runs;			   /* at most MPXKIT_SPACETIME_MAX_RUNS listed */
@@ -308,8 +309,8 @@ typedef struct mpxkit_spacetime_finding {
 	int advantage; /* 0: defect */
 	mpxkit_spacetime_class cls;
 	mpxkit_spacetime_scope scope;
-	size_t space;	/* index into spaces[] */
-	int metric;	/* mpxkit_spacetime_metric, or -1 for imbalance */
+	size_t space; /* index into spaces[] */
+	int metric;   /* mpxkit_spacetime_metric, or -1 for imbalance */
 	double value, program_value, reference_value;
 	double share;	    /* of the program's cost: the score */
 	double event_share; /* of all of the metric's numerator events; NaN for imbalance */
@@ -339,12 +340,12 @@ typedef struct mpxkit_spacetime {
 	const char *source, *time_unit, *command;
 	size_t n_events;
 	char **events;
-	uint64_t windows;		 /* windows with at least one block */
+	uint64_t windows; /* windows with at least one block */
 	uint64_t first_window, last_window;
 	uint64_t blocks, rows;
-	size_t n_all_spaces;		 /* code spaces before selection */
-	double cost, weight;		 /* program totals */
-	const char *cost_unit;		 /* "cycles (estimated)" or "ns" */
+	size_t n_all_spaces;   /* code spaces before selection */
+	double cost, weight;   /* program totals */
+	const char *cost_unit; /* "cycles (estimated)" or "ns" */
 	double metrics[MPXKIT_SPACETIME_N_METRICS];
 	size_t n_spaces;
 	mpxkit_spacetime_space *spaces; /* selected, by cost share, largest first */
@@ -369,8 +370,7 @@ int mpxkit_spacetime_analyze_buffer(const void *buf, size_t len, const char *nam
 				    mpxkit_diag *diag);
 
 /* A space's metric in one time bin, NaN where it did not run or the events are missing. */
-double mpxkit_spacetime_bin_metric(const mpxkit_spacetime *r, size_t space, size_t bin,
-				   int metric);
+double mpxkit_spacetime_bin_metric(const mpxkit_spacetime *r, size_t space, size_t bin, int metric);
 /* A space's cost in one time bin, as a share of the program's cost. */
 double mpxkit_spacetime_bin_cost(const mpxkit_spacetime *r, size_t space, size_t bin);
 

@@ -31,8 +31,7 @@ static size_t slot_of(const mpxkit__u64map *m, uint64_t key)
 	return (size_t)mpxkit__hash_u64(key) & (m->cap - 1);
 }
 
-int mpxkit__u64map_find_next(const mpxkit__u64map *m, uint64_t key, uint32_t *value,
-			     size_t *cursor)
+int mpxkit__u64map_find_next(const mpxkit__u64map *m, uint64_t key, uint32_t *value, size_t *cursor)
 {
 	size_t i;
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to libmpxkit: an open-addressing map from 64-bit keys to 32-bit values, for interning. */
+/* Internal to libmpxkit: an open-addressing map from 64-bit keys to 32-bit values, for interning.
+ */
 #ifndef MPXKIT_U64MAP_H
 #define MPXKIT_U64MAP_H
 

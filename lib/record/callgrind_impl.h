@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to lib/record: callgrind's header grammar, shared by the totals reader and the per-instruction reader. */
+/* Internal to lib/record: callgrind's header grammar, shared by the totals reader and the
+ * per-instruction reader. */
 #ifndef MPXKIT_CALLGRIND_IMPL_H
 #define MPXKIT_CALLGRIND_IMPL_H
 

@@ -10,9 +10,9 @@
 #include "u64map.h"
 
 /* Bounds a corrupt file's name ids and dump size; callgrind's own stay far below. */
-#define MAX_NAME_ID (1u << 24)
+#define MAX_NAME_ID    (1u << 24)
 #define MAX_DUMP_BYTES (UINT64_C(1) << 30)
-#define MAX_POSITIONS 2
+#define MAX_POSITIONS  2
 
 /* Name compression: each kind of name has its own ids ("fn=(12) main", later "fn=(12)"). */
 typedef struct name_ids {
@@ -35,10 +35,10 @@ typedef struct parser {
 	size_t cap_count_rows;
 	char **fn_names; /* function names by name index (not yet paired with an object) */
 	size_t n_fn_names;
-	mpxkit__u64map fn_pairs; /* (name index, object) -> function index */
+	mpxkit__u64map fn_pairs;	  /* (name index, object) -> function index */
 	long obj, file, fn_file, fn_name; /* current ob=, fi=/fe= file, fl= file, fn= (-1: none) */
-	long jump_fn_name;		 /* jfn= for the next jump, -1 when none */
-	uint64_t last[MAX_POSITIONS];	 /* the last cost line's subpositions */
+	long jump_fn_name;		  /* jfn= for the next jump, -1 when none */
+	uint64_t last[MAX_POSITIONS];	  /* the last cost line's subpositions */
 	int have_last;
 	enum expect expect;
 	mpxkit_callgrind_jump pending; /* a jump waiting for its source line */
@@ -69,7 +69,8 @@ static int reserve(void **arr, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-/* ---- names ------------------------------------------------------------------------------------- */
+/* ---- names -------------------------------------------------------------------------------------
+ */
 
 /* Appends a copy of s[0..len) to a table of strings; its index in *index. */
 static int add_string(parser *p, char ***table, size_t *n, size_t *cap, const char *s, size_t len,
@@ -77,7 +78,8 @@ static int add_string(parser *p, char ***table, size_t *n, size_t *cap, const ch
 {
 	char *copy;
 
-	if (reserve((void **)table, cap, *n, sizeof **table) < 0 || (copy = strndup(s, len)) == NULL)
+	if (reserve((void **)table, cap, *n, sizeof **table) < 0 ||
+	    (copy = strndup(s, len)) == NULL)
 		return oom(p);
 	(*table)[*n] = copy;
 	*index = (uint32_t)(*n)++;
@@ -163,7 +165,8 @@ static int function_of(parser *p, long name, uint32_t *index)
 	uint32_t obj;
 
 	if (p->obj < 0) {
-		/* Cachegrind-style files name no object; give them one so every function has one. */
+		/* Cachegrind-style files name no object; give them one so every function has one.
+		 */
 		int rc = add_string(p, &d->objects, &d->n_objects, &p->cap_objects, "???", 3, &obj);
 		if (rc < 0)
 			return rc;
@@ -188,8 +191,8 @@ static int function_of(parser *p, long name, uint32_t *index)
 /* ob=, fl=, fi=, fe=, fn= and the call and jump targets' names; 1 when line is one. */
 static int position_spec(parser *p, const char *line)
 {
-	static const char *const specs[] = {"ob=", "fl=", "fi=", "fe=", "fn=", "cob=", "cfi=",
-					    "cfl=", "cfn=", "jfi=", "jfn="};
+	static const char *const specs[] = {
+	    "ob=", "fl=", "fi=", "fe=", "fn=", "cob=", "cfi=", "cfl=", "cfn=", "jfi=", "jfn="};
 	size_t k, n = sizeof specs / sizeof specs[0];
 	const char *v;
 	uint32_t index;
@@ -245,7 +248,8 @@ static int position_spec(parser *p, const char *line)
 	return rc < 0 ? rc : 1;
 }
 
-/* ---- numbers and positions --------------------------------------------------------------------- */
+/* ---- numbers and positions ---------------------------------------------------------------------
+ */
 
 /* A decimal or 0x-hex number at *s, moved past it; -1 when there is none or it overflows. */
 static int number(const char **s, uint64_t *out)
@@ -356,15 +360,17 @@ static int costs(parser *p, const char *s, uint64_t *out)
 	return 0;
 }
 
-/* ---- body lines -------------------------------------------------------------------------------- */
+/* ---- body lines --------------------------------------------------------------------------------
+ */
 
 static int need_header(parser *p)
 {
 	if (p->d->head.events == NULL)
 		return fail(p, MPXKIT_EFORMAT, "cost before the events: line");
 	if (p->n_pos == 0)
-		return fail(p, MPXKIT_EFORMAT,
-			    "cost before a positions: line naming instr (not a --dump-instr=yes dump)");
+		return fail(
+		    p, MPXKIT_EFORMAT,
+		    "cost before a positions: line naming instr (not a --dump-instr=yes dump)");
 	return 0;
 }
 
@@ -419,7 +425,8 @@ static int cost_line(parser *p, const char *s)
 	return 0;
 }
 
-/* jump=COUNT TARGET or jcnd=FOLLOWED/EXECUTED TARGET (jcnd=EXECUTED FOLLOWED TARGET, as documented). */
+/* jump=COUNT TARGET or jcnd=FOLLOWED/EXECUTED TARGET (jcnd=EXECUTED FOLLOWED TARGET, as
+ * documented). */
 static int jump_line(parser *p, const char *s, int conditional)
 {
 	mpxkit_callgrind_jump *j = &p->pending;
@@ -437,7 +444,8 @@ static int jump_line(parser *p, const char *s, int conditional)
 		if (*s == '/') {
 			s++;
 			if (number(&s, &b) < 0)
-				return fail(p, MPXKIT_EFORMAT, "jcnd= execution count is not a number");
+				return fail(p, MPXKIT_EFORMAT,
+					    "jcnd= execution count is not a number");
 		} else {
 			uint64_t followed;
 			s += strspn(s, " \t");
@@ -604,9 +612,10 @@ static int check_end(parser *p)
 		return fail(p, MPXKIT_EFORMAT, "no totals: line at the end (file truncated?)");
 	for (size_t e = 0; e < d->head.n_events; e++)
 		if (p->sum[e] != d->head.totals[e])
-			return mpxkit_fail(p->diag, MPXKIT_EFORMAT,
-					   "%s: the cost lines sum to %" PRIu64 " %s, totals: says %" PRIu64,
-					   p->name, p->sum[e], d->head.events[e], d->head.totals[e]);
+			return mpxkit_fail(
+			    p->diag, MPXKIT_EFORMAT,
+			    "%s: the cost lines sum to %" PRIu64 " %s, totals: says %" PRIu64,
+			    p->name, p->sum[e], d->head.events[e], d->head.totals[e]);
 	return 0;
 }
 
@@ -660,7 +669,8 @@ static int parse_lines(parser *p, char *buf, size_t len)
 		if (memchr(line, '\0', n) != NULL)
 			return fail(p, MPXKIT_EFORMAT, "NUL byte in a text file");
 		if (nl == NULL)
-			return fail(p, MPXKIT_EFORMAT, "last line has no newline (file truncated?)");
+			return fail(p, MPXKIT_EFORMAT,
+				    "last line has no newline (file truncated?)");
 		*nl = '\0';
 		pos += n + 1;
 		if (p->d->head.totals != NULL) {

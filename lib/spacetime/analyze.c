@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The analyser's two passes: spaces and totals first, then time bins, threads and patterns of the selected spaces. */
+/* The analyser's two passes: spaces and totals first, then time bins, threads and patterns of the
+ * selected spaces. */
 #define _GNU_SOURCE /* qsort_r */
 #include <math.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 
 #include "spacetime_impl.h"
 
-#define NONE UINT32_MAX
+#define NONE	       UINT32_MAX
 #define PROGRESS_EVERY 4096 /* blocks */
 
 /* What the result keeps beyond its public fields. */
@@ -69,17 +70,17 @@ typedef struct analyser {
 	size_t n_threads, cap_threads;
 	double *thread_cost, *thread_wait;
 	/* pass 2, per selected space */
-	size_t n_all;	/* spaces of pass 1 */
+	size_t n_all;	  /* spaces of pass 1 */
 	uint32_t *sel_of; /* n_all: selected index or NONE */
 	size_t n_sel;
 	uint32_t *sel_space; /* n_sel: the space */
 	appear *ap2;
 	uint64_t (*runs)[2]; /* n_sel x MAX_RUNS */
 	size_t n_bins;
-	uint64_t span; /* last_window - first_window + 1 */
-	uint64_t *bin_sums;   /* n_sel x n_bins x ne */
-	double *thread_space; /* n_threads x n_sel */
-	uint64_t *gap_sums;   /* n_sel x ne: the window after the longest gap */
+	uint64_t span;		  /* last_window - first_window + 1 */
+	uint64_t *bin_sums;	  /* n_sel x n_bins x ne */
+	double *thread_space;	  /* n_threads x n_sel */
+	uint64_t *gap_sums;	  /* n_sel x ne: the window after the longest gap */
 	mpxkit__u64map hot_index; /* (sel, code) -> hot entry */
 	uint64_t *hot_sums;
 	uint32_t *hot_code, *hot_sel;
@@ -133,7 +134,8 @@ static const char *keep(analyser *a, const char *s)
 	return in->strings[in->n_strings] ? in->strings[in->n_strings++] : NULL;
 }
 
-/* ---- windows and appearances ------------------------------------------------------------------- */
+/* ---- windows and appearances -------------------------------------------------------------------
+ */
 
 static void appear_at(appear *ap, uint64_t w, uint64_t (*runs)[2])
 {
@@ -205,7 +207,8 @@ static int start_block(analyser *a, const mpxkit_profile_block *b)
 	return thread_room(a, b->thread);
 }
 
-/* ---- rows -------------------------------------------------------------------------------------- */
+/* ---- rows --------------------------------------------------------------------------------------
+ */
 
 static int is_wait(analyser *a, uint32_t function)
 {
@@ -215,7 +218,8 @@ static int is_wait(analyser *a, uint32_t function)
 	if (a->fn_wait[function] == 0) {
 		const mpxkit_profile_function *f = mpxkit_profile_function_at(a->p, function);
 		a->fn_wait[function] =
-		    st_is_wait_function(f->name, mpxkit_profile_object_name(a->p, f->object)) ? 2 : 1;
+		    st_is_wait_function(f->name, mpxkit_profile_object_name(a->p, f->object)) ? 2
+											      : 1;
 	}
 	return a->fn_wait[function] == 2;
 }
@@ -300,7 +304,8 @@ static int pass1_block(analyser *a, const mpxkit_profile_block *b)
 	return 0;
 }
 
-/* ---- pass 2 ------------------------------------------------------------------------------------ */
+/* ---- pass 2 ------------------------------------------------------------------------------------
+ */
 
 static size_t bin_of(const analyser *a, uint64_t w)
 {
@@ -321,8 +326,8 @@ static int hot_add(analyser *a, uint32_t sel, uint32_t code, const uint64_t *c)
 		if (reserve((void **)&a->hot_sel, &cap, a->n_hot + 1, sizeof *a->hot_sel) < 0)
 			return oom(a);
 		cap = a->cap_hot;
-		if (reserve((void **)&a->hot_sums, &cap, a->n_hot + 1, a->ne * sizeof *a->hot_sums) <
-		    0)
+		if (reserve((void **)&a->hot_sums, &cap, a->n_hot + 1,
+			    a->ne * sizeof *a->hot_sums) < 0)
 			return oom(a);
 		a->cap_hot = cap;
 		h = (uint32_t)a->n_hot++;
@@ -346,8 +351,8 @@ static int win_add(analyser *a, uint32_t thread, uint32_t sel, double cost, cons
 		if (reserve((void **)&a->win, &cap, a->n_win + 1, sizeof *a->win) < 0)
 			return oom(a);
 		cap = a->cap_win;
-		if (reserve((void **)&a->win_sums, &cap, a->n_win + 1, a->ne * sizeof *a->win_sums) <
-		    0)
+		if (reserve((void **)&a->win_sums, &cap, a->n_win + 1,
+			    a->ne * sizeof *a->win_sums) < 0)
 			return oom(a);
 		a->cap_win = cap;
 		k = (uint32_t)a->n_win++;
@@ -422,8 +427,8 @@ static int transition(analyser *a, uint32_t from, uint32_t to, const uint64_t *c
 		if (reserve((void **)&a->pat, &cap, a->n_pat + 1, sizeof *a->pat) < 0)
 			return oom(a);
 		cap = a->cap_pat;
-		if (reserve((void **)&a->pat_sums, &cap, a->n_pat + 1, a->ne * sizeof *a->pat_sums) <
-		    0)
+		if (reserve((void **)&a->pat_sums, &cap, a->n_pat + 1,
+			    a->ne * sizeof *a->pat_sums) < 0)
 			return oom(a);
 		a->cap_pat = cap;
 		k = (uint32_t)a->n_pat++;
@@ -495,7 +500,8 @@ static int end_window(analyser *a)
 	return a->pass == 2 ? window_patterns(a) : 0;
 }
 
-/* ---- driving the passes ------------------------------------------------------------------------ */
+/* ---- driving the passes ------------------------------------------------------------------------
+ */
 
 typedef struct input {
 	const char *path;
@@ -606,7 +612,8 @@ static int select_spaces(analyser *a)
 	return 0;
 }
 
-/* ---- results ----------------------------------------------------------------------------------- */
+/* ---- results -----------------------------------------------------------------------------------
+ */
 
 static void metrics_of(const st_events *ev, const uint64_t *sums, double *out)
 {
@@ -684,13 +691,14 @@ static int build_spaces(analyser *a)
 		o->gaps = ap->gaps;
 		o->max_gap = ap->max_gap;
 		o->max_gap_end = ap->max_gap_end;
-		o->n_runs = ap->n_runs < MPXKIT_SPACETIME_MAX_RUNS ? ap->n_runs
-								   : MPXKIT_SPACETIME_MAX_RUNS;
+		o->n_runs =
+		    ap->n_runs < MPXKIT_SPACETIME_MAX_RUNS ? ap->n_runs : MPXKIT_SPACETIME_MAX_RUNS;
 		o->runs_truncated = ap->truncated;
 		o->runs = malloc((o->n_runs ? o->n_runs : 1) * sizeof *o->runs);
 		if (o->runs == NULL)
 			return oom(a);
-		memcpy(o->runs, a->runs + k * MPXKIT_SPACETIME_MAX_RUNS, o->n_runs * sizeof *o->runs);
+		memcpy(o->runs, a->runs + k * MPXKIT_SPACETIME_MAX_RUNS,
+		       o->n_runs * sizeof *o->runs);
 		if (o->n_runs > 0 && !ap->truncated)
 			o->runs[o->n_runs - 1][1] = ap->last;
 		metrics_of(ev, a->sums + (size_t)s * ne, o->metrics);
@@ -775,8 +783,9 @@ static int build_rest(analyser *a)
 	}
 	r->bin_sums = a->bin_sums;
 	a->bin_sums = NULL;
-	st_screen_input in = {ev,	    a->program, space_sums, space_cost, a->thread_space,
-			      a->thread_cost, a->pat_sums, hot_line,   a};
+	st_screen_input in = {ev,	   a->program,	    space_sums,
+			      space_cost,  a->thread_space, a->thread_cost,
+			      a->pat_sums, hot_line,	    a};
 	rc = st_screen(r, &in);
 	if (rc < 0) {
 		rc = oom(a);
@@ -951,8 +960,7 @@ void mpxkit_spacetime_options_init(mpxkit_spacetime_options *o)
 	o->bins = 256;
 }
 
-double mpxkit_spacetime_bin_metric(const mpxkit_spacetime *r, size_t space, size_t bin,
-				   int metric)
+double mpxkit_spacetime_bin_metric(const mpxkit_spacetime *r, size_t space, size_t bin, int metric)
 {
 	const st_internal *in = r->internal;
 

@@ -112,7 +112,8 @@ static int cg_consume(void *arg, const char *base, const mpxkit_record_status *s
 		return 0;
 	}
 	rc = mpxkit_profile_create(&w, run->path, "callgrind", "bb",
-				   (const char *const *)last->head.events, last->head.n_events, diag);
+				   (const char *const *)last->head.events, last->head.n_events,
+				   diag);
 	if (rc == 0)
 		rc = st_add_run_meta(w, run->argv, st, diag);
 	if (rc == 0 && last->head.creator) {

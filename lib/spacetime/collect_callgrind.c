@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Collection under callgrind: the recorder's per-thread, per-instruction dumps, one window per dump. */
+/* Collection under callgrind: the recorder's per-thread, per-instruction dumps, one window per
+ * dump. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -183,14 +184,13 @@ typedef struct block_buf {
 	size_t cap_codes, cap_jumps;
 } block_buf;
 
-static int same_events(mpxkit_profile_writer *w, const char *path,
-		       const mpxkit_callgrind_instr *d, const char *const *events, size_t n,
-		       mpxkit_diag *diag)
+static int same_events(mpxkit_profile_writer *w, const char *path, const mpxkit_callgrind_instr *d,
+		       const char *const *events, size_t n, mpxkit_diag *diag)
 {
 	(void)w;
 	if (d->head.n_events != n)
-		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: %zu events, the profile has %zu", path,
-				   d->head.n_events, n);
+		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: %zu events, the profile has %zu",
+				   path, d->head.n_events, n);
 	for (size_t e = 0; e < n; e++)
 		if (strcmp(d->head.events[e], events[e]) != 0)
 			return mpxkit_fail(diag, MPXKIT_EFORMAT,
@@ -233,11 +233,12 @@ static int put_dump(mpxkit_profile_writer *w, const mpxkit_callgrind_instr *d, u
 	}
 	for (size_t i = 0; i < d->n_costs; i++) {
 		const mpxkit_callgrind_cost *c = &d->costs[i];
-		if ((rc = mpxkit_profile_add_code(w, m.function[c->function], m.file[c->file], c->line,
-						  c->address, &bb->codes[i], diag)) < 0)
+		if ((rc = mpxkit_profile_add_code(w, m.function[c->function], m.file[c->file],
+						  c->line, c->address, &bb->codes[i], diag)) < 0)
 			goto done;
 	}
-	/* Jump ends are instructions that ran; their code entries exist unless a dump split them. */
+	/* Jump ends are instructions that ran; their code entries exist unless a dump split them.
+	 */
 	for (size_t i = 0; i < d->n_jumps; i++) {
 		const mpxkit_callgrind_jump *j = &d->jumps[i];
 		if ((rc = mpxkit_profile_add_code(w, m.function[j->function], m.unknown_file, 0,
@@ -294,8 +295,8 @@ int mpxkit_profile_add_callgrind(mpxkit_profile_writer *w, const char *base,
 		}
 		if (part < last_part || (f->part == 0 && part == 0 && last_part > 0)) {
 			rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-					 "%s: the final dump's part: %u comes before part %u", f->path,
-					 part, last_part);
+					 "%s: the final dump's part: %u comes before part %u",
+					 f->path, part, last_part);
 			goto done;
 		}
 		if (events == NULL) {

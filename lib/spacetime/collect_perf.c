@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Collection on perf_event: per-CPU sampling groups read at every sample, rows per window, thread and address. */
+/* Collection on perf_event: per-CPU sampling groups read at every sample, rows per window, thread
+ * and address. */
 #define _GNU_SOURCE /* qsort_r */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,10 +22,10 @@
 #include "mpxkit/workload.h"
 #include "spacetime_impl.h"
 
-#define MAX_GROUP (1 + MPXKIT_PROFILE_MAX_PERF_EVENTS)
+#define MAX_GROUP  (1 + MPXKIT_PROFILE_MAX_PERF_EVENTS)
 #define RING_PAGES 128 /* data pages per CPU: 512 KiB, 16 k samples of a 4-event group */
-#define UNKNOWN "[unknown]"
-#define POLL_MS 100 /* the longest wait between two drains of the rings */
+#define UNKNOWN	   "[unknown]"
+#define POLL_MS	   100 /* the longest wait between two drains of the rings */
 
 /* The sampled group as opened: the leader first. */
 typedef struct group_def {
@@ -132,7 +133,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- the group --------------------------------------------------------------------------------- */
+/* ---- the group ---------------------------------------------------------------------------------
+ */
 
 static int add_event(group_def *g, const char *name, mpxkit_diag *diag)
 {
@@ -203,7 +205,8 @@ static void close_cpus(prun *r)
 	r->n_cpus = 0;
 }
 
-/* One group per CPU on pid: the kernel maps no ring of an inherited event that follows a task on any CPU. */
+/* One group per CPU on pid: the kernel maps no ring of an inherited event that follows a task on
+ * any CPU. */
 static int open_cpus(prun *r, pid_t pid)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
@@ -237,8 +240,9 @@ static int open_cpus(prun *r, pid_t pid)
 				a.enable_on_exec = 1;
 				a.freq = 1;
 				a.sample_freq = r->o->frequency;
-				a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-						PERF_SAMPLE_CPU | PERF_SAMPLE_READ;
+				a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+						PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+						PERF_SAMPLE_READ;
 				a.sample_id_all = 1;
 				a.mmap = 1;
 				a.mmap2 = 1;
@@ -287,7 +291,8 @@ static int open_cpus(prun *r, pid_t pid)
 		if (ring->fd[0] < 0)
 			continue;
 		ring->len = (1 + RING_PAGES) * r->page;
-		ring->base = mmap(NULL, ring->len, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd[0], 0);
+		ring->base =
+		    mmap(NULL, ring->len, PROT_READ | PROT_WRITE, MAP_SHARED, ring->fd[0], 0);
 		if (ring->base == MAP_FAILED) {
 			ring->base = NULL;
 			r->n_cpus++;
@@ -298,7 +303,8 @@ static int open_cpus(prun *r, pid_t pid)
 	return 0;
 }
 
-/* ---- reading the rings ------------------------------------------------------------------------- */
+/* ---- reading the rings -------------------------------------------------------------------------
+ */
 
 /* The time of a record: samples carry it, other records in their sample_id tail. */
 static uint64_t record_time(const struct perf_event_header *h)
@@ -347,7 +353,8 @@ static int drain(prun *r, cpu_ring *ring)
 	return 0;
 }
 
-/* ---- processes, threads, addresses ------------------------------------------------------------- */
+/* ---- processes, threads, addresses -------------------------------------------------------------
+ */
 
 static void drop_maps(prun *r, uint32_t pid)
 {
@@ -381,8 +388,9 @@ static int fork_maps(prun *r, uint32_t pid, uint32_t ppid)
 
 	for (size_t i = 0; i < n; i++)
 		if (r->maps[i].pid == ppid) {
-			int rc = add_map(r, pid, r->maps[i].start, r->maps[i].end - r->maps[i].start,
-					 r->maps[i].pgoff, r->maps[i].path);
+			int rc =
+			    add_map(r, pid, r->maps[i].start, r->maps[i].end - r->maps[i].start,
+				    r->maps[i].pgoff, r->maps[i].path);
 			if (rc < 0)
 				return rc;
 		}
@@ -401,7 +409,8 @@ static int set_comm(prun *r, uint32_t tid, const char *comm)
 	uint32_t v;
 
 	if (!mpxkit__u64map_find(&r->comm_index, tid, &v, NULL)) {
-		if (reserve((void **)&r->comms, &r->cap_comms, r->n_comms + 1, sizeof *r->comms) < 0 ||
+		if (reserve((void **)&r->comms, &r->cap_comms, r->n_comms + 1, sizeof *r->comms) <
+			0 ||
 		    mpxkit__u64map_add(&r->comm_index, tid, (uint32_t)r->n_comms) < 0)
 			return oom(r);
 		v = (uint32_t)r->n_comms++;
@@ -482,7 +491,8 @@ static int code_of(prun *r, uint32_t pid, uint64_t ip, uint32_t *code)
 	return 0;
 }
 
-/* ---- windows ----------------------------------------------------------------------------------- */
+/* ---- windows -----------------------------------------------------------------------------------
+ */
 
 static int cmp_row(const void *a, const void *b, void *arg)
 {
@@ -522,8 +532,11 @@ static int flush_window(prun *r)
 			memcpy(r->counts + (j - i) * ne, r->row_counts + (size_t)r->order[j] * ne,
 			       ne * sizeof *r->counts);
 		}
-		mpxkit_profile_block b = {r->window, r->window * r->window_ns, r->window_ns, thread,
-					  j - i, r->codes, r->counts, 0, NULL};
+		mpxkit_profile_block b = {r->window,	r->window * r->window_ns,
+					  r->window_ns, thread,
+					  j - i,	r->codes,
+					  r->counts,	0,
+					  NULL};
 		rc = mpxkit_profile_put_block(r->w, &b, r->diag);
 		r->sum->rows += j - i;
 		i = j;
@@ -557,8 +570,8 @@ static int sample(prun *r, const unsigned char *p, size_t size)
 	/* The deltas: an inherited event counts per thread and CPU, from 0. */
 	key = (uint64_t)tid << 16 | (cpu & 0xffff);
 	if (!mpxkit__u64map_find(&r->prev_index, key, &v, NULL)) {
-		if (reserve((void **)&r->prev, &r->cap_prev, (r->n_prev + 1) * r->g.n, sizeof *r->prev) <
-			0 ||
+		if (reserve((void **)&r->prev, &r->cap_prev, (r->n_prev + 1) * r->g.n,
+			    sizeof *r->prev) < 0 ||
 		    mpxkit__u64map_add(&r->prev_index, key, (uint32_t)r->n_prev) < 0)
 			return oom(r);
 		v = (uint32_t)r->n_prev++;
@@ -583,14 +596,15 @@ static int sample(prun *r, const unsigned char *p, size_t size)
 	key = (uint64_t)thread << 32 | code;
 	if (!mpxkit__u64map_find(&r->row_index, key, &v, NULL)) {
 		size_t cap = r->cap_rows;
-		if (reserve((void **)&r->row_thread, &cap, r->n_rows + 1, sizeof *r->row_thread) < 0)
+		if (reserve((void **)&r->row_thread, &cap, r->n_rows + 1, sizeof *r->row_thread) <
+		    0)
 			return oom(r);
 		cap = r->cap_rows;
 		if (reserve((void **)&r->row_code, &cap, r->n_rows + 1, sizeof *r->row_code) < 0)
 			return oom(r);
 		cap = r->cap_rows;
-		if (reserve((void **)&r->row_counts, &cap, r->n_rows + 1, ne * sizeof *r->row_counts) <
-		    0)
+		if (reserve((void **)&r->row_counts, &cap, r->n_rows + 1,
+			    ne * sizeof *r->row_counts) < 0)
 			return oom(r);
 		r->cap_rows = cap;
 		v = (uint32_t)r->n_rows++;
@@ -621,7 +635,8 @@ static int record(prun *r, const unsigned char *p)
 		return sample(r, body, size);
 	case PERF_RECORD_MMAP2: {
 		uint64_t addr, len, pgoff;
-		/* pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags: 64 bytes */
+		/* pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags: 64 bytes
+		 */
 		const char *name = (const char *)body + 64;
 		if (size <= 64 + 24 || memchr(name, '\0', size - 64 - 24) == NULL)
 			return 0;
@@ -701,7 +716,8 @@ static int round_trip(prun *r, int last)
 	return 0;
 }
 
-/* ---- the run ----------------------------------------------------------------------------------- */
+/* ---- the run -----------------------------------------------------------------------------------
+ */
 
 static int profile_events(prun *r, mpxkit_profile_writer **w, const char *path)
 {
@@ -850,7 +866,8 @@ int st_perf_run(const mpxkit_profile_options *o, char *const argv[], const char 
 		prun_free(&r);
 		return 0;
 	}
-	if ((rc = flush_window(&r)) < 0 || (rc = st_add_run_meta(r.w, argv, &sum->status, diag)) < 0)
+	if ((rc = flush_window(&r)) < 0 ||
+	    (rc = st_add_run_meta(r.w, argv, &sum->status, diag)) < 0)
 		goto fail;
 	{
 		char buf[32];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The analyser's tables: events by name, the cost model, metrics with their classes, weights and floors. */
+/* The analyser's tables: events by name, the cost model, metrics with their classes, weights and
+ * floors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,11 @@ static const char *const event_names[N_EV] = {
  * KCachegrind's cycle estimation (doc/spacetime.md, "Cost"): 10 cycles for
  * an L1 miss or a misprediction, 100 more for a last-level miss.
  */
-#define CYCLES_L1_MISS 10.0
-#define CYCLES_LL_MISS 100.0
+#define CYCLES_L1_MISS	  10.0
+#define CYCLES_LL_MISS	  100.0
 #define CYCLES_MISPREDICT 10.0
 /* Software events, in ns, as measured by bench/bench_spacetime costs (doc/benchmarks.md). */
-#define NS_PAGE_FAULT 6000.0
+#define NS_PAGE_FAULT	  6000.0
 #define NS_CONTEXT_SWITCH 5000.0
 
 /* clang-format off */
@@ -157,7 +158,7 @@ int st_events_init(st_events *ev, const mpxkit_profile *p)
 	if (perf) {
 		/* Time: cpu-clock, else task-clock, else one unit per sample. */
 		int t = ev->index[EV_CPU_CLOCK] >= 0 ? ev->index[EV_CPU_CLOCK]
-						      : ev->index[EV_TASK_CLOCK];
+						     : ev->index[EV_TASK_CLOCK];
 		if (t < 0) {
 			t = ev->index[EV_SAMPLES];
 			ev->cost_is_ns = 0;
@@ -262,9 +263,9 @@ double st_metric_weight(const st_events *ev, const st_metric_def *d, const uint6
 
 /* Substrings of the wait functions of libgomp and glibc (doc/spacetime.md, "Threads"). */
 static const char *const wait_names[] = {
-    "barrier_wait",  "gomp_mutex_lock_slow", "gomp_sem_wait_slow", "futex_wait",
-    "futex_abstimed_wait", "cond_wait", "cond_timedwait", "lll_lock_wait",
-    "sched_yield",
+    "barrier_wait",   "gomp_mutex_lock_slow", "gomp_sem_wait_slow",
+    "futex_wait",     "futex_abstimed_wait",  "cond_wait",
+    "cond_timedwait", "lll_lock_wait",	      "sched_yield",
 };
 
 int st_is_wait_function(const char *function, const char *object)

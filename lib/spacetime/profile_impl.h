@@ -19,12 +19,12 @@
 #define PROF_THRD MPXKIT_TAG('T', 'H', 'R', 'D')
 #define PROF_WIND MPXKIT_TAG('W', 'I', 'N', 'D')
 
-#define PROF_MAX_EVENT_NAME 64
-#define PROF_MAX_META_KEY 64
-#define PROF_MAX_META_VALUE 4096
+#define PROF_MAX_EVENT_NAME  64
+#define PROF_MAX_META_KEY    64
+#define PROF_MAX_META_VALUE  4096
 #define PROF_MAX_THREAD_NAME 64
-#define PROF_MAX_TABLE (UINT32_C(1) << 28) /* entries of any one table */
-#define PROF_MAX_ROWS (UINT32_C(1) << 24)  /* rows, and jumps, of one section */
+#define PROF_MAX_TABLE	     (UINT32_C(1) << 28) /* entries of any one table */
+#define PROF_MAX_ROWS	     (UINT32_C(1) << 24) /* rows, and jumps, of one section */
 
 extern const mpxkit_container_format mpxkit__profile_format;
 

@@ -129,7 +129,8 @@ static int check_done(section *s)
 	return 0;
 }
 
-/* ---- HEAD and META ----------------------------------------------------------------------------- */
+/* ---- HEAD and META -----------------------------------------------------------------------------
+ */
 
 static int read_meta(section *s, uint64_t n)
 {
@@ -209,7 +210,8 @@ static int read_head(section *s)
 	return check_done(s);
 }
 
-/* ---- symbol tables ----------------------------------------------------------------------------- */
+/* ---- symbol tables -----------------------------------------------------------------------------
+ */
 
 static int read_strings(section *s, char ***table, size_t *n_have, size_t *cap)
 {
@@ -337,7 +339,8 @@ static int read_threads(section *s)
 	return check_done(s);
 }
 
-/* ---- blocks ------------------------------------------------------------------------------------ */
+/* ---- blocks ------------------------------------------------------------------------------------
+ */
 
 static int read_block(section *s, mpxkit_profile_block *b)
 {
@@ -357,7 +360,8 @@ static int read_block(section *s, mpxkit_profile_block *b)
 		return bad(s, "window time beyond 2^64");
 	if (thread >= p->n_threads)
 		return bad(s, "block of an undefined thread");
-	/* A row takes at least 1 + n_events bytes, so n_rows is bounded before anything is allocated. */
+	/* A row takes at least 1 + n_events bytes, so n_rows is bounded before anything is
+	 * allocated. */
 	if (n_rows > PROF_MAX_ROWS || n_rows > mpxkit_cursor_left(&s->c) / (1 + ne))
 		return bad(s, "more rows than the section holds");
 	if (n_rows > p->cap_rows) {
@@ -429,7 +433,8 @@ static int read_block(section *s, mpxkit_profile_block *b)
 	return 0;
 }
 
-/* ---- the file ---------------------------------------------------------------------------------- */
+/* ---- the file ----------------------------------------------------------------------------------
+ */
 
 static const char *tag_name(uint32_t tag, char buf[5])
 {
@@ -514,7 +519,8 @@ static int open_common(mpxkit_profile *p, mpxkit_diag *diag)
 	if (rc < 0)
 		return rc;
 	if (rc == 0 || tag != PROF_HEAD)
-		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: the first section is not HEAD", p->name);
+		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: the first section is not HEAD",
+				   p->name);
 	mpxkit_cursor_init(&s.c, payload, len);
 	return read_head(&s);
 }
@@ -564,7 +570,8 @@ int mpxkit_profile_open_buffer(mpxkit_profile **out, const void *buf, size_t len
 	return open_with(out, name ? name : "<profile>", buf, len, NULL, diag);
 }
 
-/* ---- accessors --------------------------------------------------------------------------------- */
+/* ---- accessors ---------------------------------------------------------------------------------
+ */
 
 const char *mpxkit_profile_source(const mpxkit_profile *p)
 {

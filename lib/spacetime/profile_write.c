@@ -128,7 +128,8 @@ int mpxkit_profile_create(mpxkit_profile_writer **out, const char *path, const c
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: %zu events (1 to %d)", n_events,
 				   MPXKIT_PROFILE_MAX_EVENTS);
 	for (size_t i = 0; i < n_events; i++) {
-		if (events[i] == NULL || !mpxkit__profile_event_name_ok(events[i], strlen(events[i])))
+		if (events[i] == NULL ||
+		    !mpxkit__profile_event_name_ok(events[i], strlen(events[i])))
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: bad event name '%s'",
 					   events[i] ? events[i] : "(null)");
 		for (size_t j = 0; j < i; j++)
@@ -147,8 +148,8 @@ int mpxkit_profile_create(mpxkit_profile_writer **out, const char *path, const c
 	mpxkit_bytes_varint(&w->head, n_events);
 	for (size_t i = 0; i < n_events; i++)
 		mpxkit_bytes_string(&w->head, events[i]);
-	rc = mpxkit_container_create(&w->cw, path, &mpxkit__profile_format,
-				     MPXKIT_PROFILE_VERSION, diag);
+	rc = mpxkit_container_create(&w->cw, path, &mpxkit__profile_format, MPXKIT_PROFILE_VERSION,
+				     diag);
 	if (rc < 0) {
 		w->cw = NULL;
 		mpxkit_profile_abort(w);
@@ -166,9 +167,10 @@ int mpxkit_profile_add_meta(mpxkit_profile_writer *w, const char *key, const cha
 	if (!mpxkit__profile_meta_key_ok(key, strlen(key)))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: bad metadata key '%s'", key);
 	if (!mpxkit__profile_meta_value_ok(value, strlen(value)))
-		return mpxkit_fail(diag, MPXKIT_EINVAL,
-				   "profile: metadata '%s' is longer than %d bytes or has a line break",
-				   key, PROF_MAX_META_VALUE);
+		return mpxkit_fail(
+		    diag, MPXKIT_EINVAL,
+		    "profile: metadata '%s' is longer than %d bytes or has a line break", key,
+		    PROF_MAX_META_VALUE);
 	for (size_t i = 0; i < w->n_meta; i++)
 		if (strcmp(w->meta_keys[i], key) == 0)
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: metadata '%s' set twice",
@@ -194,7 +196,8 @@ int mpxkit_profile_add_meta(mpxkit_profile_writer *w, const char *key, const cha
 	return 0;
 }
 
-/* ---- interning --------------------------------------------------------------------------------- */
+/* ---- interning ---------------------------------------------------------------------------------
+ */
 
 static int check_name(mpxkit_profile_writer *w, const char *what, const char *name,
 		      mpxkit_diag *diag)
@@ -207,8 +210,7 @@ static int check_name(mpxkit_profile_writer *w, const char *what, const char *na
 	return 0;
 }
 
-static int table_full(mpxkit_profile_writer *w, const table *t, const char *what,
-		      mpxkit_diag *diag)
+static int table_full(mpxkit_profile_writer *w, const table *t, const char *what, mpxkit_diag *diag)
 {
 	if (t->n >= PROF_MAX_TABLE)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "%s: more than %u %s", w->path,
@@ -414,7 +416,8 @@ int mpxkit_profile_add_thread(mpxkit_profile_writer *w, uint64_t tid, const char
 	return 0;
 }
 
-/* ---- flushing ---------------------------------------------------------------------------------- */
+/* ---- flushing ----------------------------------------------------------------------------------
+ */
 
 static void put_meta_pairs(mpxkit_profile_writer *w, mpxkit_bytes *b)
 {
@@ -508,7 +511,8 @@ done:
 	return rc;
 }
 
-/* ---- blocks ------------------------------------------------------------------------------------ */
+/* ---- blocks ------------------------------------------------------------------------------------
+ */
 
 static int cmp_row(const void *a, const void *b)
 {

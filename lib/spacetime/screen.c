@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Screening: defects and advantages of spaces, phases, transitions and threads, ranked by the cost they explain. */
+/* Screening: defects and advantages of spaces, phases, transitions and threads, ranked by the cost
+ * they explain. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 /* The rest of the program must hold this share of a metric's base to be compared with. */
 #define REST_MIN_PART 0.05
 /* A phase-change that explains this share of a space defect's excess replaces it. */
-#define ABSORB 0.5
+#define ABSORB		0.5
 #define MIN_TRANSITIONS 2
 
 static const char *const advice[MPXKIT_SPACETIME_N_CLASSES] = {
@@ -105,7 +106,8 @@ static double factor_of(const mpxkit_spacetime *r, const st_metric_def *d)
 	return d->cpi ? r->options.cpi_factor : r->options.factor;
 }
 
-/* ---- one space against the rest of the program ------------------------------------------------- */
+/* ---- one space against the rest of the program -------------------------------------------------
+ */
 
 static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
 			 const st_metric_def *d, double w)
@@ -156,7 +158,8 @@ static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding
 	return 0;
 }
 
-/* ---- one space against itself at other times --------------------------------------------------- */
+/* ---- one space against itself at other times ---------------------------------------------------
+ */
 
 static int phase_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
 			 const st_metric_def *d, double w)
@@ -225,7 +228,8 @@ static int phase_finding(mpxkit_spacetime *r, const st_screen_input *in, finding
 	return 0;
 }
 
-/* ---- a space right after another --------------------------------------------------------------- */
+/* ---- a space right after another ---------------------------------------------------------------
+ */
 
 static int transition_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
 			      size_t p, const st_metric_def *d, double w)
@@ -272,7 +276,8 @@ static int transition_finding(mpxkit_spacetime *r, const st_screen_input *in, fi
 	return 0;
 }
 
-/* ---- threads ----------------------------------------------------------------------------------- */
+/* ---- threads -----------------------------------------------------------------------------------
+ */
 
 static int imbalance_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
 			     size_t k)
@@ -325,7 +330,8 @@ static int imbalance_finding(mpxkit_spacetime *r, const st_screen_input *in, fin
 	return 0;
 }
 
-/* ---- directions and ranking -------------------------------------------------------------------- */
+/* ---- directions and ranking --------------------------------------------------------------------
+ */
 
 static void direction(const mpxkit_spacetime *r, mpxkit_spacetime_finding *x, const char *what)
 {
@@ -357,15 +363,17 @@ static void direction(const mpxkit_spacetime *r, mpxkit_spacetime_finding *x, co
 	fmt_value(x->metric, x->reference_value, ref, sizeof ref);
 	switch (x->scope) {
 	case MPXKIT_SCOPE_PHASE:
-		snprintf(x->direction, sizeof x->direction,
-			 "%s %s in windows %llu-%llu vs %s at other times of the same code, %.0f %% "
-			 "of all %s: %s",
-			 what, v, (unsigned long long)x->first_window,
-			 (unsigned long long)x->last_window, ref, 100 * x->event_share, what, a);
+		snprintf(
+		    x->direction, sizeof x->direction,
+		    "%s %s in windows %llu-%llu vs %s at other times of the same code, %.0f %% "
+		    "of all %s: %s",
+		    what, v, (unsigned long long)x->first_window,
+		    (unsigned long long)x->last_window, ref, 100 * x->event_share, what, a);
 		break;
 	case MPXKIT_SCOPE_PATTERN:
-		snprintf(x->direction, sizeof x->direction, "%s %s right after %s vs %s overall: %s",
-			 what, v, r->spaces[x->after].function, ref,
+		snprintf(x->direction, sizeof x->direction,
+			 "%s %s right after %s vs %s overall: %s", what, v,
+			 r->spaces[x->after].function, ref,
 			 x->advantage ? "the space before warms it up; keep them together" : a);
 		break;
 	default:

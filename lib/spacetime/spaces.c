@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Code spaces: each block's functions cut into loop spans along backward jumps, instances merged by overlap. */
+/* Code spaces: each block's functions cut into loop spans along backward jumps, instances merged by
+ * overlap. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,7 +82,8 @@ static int cmp_span(const void *a, const void *b)
 	return 0;
 }
 
-/* ---- merging into spaces ----------------------------------------------------------------------- */
+/* ---- merging into spaces -----------------------------------------------------------------------
+ */
 
 static double overlap(uint64_t lo1, uint64_t hi1, uint64_t lo2, uint64_t hi2)
 {
@@ -143,7 +145,8 @@ static int join(st_spaces *t, uint32_t function, uint64_t lo, uint64_t hi, int l
 	return 0;
 }
 
-/* ---- one function's spans ---------------------------------------------------------------------- */
+/* ---- one function's spans ----------------------------------------------------------------------
+ */
 
 /*
  * Makes spans[0..*n) a nest: partial overlaps become their union, equal
@@ -165,7 +168,8 @@ static void nest(span *s, size_t *n)
 		for (size_t i = 0; i < *n; i++) {
 			if (s[i].dead)
 				continue;
-			/* Every span starting inside s[i] and ending beyond it overlaps it partially. */
+			/* Every span starting inside s[i] and ending beyond it overlaps it
+			 * partially. */
 			for (size_t j = i + 1; j < *n && s[j].lo <= s[i].hi; j++)
 				if (!s[j].dead && s[j].hi > s[i].hi) {
 					s[i].hi = s[j].hi;
@@ -269,7 +273,8 @@ int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile
 		const mpxkit_profile_code *to = mpxkit_profile_code_at(p, b->jumps[i].to);
 		/* A backward jump inside one function: a loop's back edge. */
 		if (from->function == to->function && to->address <= from->address)
-			s[n_spans++] = (span){from->function, to->address, from->address, 0, NONE, 0};
+			s[n_spans++] =
+			    (span){from->function, to->address, from->address, 0, NONE, 0};
 	}
 	qsort(s, n_spans, sizeof *s, cmp_span);
 	for (size_t i = 0; i < b->n_rows;) {

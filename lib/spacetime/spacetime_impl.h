@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal to lib/spacetime: events, metrics, code spaces and the screening, between the analyser's files. */
+/* Internal to lib/spacetime: events, metrics, code spaces and the screening, between the analyser's
+ * files. */
 #ifndef MPXKIT_SPACETIME_IMPL_H
 #define MPXKIT_SPACETIME_IMPL_H
 
@@ -9,14 +10,35 @@
 #include "mpxkit/spacetime.h"
 #include "u64map.h"
 
-/* ---- events (metrics.c) ------------------------------------------------------------------------ */
+/* ---- events (metrics.c) ------------------------------------------------------------------------
+ */
 
 /* The events the metrics know, whatever the source calls them. */
 typedef enum st_event {
-	EV_IR, EV_DR, EV_DW, EV_I1MR, EV_D1MR, EV_D1MW, EV_ILMR, EV_DLMR, EV_DLMW,
-	EV_BC, EV_BCM, EV_BI, EV_BIM,
-	EV_SAMPLES, EV_CPU_CLOCK, EV_TASK_CLOCK, EV_FAULTS, EV_CSW,
-	EV_CYCLES, EV_INSTRUCTIONS, EV_BRANCHES, EV_BRANCH_MISSES, EV_CACHE_REFS, EV_CACHE_MISSES,
+	EV_IR,
+	EV_DR,
+	EV_DW,
+	EV_I1MR,
+	EV_D1MR,
+	EV_D1MW,
+	EV_ILMR,
+	EV_DLMR,
+	EV_DLMW,
+	EV_BC,
+	EV_BCM,
+	EV_BI,
+	EV_BIM,
+	EV_SAMPLES,
+	EV_CPU_CLOCK,
+	EV_TASK_CLOCK,
+	EV_FAULTS,
+	EV_CSW,
+	EV_CYCLES,
+	EV_INSTRUCTIONS,
+	EV_BRANCHES,
+	EV_BRANCH_MISSES,
+	EV_CACHE_REFS,
+	EV_CACHE_MISSES,
 	N_EV
 } st_event;
 
@@ -24,12 +46,12 @@ typedef enum st_event {
 
 /* How a profile's events map onto the known ones, and what a row costs. */
 typedef struct st_events {
-	size_t n;	      /* the profile's events */
-	int *kind;	      /* n: st_event, or -1 for an event no metric uses */
-	int index[N_EV];      /* the profile's column of each known event, or -1 */
-	double *cost_coef;    /* n: cost = sum coef x count */
-	int weight_col;	      /* column of the weight (Ir or samples), -1: the cost is the weight */
-	int cost_is_ns;	      /* perf: cost in ns; callgrind: in estimated cycles */
+	size_t n;	   /* the profile's events */
+	int *kind;	   /* n: st_event, or -1 for an event no metric uses */
+	int index[N_EV];   /* the profile's column of each known event, or -1 */
+	double *cost_coef; /* n: cost = sum coef x count */
+	int weight_col;	   /* column of the weight (Ir or samples), -1: the cost is the weight */
+	int cost_is_ns;	   /* perf: cost in ns; callgrind: in estimated cycles */
 } st_events;
 
 int st_events_init(st_events *ev, const mpxkit_profile *p);
@@ -38,18 +60,19 @@ void st_events_free(st_events *ev);
 /* Sum of the events in mask over a row of counts; NaN when one of them is missing. */
 double st_event_sum(const st_events *ev, uint32_t mask, const uint64_t *sums);
 
-/* ---- metrics (metrics.c) ----------------------------------------------------------------------- */
+/* ---- metrics (metrics.c) -----------------------------------------------------------------------
+ */
 
 typedef struct st_metric_def {
-	int metric;	 /* mpxkit_spacetime_metric */
-	uint32_t num;	 /* events summed into the numerator */
-	uint32_t base;	 /* events summed into the base */
+	int metric;    /* mpxkit_spacetime_metric */
+	uint32_t num;  /* events summed into the numerator */
+	uint32_t base; /* events summed into the base */
 	double scale;
-	int cls;	 /* mpxkit_spacetime_class, -1: shown, never screened */
-	double weight;	 /* cost of one numerator event: in cycles, or in ns when weight_ns */
+	int cls;       /* mpxkit_spacetime_class, -1: shown, never screened */
+	double weight; /* cost of one numerator event: in cycles, or in ns when weight_ns */
 	int weight_ns;
 	double floor;
-	int cpi;	 /* screened with the cpi factor */
+	int cpi;	  /* screened with the cpi factor */
 	const char *what; /* "D1 misses", for directions */
 } st_metric_def;
 
@@ -65,7 +88,8 @@ double st_metric_weight(const st_events *ev, const st_metric_def *d, const uint6
 /* Nonzero for code that waits on other threads (doc/spacetime.md, "Threads"). */
 int st_is_wait_function(const char *function, const char *object);
 
-/* ---- code spaces (spaces.c) -------------------------------------------------------------------- */
+/* ---- code spaces (spaces.c) --------------------------------------------------------------------
+ */
 
 typedef struct st_space {
 	uint32_t function;
@@ -99,17 +123,18 @@ void st_spaces_free(st_spaces *t);
 int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile_block *b,
 		     int use_jumps, uint32_t *out);
 
-/* ---- screening (screen.c) ---------------------------------------------------------------------- */
+/* ---- screening (screen.c) ----------------------------------------------------------------------
+ */
 
 /* What screen.c needs of the passes, beside the result itself. */
 typedef struct st_screen_input {
 	const st_events *ev;
-	const uint64_t *program;	/* program sums, n events */
-	const uint64_t *space_sums;	/* n_spaces x n events, selected spaces in output order */
-	const double *space_cost;	/* n_spaces */
+	const uint64_t *program;	 /* program sums, n events */
+	const uint64_t *space_sums;	 /* n_spaces x n events, selected spaces in output order */
+	const double *space_cost;	 /* n_spaces */
 	const double *thread_space_cost; /* n_threads x n_spaces */
-	const double *thread_cost;	/* n_threads */
-	const uint64_t *pattern_sums;	/* n_patterns x n events: of `to`, after the transition */
+	const double *thread_cost;	 /* n_threads */
+	const uint64_t *pattern_sums;	 /* n_patterns x n events: of `to`, after the transition */
 	/* the hottest code of each space per event, for file:line */
 	void (*hot_line)(void *arg, size_t space, uint32_t mask, const char **file, uint32_t *line);
 	void *hot_arg;
@@ -118,7 +143,8 @@ typedef struct st_screen_input {
 /* Fills r->findings (ranked) from the sums; 0 or -MPXKIT_ENOMEM. */
 int st_screen(mpxkit_spacetime *r, const st_screen_input *in);
 
-/* ---- collection (collect.c, collect_perf.c, symbols.c) ----------------------------------------- */
+/* ---- collection (collect.c, collect_perf.c, symbols.c) -----------------------------------------
+ */
 
 /* The command and exit_status metadata of a profile. */
 int st_add_run_meta(mpxkit_profile_writer *w, char *const argv[], const mpxkit_record_status *st,

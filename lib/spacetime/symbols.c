@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Symbols of sampled addresses through elfutils' libdwfl: file offset to ELF address, function, file:line. */
+/* Symbols of sampled addresses through elfutils' libdwfl: file offset to ELF address, function,
+ * file:line. */
 #include <stdlib.h>
 #include <string.h>
 
