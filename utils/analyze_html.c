@@ -93,8 +93,7 @@ static int timeline_metric(const mpxkit_spacetime *r, const char *color_by)
 	return isnan(r->metrics[MPXKIT_METRIC_D1_MPKI]) ? -1 : MPXKIT_METRIC_D1_MPKI;
 }
 
-/* ---- source lines ------------------------------------------------------------------------------
- */
+/* ---- source lines ---------------------------------------------------------------------------- */
 
 /* The text of line `line` of file, or NULL when the file cannot be read (caller frees). */
 static char *source_line(const char *file, uint32_t line)
@@ -149,8 +148,7 @@ static void write_sources(FILE *out, const mpxkit_spacetime *r)
 	}
 }
 
-/* ---- charts ------------------------------------------------------------------------------------
- */
+/* ---- charts ---------------------------------------------------------------------------------- */
 
 static int timeline(FILE *out, const mpxkit_spacetime *r, const char *color_by)
 {
@@ -482,8 +480,7 @@ done:
 	return rc;
 }
 
-/* ---- the page ----------------------------------------------------------------------------------
- */
+/* ---- the page -------------------------------------------------------------------------------- */
 
 static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
 {

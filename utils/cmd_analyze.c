@@ -64,8 +64,7 @@ static int parse_real(const char *text, double lo, double hi, double *out)
 	return 0;
 }
 
-/* ---- the table ---------------------------------------------------------------------------------
- */
+/* ---- the table ------------------------------------------------------------------------------- */
 
 static const cli_column finding_columns[] = {
     {"rank", NULL, CLI_COL_INT, 0, 0, NULL},
@@ -156,8 +155,7 @@ static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, si
 	return t;
 }
 
-/* ---- JSON --------------------------------------------------------------------------------------
- */
+/* ---- JSON ------------------------------------------------------------------------------------ */
 
 static void json_hex(cli_json *j, uint64_t v)
 {
@@ -449,8 +447,7 @@ static int write_json(const mpxkit_spacetime *r, const char *path, FILE *out)
 	return cli_json_end(j);
 }
 
-/* ---- the command -------------------------------------------------------------------------------
- */
+/* ---- the command ----------------------------------------------------------------------------- */
 
 static void progress(void *arg, int pass, uint64_t blocks, uint64_t rows)
 {

@@ -64,16 +64,6 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int parse_geometry(const char *cmd, const char *text, const char *name,
-			  mpxkit_cache_geometry *g)
-{
-	mpxkit_diag diag = {0};
-
-	if (mpxkit_cache_geometry_parse(text, name, g, &diag) < 0)
-		return cli_usage_error(cmd, "--%s: %s", name, diag.msg);
-	return CLI_OK;
-}
-
 static int parse_source(const char *cmd, const char *text, mpxkit_profile_source_kind *out)
 {
 	if (strcmp(text, "callgrind") == 0)
@@ -127,15 +117,18 @@ static int parse_options(int argc, char **argv, mpxkit_profile_options *o, const
 			o->callgrind.interval_bb = (uint64_t)v;
 			break;
 		case OPT_I1:
-			if ((rc = parse_geometry(cmd, optarg, "I1", &o->callgrind.i1)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "I1", &o->callgrind.i1)) !=
+			    CLI_OK)
 				return rc;
 			break;
 		case OPT_D1:
-			if ((rc = parse_geometry(cmd, optarg, "D1", &o->callgrind.d1)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "D1", &o->callgrind.d1)) !=
+			    CLI_OK)
 				return rc;
 			break;
 		case OPT_LL:
-			if ((rc = parse_geometry(cmd, optarg, "LL", &o->callgrind.ll)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "LL", &o->callgrind.ll)) !=
+			    CLI_OK)
 				return rc;
 			break;
 		case OPT_VALGRIND:

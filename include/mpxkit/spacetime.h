@@ -72,7 +72,7 @@ typedef struct mpxkit_profile_block {
 	const mpxkit_profile_jump *jumps;
 } mpxkit_profile_block;
 
-/* ---- writing ---- */
+/* ---- writing --------------------------------------------------------------------------------- */
 
 typedef struct mpxkit_profile_writer mpxkit_profile_writer;
 
@@ -118,7 +118,7 @@ int mpxkit_profile_put_block(mpxkit_profile_writer *w, const mpxkit_profile_bloc
 int mpxkit_profile_commit(mpxkit_profile_writer *w, mpxkit_diag *diag);
 void mpxkit_profile_abort(mpxkit_profile_writer *w); /* NULL is a no-op */
 
-/* ---- reading ---- */
+/* ---- reading --------------------------------------------------------------------------------- */
 
 typedef struct mpxkit_profile mpxkit_profile;
 

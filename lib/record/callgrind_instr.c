@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "callgrind_impl.h"
+#include "grow.h"
 #include "mpxkit/reader.h"
 #include "mpxkit/record.h"
 #include "u64map.h"
@@ -55,22 +56,7 @@ static int oom(parser *p)
 	return mpxkit_fail(p->diag, MPXKIT_ENOMEM, "%s: out of memory", p->name);
 }
 
-/* Grows *arr to hold n + 1 elements of size. */
-static int reserve(void **arr, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t want = *cap ? 2 * *cap : 16;
-	void *grown = realloc(*arr, want * size);
-	if (grown == NULL)
-		return -1;
-	*arr = grown;
-	*cap = want;
-	return 0;
-}
-
-/* ---- names -------------------------------------------------------------------------------------
- */
+/* ---- names ----------------------------------------------------------------------------------- */
 
 /* Appends a copy of s[0..len) to a table of strings; its index in *index. */
 static int add_string(parser *p, char ***table, size_t *n, size_t *cap, const char *s, size_t len,
@@ -78,7 +64,7 @@ static int add_string(parser *p, char ***table, size_t *n, size_t *cap, const ch
 {
 	char *copy;
 
-	if (reserve((void **)table, cap, *n, sizeof **table) < 0 ||
+	if (mpxkit__reserve((void **)table, cap, *n + 1, sizeof **table) < 0 ||
 	    (copy = strndup(s, len)) == NULL)
 		return oom(p);
 	(*table)[*n] = copy;
@@ -175,8 +161,8 @@ static int function_of(parser *p, long name, uint32_t *index)
 	key = (uint64_t)name << 32 | (uint64_t)p->obj;
 	if (mpxkit__u64map_find(&p->fn_pairs, key, index, NULL))
 		return 0;
-	if (reserve((void **)&d->functions, &p->cap_functions, d->n_functions,
-		    sizeof *d->functions) < 0)
+	if (mpxkit__reserve((void **)&d->functions, &p->cap_functions, d->n_functions + 1,
+			    sizeof *d->functions) < 0)
 		return oom(p);
 	d->functions[d->n_functions].name = strdup(p->fn_names[name]);
 	if (d->functions[d->n_functions].name == NULL)
@@ -248,8 +234,7 @@ static int position_spec(parser *p, const char *line)
 	return rc < 0 ? rc : 1;
 }
 
-/* ---- numbers and positions ---------------------------------------------------------------------
- */
+/* ---- numbers and positions ------------------------------------------------------------------- */
 
 /* A decimal or 0x-hex number at *s, moved past it; -1 when there is none or it overflows. */
 static int number(const char **s, uint64_t *out)
@@ -360,8 +345,7 @@ static int costs(parser *p, const char *s, uint64_t *out)
 	return 0;
 }
 
-/* ---- body lines --------------------------------------------------------------------------------
- */
+/* ---- body lines ------------------------------------------------------------------------------ */
 
 static int need_header(parser *p)
 {
@@ -389,7 +373,8 @@ static int cost_line(parser *p, const char *s)
 		return fail(p, MPXKIT_EFORMAT, "cost line before any fn=");
 	if ((rc = function_of(p, p->fn_name, &fn)) < 0)
 		return rc;
-	if (reserve((void **)&d->costs, &p->cap_costs, d->n_costs, sizeof *d->costs) < 0)
+	if (mpxkit__reserve((void **)&d->costs, &p->cap_costs, d->n_costs + 1, sizeof *d->costs) <
+	    0)
 		return oom(p);
 	if (p->cap_count_rows < p->cap_costs) {
 		uint64_t *grown = realloc(d->counts, p->cap_costs * n_events * sizeof *grown);
@@ -494,7 +479,8 @@ static int jump_source(parser *p, const char *s)
 		return fail(p, MPXKIT_EFORMAT, "cost on a jump's source line");
 	if (p->pending.count == 0)
 		return 0; /* a jump never taken carries no trajectory */
-	if (reserve((void **)&d->jumps, &p->cap_jumps, d->n_jumps, sizeof *d->jumps) < 0)
+	if (mpxkit__reserve((void **)&d->jumps, &p->cap_jumps, d->n_jumps + 1, sizeof *d->jumps) <
+	    0)
 		return oom(p);
 	p->pending.from = pos[0];
 	d->jumps[d->n_jumps++] = p->pending;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "spacetime_impl.h"
 
 #define NONE	       UINT32_MAX
@@ -104,22 +105,6 @@ static int oom(analyser *a)
 	return mpxkit_fail(a->diag, MPXKIT_ENOMEM, "analyze: out of memory");
 }
 
-static int reserve(void **arr, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return 0;
-	size_t want = *cap ? *cap : 64;
-	while (want < n)
-		want *= 2;
-	void *p = realloc(*arr, want * size);
-	if (p == NULL)
-		return -MPXKIT_ENOMEM;
-	memset((char *)p + *cap * size, 0, (want - *cap) * size);
-	*arr = p;
-	*cap = want;
-	return 0;
-}
-
 /* A string the result owns. */
 static const char *keep(analyser *a, const char *s)
 {
@@ -127,15 +112,14 @@ static const char *keep(analyser *a, const char *s)
 
 	if (s == NULL)
 		return NULL;
-	if (reserve((void **)&in->strings, &in->cap_strings, in->n_strings + 1,
-		    sizeof *in->strings) < 0)
+	if (mpxkit__reserve((void **)&in->strings, &in->cap_strings, in->n_strings + 1,
+			    sizeof *in->strings) < 0)
 		return NULL;
 	in->strings[in->n_strings] = strdup(s);
 	return in->strings[in->n_strings] ? in->strings[in->n_strings++] : NULL;
 }
 
-/* ---- windows and appearances -------------------------------------------------------------------
- */
+/* ---- windows and appearances ----------------------------------------------------------------- */
 
 static void appear_at(appear *ap, uint64_t w, uint64_t (*runs)[2])
 {
@@ -171,10 +155,10 @@ static int thread_room(analyser *a, uint32_t thread)
 
 	if (thread < a->n_threads)
 		return 0;
-	if (reserve((void **)&a->thread_cost, &cap, thread + 1, sizeof *a->thread_cost) < 0)
+	if (mpxkit__reserve((void **)&a->thread_cost, &cap, thread + 1, sizeof *a->thread_cost) < 0)
 		return oom(a);
 	cap = a->cap_threads;
-	if (reserve((void **)&a->thread_wait, &cap, thread + 1, sizeof *a->thread_wait) < 0)
+	if (mpxkit__reserve((void **)&a->thread_wait, &cap, thread + 1, sizeof *a->thread_wait) < 0)
 		return oom(a);
 	a->cap_threads = cap;
 	a->n_threads = thread + 1;
@@ -207,13 +191,12 @@ static int start_block(analyser *a, const mpxkit_profile_block *b)
 	return thread_room(a, b->thread);
 }
 
-/* ---- rows --------------------------------------------------------------------------------------
- */
+/* ---- rows ------------------------------------------------------------------------------------ */
 
 static int is_wait(analyser *a, uint32_t function)
 {
 	if (function >= a->cap_fn_wait &&
-	    reserve((void **)&a->fn_wait, &a->cap_fn_wait, function + 1, 1) < 0)
+	    mpxkit__reserve((void **)&a->fn_wait, &a->cap_fn_wait, function + 1, 1) < 0)
 		return -1;
 	if (a->fn_wait[function] == 0) {
 		const mpxkit_profile_function *f = mpxkit_profile_function_at(a->p, function);
@@ -232,13 +215,16 @@ static int rows_of(analyser *a, const mpxkit_profile_block *b)
 
 	if (b->n_rows > a->cap_rows) {
 		size_t cap = a->cap_rows;
-		if (reserve((void **)&a->row_space, &cap, b->n_rows, sizeof *a->row_space) < 0)
+		if (mpxkit__reserve((void **)&a->row_space, &cap, b->n_rows, sizeof *a->row_space) <
+		    0)
 			return oom(a);
 		cap = a->cap_rows;
-		if (reserve((void **)&a->row_cost, &cap, b->n_rows, sizeof *a->row_cost) < 0)
+		if (mpxkit__reserve((void **)&a->row_cost, &cap, b->n_rows, sizeof *a->row_cost) <
+		    0)
 			return oom(a);
 		cap = a->cap_rows;
-		if (reserve((void **)&a->row_weight, &cap, b->n_rows, sizeof *a->row_weight) < 0)
+		if (mpxkit__reserve((void **)&a->row_weight, &cap, b->n_rows,
+				    sizeof *a->row_weight) < 0)
 			return oom(a);
 		a->cap_rows = cap;
 	}
@@ -264,10 +250,10 @@ static int pass1_block(analyser *a, const mpxkit_profile_block *b)
 		return rc;
 	if (a->spaces.n > a->cap_acc) {
 		size_t cap = a->cap_acc;
-		if (reserve((void **)&a->acc, &cap, a->spaces.n, sizeof *a->acc) < 0)
+		if (mpxkit__reserve((void **)&a->acc, &cap, a->spaces.n, sizeof *a->acc) < 0)
 			return oom(a);
 		cap = a->cap_acc;
-		if (reserve((void **)&a->sums, &cap, a->spaces.n, ne * sizeof *a->sums) < 0)
+		if (mpxkit__reserve((void **)&a->sums, &cap, a->spaces.n, ne * sizeof *a->sums) < 0)
 			return oom(a);
 		a->cap_acc = cap;
 	}
@@ -294,8 +280,8 @@ static int pass1_block(analyser *a, const mpxkit_profile_block *b)
 		if (x->win_stamp != a->window + 1) {
 			x->win_stamp = a->window + 1;
 			x->win_weight = 0;
-			if (reserve((void **)&a->touched, &a->cap_touched, a->n_touched + 1,
-				    sizeof *a->touched) < 0)
+			if (mpxkit__reserve((void **)&a->touched, &a->cap_touched, a->n_touched + 1,
+					    sizeof *a->touched) < 0)
 				return oom(a);
 			a->touched[a->n_touched++] = s;
 		}
@@ -304,8 +290,7 @@ static int pass1_block(analyser *a, const mpxkit_profile_block *b)
 	return 0;
 }
 
-/* ---- pass 2 ------------------------------------------------------------------------------------
- */
+/* ---- pass 2 ---------------------------------------------------------------------------------- */
 
 static size_t bin_of(const analyser *a, uint64_t w)
 {
@@ -320,14 +305,16 @@ static int hot_add(analyser *a, uint32_t sel, uint32_t code, const uint64_t *c)
 
 	if (!mpxkit__u64map_find(&a->hot_index, key, &h, NULL)) {
 		size_t cap = a->cap_hot;
-		if (reserve((void **)&a->hot_code, &cap, a->n_hot + 1, sizeof *a->hot_code) < 0)
+		if (mpxkit__reserve((void **)&a->hot_code, &cap, a->n_hot + 1,
+				    sizeof *a->hot_code) < 0)
 			return oom(a);
 		cap = a->cap_hot;
-		if (reserve((void **)&a->hot_sel, &cap, a->n_hot + 1, sizeof *a->hot_sel) < 0)
+		if (mpxkit__reserve((void **)&a->hot_sel, &cap, a->n_hot + 1, sizeof *a->hot_sel) <
+		    0)
 			return oom(a);
 		cap = a->cap_hot;
-		if (reserve((void **)&a->hot_sums, &cap, a->n_hot + 1,
-			    a->ne * sizeof *a->hot_sums) < 0)
+		if (mpxkit__reserve((void **)&a->hot_sums, &cap, a->n_hot + 1,
+				    a->ne * sizeof *a->hot_sums) < 0)
 			return oom(a);
 		a->cap_hot = cap;
 		h = (uint32_t)a->n_hot++;
@@ -348,11 +335,11 @@ static int win_add(analyser *a, uint32_t thread, uint32_t sel, double cost, cons
 
 	if (!mpxkit__u64map_find(&a->win_index, key, &k, NULL)) {
 		size_t cap = a->cap_win;
-		if (reserve((void **)&a->win, &cap, a->n_win + 1, sizeof *a->win) < 0)
+		if (mpxkit__reserve((void **)&a->win, &cap, a->n_win + 1, sizeof *a->win) < 0)
 			return oom(a);
 		cap = a->cap_win;
-		if (reserve((void **)&a->win_sums, &cap, a->n_win + 1,
-			    a->ne * sizeof *a->win_sums) < 0)
+		if (mpxkit__reserve((void **)&a->win_sums, &cap, a->n_win + 1,
+				    a->ne * sizeof *a->win_sums) < 0)
 			return oom(a);
 		a->cap_win = cap;
 		k = (uint32_t)a->n_win++;
@@ -394,8 +381,8 @@ static int pass2_block(analyser *a, const mpxkit_profile_block *b)
 		if (a->acc[s].win_stamp != a->window + 1) {
 			a->acc[s].win_stamp = a->window + 1;
 			a->acc[s].win_weight = 0;
-			if (reserve((void **)&a->touched, &a->cap_touched, a->n_touched + 1,
-				    sizeof *a->touched) < 0)
+			if (mpxkit__reserve((void **)&a->touched, &a->cap_touched, a->n_touched + 1,
+					    sizeof *a->touched) < 0)
 				return oom(a);
 			a->touched[a->n_touched++] = s;
 		}
@@ -424,11 +411,11 @@ static int transition(analyser *a, uint32_t from, uint32_t to, const uint64_t *c
 
 	if (!mpxkit__u64map_find(&a->pat_index, key, &k, NULL)) {
 		size_t cap = a->cap_pat;
-		if (reserve((void **)&a->pat, &cap, a->n_pat + 1, sizeof *a->pat) < 0)
+		if (mpxkit__reserve((void **)&a->pat, &cap, a->n_pat + 1, sizeof *a->pat) < 0)
 			return oom(a);
 		cap = a->cap_pat;
-		if (reserve((void **)&a->pat_sums, &cap, a->n_pat + 1,
-			    a->ne * sizeof *a->pat_sums) < 0)
+		if (mpxkit__reserve((void **)&a->pat_sums, &cap, a->n_pat + 1,
+				    a->ne * sizeof *a->pat_sums) < 0)
 			return oom(a);
 		a->cap_pat = cap;
 		k = (uint32_t)a->n_pat++;
@@ -460,7 +447,7 @@ static int window_patterns(analyser *a)
 {
 	size_t cap = a->cap_win_order;
 
-	if (reserve((void **)&a->win_order, &cap, a->n_win, sizeof *a->win_order) < 0)
+	if (mpxkit__reserve((void **)&a->win_order, &cap, a->n_win, sizeof *a->win_order) < 0)
 		return oom(a);
 	a->cap_win_order = cap;
 	for (size_t i = 0; i < a->n_win; i++)
@@ -500,8 +487,7 @@ static int end_window(analyser *a)
 	return a->pass == 2 ? window_patterns(a) : 0;
 }
 
-/* ---- driving the passes ------------------------------------------------------------------------
- */
+/* ---- driving the passes ---------------------------------------------------------------------- */
 
 typedef struct input {
 	const char *path;
@@ -612,8 +598,7 @@ static int select_spaces(analyser *a)
 	return 0;
 }
 
-/* ---- results -----------------------------------------------------------------------------------
- */
+/* ---- results --------------------------------------------------------------------------------- */
 
 static void metrics_of(const st_events *ev, const uint64_t *sums, double *out)
 {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "spacetime_impl.h"
 
 /* One dump file of the run: its part (0 for the final dump, whose part: says) and thread. */
@@ -95,15 +96,9 @@ static int list_dumps(const char *base, dump_list *l, mpxkit_diag *diag)
 		if (strncmp(e->d_name, name, name_len) != 0 ||
 		    !parse_suffix(e->d_name + name_len, &part, &thread))
 			continue;
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 64;
-			dump_file *v = realloc(l->v, cap * sizeof *v);
-			if (v == NULL) {
-				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", base);
-				break;
-			}
-			l->v = v;
-			l->cap = cap;
+		if (mpxkit__reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
+			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", base);
+			break;
 		}
 		size_t size = strlen(dir) + strlen(e->d_name) + 2;
 		l->v[l->n].path = malloc(size);
@@ -213,23 +208,12 @@ static int put_dump(mpxkit_profile_writer *w, const mpxkit_callgrind_instr *d, u
 		goto done;
 	if ((rc = mpxkit_profile_add_thread(w, d->thread ? d->thread : 1, "", &thread, diag)) < 0)
 		goto done;
-	if (d->n_costs > bb->cap_codes) {
-		uint32_t *c = realloc(bb->codes, d->n_costs * sizeof *c);
-		if (c == NULL) {
-			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "profile: out of memory");
-			goto done;
-		}
-		bb->codes = c;
-		bb->cap_codes = d->n_costs;
-	}
-	if (d->n_jumps > bb->cap_jumps) {
-		mpxkit_profile_jump *j = realloc(bb->jumps, d->n_jumps * sizeof *j);
-		if (j == NULL) {
-			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "profile: out of memory");
-			goto done;
-		}
-		bb->jumps = j;
-		bb->cap_jumps = d->n_jumps;
+	if (mpxkit__reserve((void **)&bb->codes, &bb->cap_codes, d->n_costs, sizeof *bb->codes) <
+		0 ||
+	    mpxkit__reserve((void **)&bb->jumps, &bb->cap_jumps, d->n_jumps, sizeof *bb->jumps) <
+		0) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "profile: out of memory");
+		goto done;
 	}
 	for (size_t i = 0; i < d->n_costs; i++) {
 		const mpxkit_callgrind_cost *c = &d->costs[i];

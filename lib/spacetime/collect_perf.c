@@ -20,6 +20,7 @@
 
 #include "mpxkit/source.h"
 #include "mpxkit/workload.h"
+#include "grow.h"
 #include "spacetime_impl.h"
 
 #define MAX_GROUP  (1 + MPXKIT_PROFILE_MAX_PERF_EVENTS)
@@ -110,21 +111,6 @@ static int oom(prun *r)
 	return mpxkit_fail(r->diag, MPXKIT_ENOMEM, "profile: out of memory");
 }
 
-static int reserve(void **arr, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return 0;
-	size_t want = *cap ? *cap : 64;
-	while (want < n)
-		want *= 2;
-	void *p = realloc(*arr, want * size);
-	if (p == NULL)
-		return -1;
-	*arr = p;
-	*cap = want;
-	return 0;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -133,8 +119,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- the group ---------------------------------------------------------------------------------
- */
+/* ---- the group ------------------------------------------------------------------------------- */
 
 static int add_event(group_def *g, const char *name, mpxkit_diag *diag)
 {
@@ -303,8 +288,7 @@ static int open_cpus(prun *r, pid_t pid)
 	return 0;
 }
 
-/* ---- reading the rings -------------------------------------------------------------------------
- */
+/* ---- reading the rings ----------------------------------------------------------------------- */
 
 /* The time of a record: samples carry it, other records in their sample_id tail. */
 static uint64_t record_time(const struct perf_event_header *h)
@@ -335,8 +319,10 @@ static int drain(prun *r, cpu_ring *ring)
 			((unsigned char *)&h)[i] = data[(off + i) % size];
 		if (h.size < sizeof h || h.size > head - tail)
 			break; /* a torn record: left for the next round */
-		if (reserve((void **)&r->arena, &r->arena_cap, r->arena_len + h.size, 1) < 0 ||
-		    reserve((void **)&r->pend, &r->cap_pend, r->n_pend + 1, sizeof *r->pend) < 0)
+		if (mpxkit__reserve((void **)&r->arena, &r->arena_cap, r->arena_len + h.size, 1) <
+			0 ||
+		    mpxkit__reserve((void **)&r->pend, &r->cap_pend, r->n_pend + 1,
+				    sizeof *r->pend) < 0)
 			return oom(r);
 		for (size_t i = 0; i < h.size; i++)
 			r->arena[r->arena_len + i] = data[(off + i) % size];
@@ -353,8 +339,7 @@ static int drain(prun *r, cpu_ring *ring)
 	return 0;
 }
 
-/* ---- processes, threads, addresses -------------------------------------------------------------
- */
+/* ---- processes, threads, addresses ----------------------------------------------------------- */
 
 static void drop_maps(prun *r, uint32_t pid)
 {
@@ -372,7 +357,7 @@ static void drop_maps(prun *r, uint32_t pid)
 static int add_map(prun *r, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		   const char *path)
 {
-	if (reserve((void **)&r->maps, &r->cap_maps, r->n_maps + 1, sizeof *r->maps) < 0)
+	if (mpxkit__reserve((void **)&r->maps, &r->cap_maps, r->n_maps + 1, sizeof *r->maps) < 0)
 		return oom(r);
 	r->maps[r->n_maps] = (mapping){pid, start, start + len, pgoff, NONE, strdup(path)};
 	if (r->maps[r->n_maps].path == NULL)
@@ -409,8 +394,8 @@ static int set_comm(prun *r, uint32_t tid, const char *comm)
 	uint32_t v;
 
 	if (!mpxkit__u64map_find(&r->comm_index, tid, &v, NULL)) {
-		if (reserve((void **)&r->comms, &r->cap_comms, r->n_comms + 1, sizeof *r->comms) <
-			0 ||
+		if (mpxkit__reserve((void **)&r->comms, &r->cap_comms, r->n_comms + 1,
+				    sizeof *r->comms) < 0 ||
 		    mpxkit__u64map_add(&r->comm_index, tid, (uint32_t)r->n_comms) < 0)
 			return oom(r);
 		v = (uint32_t)r->n_comms++;
@@ -474,13 +459,13 @@ static int code_of(prun *r, uint32_t pid, uint64_t ip, uint32_t *code)
 					  sym.address, code, r->diag)) < 0)
 		return rc;
 	size_t cap = r->cap_ip;
-	if (reserve((void **)&r->ip_ip, &cap, r->n_ip + 1, sizeof *r->ip_ip) < 0)
+	if (mpxkit__reserve((void **)&r->ip_ip, &cap, r->n_ip + 1, sizeof *r->ip_ip) < 0)
 		return oom(r);
 	cap = r->cap_ip;
-	if (reserve((void **)&r->ip_pid, &cap, r->n_ip + 1, sizeof *r->ip_pid) < 0)
+	if (mpxkit__reserve((void **)&r->ip_pid, &cap, r->n_ip + 1, sizeof *r->ip_pid) < 0)
 		return oom(r);
 	cap = r->cap_ip;
-	if (reserve((void **)&r->ip_code, &cap, r->n_ip + 1, sizeof *r->ip_code) < 0)
+	if (mpxkit__reserve((void **)&r->ip_code, &cap, r->n_ip + 1, sizeof *r->ip_code) < 0)
 		return oom(r);
 	r->cap_ip = cap;
 	r->ip_ip[r->n_ip] = ip;
@@ -491,8 +476,7 @@ static int code_of(prun *r, uint32_t pid, uint64_t ip, uint32_t *code)
 	return 0;
 }
 
-/* ---- windows -----------------------------------------------------------------------------------
- */
+/* ---- windows --------------------------------------------------------------------------------- */
 
 static int cmp_row(const void *a, const void *b, void *arg)
 {
@@ -512,13 +496,13 @@ static int flush_window(prun *r)
 
 	if (!r->have_window || r->n_rows == 0)
 		return 0;
-	if (reserve((void **)&r->order, &cap, r->n_rows, sizeof *r->order) < 0)
+	if (mpxkit__reserve((void **)&r->order, &cap, r->n_rows, sizeof *r->order) < 0)
 		return oom(r);
 	cap = r->cap_order;
-	if (reserve((void **)&r->codes, &cap, r->n_rows, sizeof *r->codes) < 0)
+	if (mpxkit__reserve((void **)&r->codes, &cap, r->n_rows, sizeof *r->codes) < 0)
 		return oom(r);
 	cap = r->cap_order;
-	if (reserve((void **)&r->counts, &cap, r->n_rows, ne * sizeof *r->counts) < 0)
+	if (mpxkit__reserve((void **)&r->counts, &cap, r->n_rows, ne * sizeof *r->counts) < 0)
 		return oom(r);
 	r->cap_order = cap;
 	for (size_t i = 0; i < r->n_rows; i++)
@@ -570,8 +554,8 @@ static int sample(prun *r, const unsigned char *p, size_t size)
 	/* The deltas: an inherited event counts per thread and CPU, from 0. */
 	key = (uint64_t)tid << 16 | (cpu & 0xffff);
 	if (!mpxkit__u64map_find(&r->prev_index, key, &v, NULL)) {
-		if (reserve((void **)&r->prev, &r->cap_prev, (r->n_prev + 1) * r->g.n,
-			    sizeof *r->prev) < 0 ||
+		if (mpxkit__reserve((void **)&r->prev, &r->cap_prev, (r->n_prev + 1) * r->g.n,
+				    sizeof *r->prev) < 0 ||
 		    mpxkit__u64map_add(&r->prev_index, key, (uint32_t)r->n_prev) < 0)
 			return oom(r);
 		v = (uint32_t)r->n_prev++;
@@ -596,15 +580,16 @@ static int sample(prun *r, const unsigned char *p, size_t size)
 	key = (uint64_t)thread << 32 | code;
 	if (!mpxkit__u64map_find(&r->row_index, key, &v, NULL)) {
 		size_t cap = r->cap_rows;
-		if (reserve((void **)&r->row_thread, &cap, r->n_rows + 1, sizeof *r->row_thread) <
-		    0)
+		if (mpxkit__reserve((void **)&r->row_thread, &cap, r->n_rows + 1,
+				    sizeof *r->row_thread) < 0)
 			return oom(r);
 		cap = r->cap_rows;
-		if (reserve((void **)&r->row_code, &cap, r->n_rows + 1, sizeof *r->row_code) < 0)
+		if (mpxkit__reserve((void **)&r->row_code, &cap, r->n_rows + 1,
+				    sizeof *r->row_code) < 0)
 			return oom(r);
 		cap = r->cap_rows;
-		if (reserve((void **)&r->row_counts, &cap, r->n_rows + 1,
-			    ne * sizeof *r->row_counts) < 0)
+		if (mpxkit__reserve((void **)&r->row_counts, &cap, r->n_rows + 1,
+				    ne * sizeof *r->row_counts) < 0)
 			return oom(r);
 		r->cap_rows = cap;
 		v = (uint32_t)r->n_rows++;
@@ -716,8 +701,7 @@ static int round_trip(prun *r, int last)
 	return 0;
 }
 
-/* ---- the run -----------------------------------------------------------------------------------
- */
+/* ---- the run --------------------------------------------------------------------------------- */
 
 static int profile_events(prun *r, mpxkit_profile_writer **w, const char *path)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "profile_impl.h"
 #include "u64map.h"
 
@@ -94,16 +95,8 @@ static int table_room(section *s, void **arr, size_t *cap, size_t have, uint64_t
 	/* Each entry takes at least one byte, so n is bounded by the payload. */
 	if (n > mpxkit_cursor_left(&s->c))
 		return bad(s, "more entries than bytes");
-	if (have + n > *cap) {
-		size_t want = *cap ? *cap : 64;
-		while (want < have + n)
-			want *= 2;
-		void *grown = realloc(*arr, want * size);
-		if (grown == NULL)
-			return oom(s->p, s->diag);
-		*arr = grown;
-		*cap = want;
-	}
+	if (mpxkit__reserve(arr, cap, have + n, size) < 0)
+		return oom(s->p, s->diag);
 	return 0;
 }
 
@@ -129,8 +122,7 @@ static int check_done(section *s)
 	return 0;
 }
 
-/* ---- HEAD and META -----------------------------------------------------------------------------
- */
+/* ---- HEAD and META --------------------------------------------------------------------------- */
 
 static int read_meta(section *s, uint64_t n)
 {
@@ -210,8 +202,7 @@ static int read_head(section *s)
 	return check_done(s);
 }
 
-/* ---- symbol tables -----------------------------------------------------------------------------
- */
+/* ---- symbol tables --------------------------------------------------------------------------- */
 
 static int read_strings(section *s, char ***table, size_t *n_have, size_t *cap)
 {
@@ -339,8 +330,7 @@ static int read_threads(section *s)
 	return check_done(s);
 }
 
-/* ---- blocks ------------------------------------------------------------------------------------
- */
+/* ---- blocks ---------------------------------------------------------------------------------- */
 
 static int read_block(section *s, mpxkit_profile_block *b)
 {
@@ -433,8 +423,7 @@ static int read_block(section *s, mpxkit_profile_block *b)
 	return 0;
 }
 
-/* ---- the file ----------------------------------------------------------------------------------
- */
+/* ---- the file -------------------------------------------------------------------------------- */
 
 static const char *tag_name(uint32_t tag, char buf[5])
 {
@@ -570,8 +559,7 @@ int mpxkit_profile_open_buffer(mpxkit_profile **out, const void *buf, size_t len
 	return open_with(out, name ? name : "<profile>", buf, len, NULL, diag);
 }
 
-/* ---- accessors ---------------------------------------------------------------------------------
- */
+/* ---- accessors ------------------------------------------------------------------------------- */
 
 const char *mpxkit_profile_source(const mpxkit_profile *p)
 {

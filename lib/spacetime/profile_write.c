@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "profile_impl.h"
 #include "u64map.h"
 
@@ -86,19 +87,6 @@ static int oom(mpxkit_profile_writer *w, mpxkit_diag *diag)
 	return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", w->path);
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t want = *cap ? 2 * *cap : 64;
-	void *p = realloc(*arr, want * size);
-	if (p == NULL)
-		return -1;
-	*arr = p;
-	*cap = want;
-	return 0;
-}
-
 static int put_section(mpxkit_profile_writer *w, uint32_t tag, mpxkit_bytes *b, mpxkit_diag *diag)
 {
 	int rc;
@@ -178,7 +166,8 @@ int mpxkit_profile_add_meta(mpxkit_profile_writer *w, const char *key, const cha
 	if (w->n_meta == MPXKIT_PROFILE_MAX_META)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: more than %d metadata pairs",
 				   MPXKIT_PROFILE_MAX_META);
-	if (grow((void **)&w->meta_keys, &w->cap_meta, w->n_meta, sizeof *w->meta_keys) < 0)
+	if (mpxkit__reserve((void **)&w->meta_keys, &w->cap_meta, w->n_meta + 1,
+			    sizeof *w->meta_keys) < 0)
 		return oom(w, diag);
 	/* meta_values follows meta_keys' capacity. */
 	char **values = realloc(w->meta_values, w->cap_meta * sizeof *values);
@@ -196,8 +185,7 @@ int mpxkit_profile_add_meta(mpxkit_profile_writer *w, const char *key, const cha
 	return 0;
 }
 
-/* ---- interning ---------------------------------------------------------------------------------
- */
+/* ---- interning ------------------------------------------------------------------------------- */
 
 static int check_name(mpxkit_profile_writer *w, const char *what, const char *name,
 		      mpxkit_diag *diag)
@@ -238,7 +226,7 @@ static int intern_string(mpxkit_profile_writer *w, table *t, char ***names, size
 		}
 	if ((rc = table_full(w, t, what, diag)) < 0)
 		return rc;
-	if (grow((void **)names, cap, t->n, sizeof **names) < 0 ||
+	if (mpxkit__reserve((void **)names, cap, t->n + 1, sizeof **names) < 0 ||
 	    ((*names)[t->n] = strdup(name)) == NULL ||
 	    mpxkit__u64map_add(&t->index, h, (uint32_t)t->n) < 0)
 		return oom(w, diag);
@@ -293,7 +281,8 @@ int mpxkit_profile_add_function(mpxkit_profile_writer *w, const char *name, uint
 	n = w->functions.n;
 	if (n >= w->cap_functions) {
 		size_t cap = w->cap_functions;
-		if (grow((void **)&w->function_names, &cap, n, sizeof *w->function_names) < 0)
+		if (mpxkit__reserve((void **)&w->function_names, &cap, n + 1,
+				    sizeof *w->function_names) < 0)
 			return oom(w, diag);
 		uint32_t *o = realloc(w->function_object, cap * sizeof *o);
 		if (o)
@@ -399,7 +388,7 @@ int mpxkit_profile_add_thread(mpxkit_profile_writer *w, uint64_t tid, const char
 		return rc;
 	n = w->threads.n;
 	cap = w->cap_threads;
-	if (grow((void **)&w->thread_names, &cap, n, sizeof *w->thread_names) < 0)
+	if (mpxkit__reserve((void **)&w->thread_names, &cap, n + 1, sizeof *w->thread_names) < 0)
 		return oom(w, diag);
 	if (cap != w->cap_threads) {
 		uint64_t *t = realloc(w->thread_tid, cap * sizeof *t);
@@ -416,8 +405,7 @@ int mpxkit_profile_add_thread(mpxkit_profile_writer *w, uint64_t tid, const char
 	return 0;
 }
 
-/* ---- flushing ----------------------------------------------------------------------------------
- */
+/* ---- flushing -------------------------------------------------------------------------------- */
 
 static void put_meta_pairs(mpxkit_profile_writer *w, mpxkit_bytes *b)
 {
@@ -511,8 +499,7 @@ done:
 	return rc;
 }
 
-/* ---- blocks ------------------------------------------------------------------------------------
- */
+/* ---- blocks ---------------------------------------------------------------------------------- */
 
 static int cmp_row(const void *a, const void *b)
 {

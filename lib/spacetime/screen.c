@@ -106,38 +106,41 @@ static double factor_of(const mpxkit_spacetime *r, const st_metric_def *d)
 	return d->cpi ? r->options.cpi_factor : r->options.factor;
 }
 
-/* ---- one space against the rest of the program -------------------------------------------------
- */
+/* ---- one space against the rest of the program ----------------------------------------------- */
 
-static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
-			 const st_metric_def *d, double w)
+/*
+ * The one rule of every rate finding: `what` (a space, a phase, a space after a transition) is
+ * a defect when its rate is F times the defect reference and above the floor, an advantage when
+ * F times below the advantage reference (NaN: none), which is above the floor; its share is the
+ * excess (or the saving) at the metric's weight.  *out is the finding, or NULL when there is none.
+ */
+typedef struct judged {
+	sums what;
+	double defect_ref, advantage_ref; /* unscaled rates */
+	mpxkit_spacetime_class cls; /* of a rate defect: the metric's; else phase, transition */
+	mpxkit_spacetime_scope scope;
+	size_t space;
+} judged;
+
+static int judge(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
+		 const st_metric_def *d, double w, const judged *j, mpxkit_spacetime_finding **out)
 {
-	sums sp = sums_of(in->ev, d, in->space_sums + k * in->ev->n);
+	double f = factor_of(r, d), rate = j->what.n / j->what.b, ref, excess, share;
 	sums pg = sums_of(in->ev, d, in->program);
-	sums rest = {pg.n - sp.n, pg.b - sp.b};
-	double f = factor_of(r, d), rs, rref, excess, share;
 	mpxkit_spacetime_finding *x;
 	int advantage;
 
-	if (!(sp.b > 0) || !(rest.b >= REST_MIN_PART * pg.b) || !(rest.b > 0))
-		return 0;
-	rs = sp.n / sp.b;
-	rref = rest.n / rest.b;
-	excess = sp.n - rref * sp.b;
-	if (d->scale * rs >= f * d->scale * rref && d->scale * rs >= d->floor) {
+	*out = NULL;
+	if (d->scale * rate >= f * d->scale * j->defect_ref && d->scale * rate >= d->floor) {
 		advantage = 0;
-	} else {
-		/*
-		 * An advantage is against the whole program: what the space saves next to
-		 * the program's average, which never exceeds the program's own events
-		 * (against the rest, a defect elsewhere would make every other space look
-		 * good).
-		 */
-		rref = pg.n / pg.b;
-		excess = rref * sp.b - sp.n;
-		if (!(rs * f <= rref && d->scale * rref >= d->floor))
-			return 0;
+		ref = j->defect_ref;
+		excess = j->what.n - ref * j->what.b;
+	} else if (rate * f <= j->advantage_ref && d->scale * j->advantage_ref >= d->floor) {
 		advantage = 1;
+		ref = j->advantage_ref;
+		excess = ref * j->what.b - j->what.n;
+	} else {
+		return 0;
 	}
 	share = excess * w / r->cost;
 	if (!(share >= r->options.min_share))
@@ -145,30 +148,52 @@ static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding
 	if ((x = add(l, excess)) == NULL)
 		return -MPXKIT_ENOMEM;
 	x->advantage = advantage;
-	x->cls = (mpxkit_spacetime_class)d->cls;
-	x->scope = MPXKIT_SCOPE_SPACE;
-	x->space = k;
+	x->cls = j->cls;
+	x->scope = j->scope;
+	x->space = j->space;
 	x->metric = d->metric;
-	x->value = d->scale * rs;
+	x->value = d->scale * rate;
 	x->program_value = r->metrics[d->metric];
-	x->reference_value = d->scale * rref;
+	x->reference_value = d->scale * ref;
 	x->share = share;
-	x->event_share = pg.n > 0 ? sp.n / pg.n : NAN;
-	in->hot_line(in->hot_arg, k, d->num, &x->file, &x->line);
+	x->event_share = pg.n > 0 ? j->what.n / pg.n : NAN;
+	in->hot_line(in->hot_arg, j->space, d->num, &x->file, &x->line);
+	*out = x;
 	return 0;
 }
 
-/* ---- one space against itself at other times ---------------------------------------------------
- */
+/* A space against the rest of the program; its advantages against the whole. */
+static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
+			 const st_metric_def *d, double w)
+{
+	sums sp = sums_of(in->ev, d, in->space_sums + k * in->ev->n);
+	sums pg = sums_of(in->ev, d, in->program);
+	sums rest = {pg.n - sp.n, pg.b - sp.b};
+	mpxkit_spacetime_finding *x;
+
+	if (!(sp.b > 0) || !(rest.b >= REST_MIN_PART * pg.b) || !(rest.b > 0))
+		return 0;
+	/*
+	 * An advantage is against the whole program: what the space saves next to the program's
+	 * average, which never exceeds the program's own events (against the rest, a defect
+	 * elsewhere would make every other space look good).
+	 */
+	judged j = {
+	    sp, rest.n / rest.b, pg.n / pg.b, (mpxkit_spacetime_class)d->cls, MPXKIT_SCOPE_SPACE,
+	    k};
+	return judge(r, in, l, d, w, &j, &x);
+}
+
+/* ---- one space against itself at other times ------------------------------------------------- */
 
 static int phase_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
 			 const st_metric_def *d, double w)
 {
 	size_t nb = r->n_bins, ne = in->ev->n, best_i = 0, best_j = 0, start = 0;
 	sums sp = sums_of(in->ev, d, in->space_sums + k * ne), ph = {0, 0}, rest;
-	double run = 0, best = 0, f = factor_of(r, d), rate, rp, rr, excess, share;
+	double run = 0, best = 0, rate;
 	mpxkit_spacetime_finding *x;
-	int found = 0;
+	int found = 0, rc;
 
 	if (!(sp.b > 0))
 		return 0;
@@ -200,36 +225,16 @@ static int phase_finding(mpxkit_spacetime *r, const st_screen_input *in, finding
 	rest.b = sp.b - ph.b;
 	if (!(ph.b >= PHASE_MIN_PART * sp.b) || !(rest.b >= PHASE_MIN_PART * sp.b))
 		return 0;
-	rp = ph.n / ph.b;
-	rr = rest.n / rest.b;
-	if (!(d->scale * rp >= f * d->scale * rr) || !(d->scale * rp >= d->floor))
-		return 0;
-	excess = ph.n - rr * ph.b;
-	share = excess * w / r->cost;
-	if (!(share >= r->options.min_share))
-		return 0;
-	if ((x = add(l, excess)) == NULL)
-		return -MPXKIT_ENOMEM;
-	x->cls = MPXKIT_CLASS_PHASE_CHANGE;
-	x->scope = MPXKIT_SCOPE_PHASE;
-	x->space = k;
-	x->metric = d->metric;
-	x->value = d->scale * rp;
-	x->program_value = r->metrics[d->metric];
-	x->reference_value = d->scale * rr;
-	x->share = share;
-	{
-		sums pg = sums_of(in->ev, d, in->program);
-		x->event_share = pg.n > 0 ? ph.n / pg.n : NAN;
-	}
+	/* Worse than the same code at other times; a phase is never an advantage. */
+	judged j = {ph, rest.n / rest.b, NAN, MPXKIT_CLASS_PHASE_CHANGE, MPXKIT_SCOPE_PHASE, k};
+	if ((rc = judge(r, in, l, d, w, &j, &x)) < 0 || x == NULL)
+		return rc;
 	x->first_window = r->bin_first_window[best_i];
 	x->last_window = r->bin_first_window[best_j + 1] - 1;
-	in->hot_line(in->hot_arg, k, d->num, &x->file, &x->line);
 	return 0;
 }
 
-/* ---- a space right after another ---------------------------------------------------------------
- */
+/* ---- a space right after another ------------------------------------------------------------- */
 
 static int transition_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
 			      size_t p, const st_metric_def *d, double w)
@@ -238,46 +243,19 @@ static int transition_finding(mpxkit_spacetime *r, const st_screen_input *in, fi
 	size_t ne = in->ev->n;
 	sums after = sums_of(in->ev, d, in->pattern_sums + p * ne);
 	sums to = sums_of(in->ev, d, in->space_sums + pat->to * ne);
-	double f = factor_of(r, d), ra, rb, excess, share;
 	mpxkit_spacetime_finding *x;
-	int advantage;
+	int rc;
 
 	if (pat->count < MIN_TRANSITIONS || !(after.b > 0) || !(to.b > after.b))
 		return 0;
-	ra = after.n / after.b;
-	rb = to.n / to.b;
-	excess = after.n - rb * after.b;
-	if (d->scale * ra >= f * d->scale * rb && d->scale * ra >= d->floor)
-		advantage = 0;
-	else if (ra * f <= rb && d->scale * rb >= d->floor)
-		advantage = 1, excess = -excess;
-	else
-		return 0;
-	share = excess * w / r->cost;
-	if (!(share >= r->options.min_share))
-		return 0;
-	if ((x = add(l, excess)) == NULL)
-		return -MPXKIT_ENOMEM;
-	x->advantage = advantage;
-	x->cls = MPXKIT_CLASS_TRANSITION;
-	x->scope = MPXKIT_SCOPE_PATTERN;
-	x->space = pat->to;
-	x->after = (long)pat->from;
-	x->metric = d->metric;
-	x->value = d->scale * ra;
-	x->program_value = r->metrics[d->metric];
-	x->reference_value = d->scale * rb;
-	x->share = share;
-	{
-		sums pg = sums_of(in->ev, d, in->program);
-		x->event_share = pg.n > 0 ? after.n / pg.n : NAN;
-	}
-	in->hot_line(in->hot_arg, pat->to, d->num, &x->file, &x->line);
-	return 0;
+	judged j = {after,  to.n / to.b, to.n / to.b, MPXKIT_CLASS_TRANSITION, MPXKIT_SCOPE_PATTERN,
+		    pat->to};
+	if ((rc = judge(r, in, l, d, w, &j, &x)) == 0 && x != NULL)
+		x->after = (long)pat->from;
+	return rc;
 }
 
-/* ---- threads -----------------------------------------------------------------------------------
- */
+/* ---- threads --------------------------------------------------------------------------------- */
 
 static int imbalance_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
 			     size_t k)
@@ -330,8 +308,7 @@ static int imbalance_finding(mpxkit_spacetime *r, const st_screen_input *in, fin
 	return 0;
 }
 
-/* ---- directions and ranking --------------------------------------------------------------------
- */
+/* ---- directions and ranking ------------------------------------------------------------------ */
 
 static void direction(const mpxkit_spacetime *r, mpxkit_spacetime_finding *x, const char *what)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "spacetime_impl.h"
 
 #define NONE UINT32_MAX
@@ -42,21 +43,6 @@ void st_spaces_free(st_spaces *t)
 	memset(t, 0, sizeof *t);
 }
 
-static int reserve(void **arr, size_t *cap, size_t n, size_t size)
-{
-	if (n <= *cap)
-		return 0;
-	size_t want = *cap ? *cap : 64;
-	while (want < n)
-		want *= 2;
-	void *p = realloc(*arr, want * size);
-	if (p == NULL)
-		return -MPXKIT_ENOMEM;
-	*arr = p;
-	*cap = want;
-	return 0;
-}
-
 static int cmp_key(const void *a, const void *b)
 {
 	const key *x = a, *y = b;
@@ -82,8 +68,7 @@ static int cmp_span(const void *a, const void *b)
 	return 0;
 }
 
-/* ---- merging into spaces -----------------------------------------------------------------------
- */
+/* ---- merging into spaces --------------------------------------------------------------------- */
 
 static double overlap(uint64_t lo1, uint64_t hi1, uint64_t lo2, uint64_t hi2)
 {
@@ -133,7 +118,8 @@ static int join(st_spaces *t, uint32_t function, uint64_t lo, uint64_t hi, int l
 		*id = best;
 		return 0;
 	}
-	if (t->n >= NONE - 1 || reserve((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v) < 0)
+	if (t->n >= NONE - 1 ||
+	    mpxkit__reserve((void **)&t->v, &t->cap, t->n + 1, sizeof *t->v) < 0)
 		return -MPXKIT_ENOMEM;
 	t->v[t->n] = (st_space){function, lo, hi, loop, NONE};
 	if (t->fn_tail[function] == NONE)
@@ -145,8 +131,7 @@ static int join(st_spaces *t, uint32_t function, uint64_t lo, uint64_t hi, int l
 	return 0;
 }
 
-/* ---- one function's spans ----------------------------------------------------------------------
- */
+/* ---- one function's spans -------------------------------------------------------------------- */
 
 /*
  * Makes spans[0..*n) a nest: partial overlaps become their union, equal
@@ -200,7 +185,7 @@ static int one_function(st_spaces *t, const mpxkit_profile_function *f, const ke
 	uint32_t body_space = NONE;
 	int rc;
 
-	if (reserve((void **)&t->stack, &t->cap_stack, n_spans + 1, sizeof *t->stack) < 0)
+	if (mpxkit__reserve((void **)&t->stack, &t->cap_stack, n_spans + 1, sizeof *t->stack) < 0)
 		return -MPXKIT_ENOMEM;
 	for (size_t i = 0; i < n_spans; i++)
 		s[i].rows = 0;
@@ -258,8 +243,8 @@ int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile
 	span *s;
 	size_t n_spans = 0, si = 0;
 
-	if (reserve(&t->keys, &t->cap_keys, b->n_rows, sizeof(key)) < 0 ||
-	    reserve(&t->spans, &t->cap_spans, use_jumps ? b->n_jumps : 0, sizeof(span)) < 0)
+	if (mpxkit__reserve(&t->keys, &t->cap_keys, b->n_rows, sizeof(key)) < 0 ||
+	    mpxkit__reserve(&t->spans, &t->cap_spans, use_jumps ? b->n_jumps : 0, sizeof(span)) < 0)
 		return -MPXKIT_ENOMEM;
 	k = t->keys;
 	s = t->spans;

@@ -10,8 +10,7 @@
 #include "mpxkit/spacetime.h"
 #include "u64map.h"
 
-/* ---- events (metrics.c) ------------------------------------------------------------------------
- */
+/* ---- events (metrics.c) ---------------------------------------------------------------------- */
 
 /* The events the metrics know, whatever the source calls them. */
 typedef enum st_event {
@@ -60,8 +59,7 @@ void st_events_free(st_events *ev);
 /* Sum of the events in mask over a row of counts; NaN when one of them is missing. */
 double st_event_sum(const st_events *ev, uint32_t mask, const uint64_t *sums);
 
-/* ---- metrics (metrics.c) -----------------------------------------------------------------------
- */
+/* ---- metrics (metrics.c) --------------------------------------------------------------------- */
 
 typedef struct st_metric_def {
 	int metric;    /* mpxkit_spacetime_metric */
@@ -88,8 +86,7 @@ double st_metric_weight(const st_events *ev, const st_metric_def *d, const uint6
 /* Nonzero for code that waits on other threads (doc/spacetime.md, "Threads"). */
 int st_is_wait_function(const char *function, const char *object);
 
-/* ---- code spaces (spaces.c) --------------------------------------------------------------------
- */
+/* ---- code spaces (spaces.c) ------------------------------------------------------------------ */
 
 typedef struct st_space {
 	uint32_t function;
@@ -123,8 +120,7 @@ void st_spaces_free(st_spaces *t);
 int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile_block *b,
 		     int use_jumps, uint32_t *out);
 
-/* ---- screening (screen.c) ----------------------------------------------------------------------
- */
+/* ---- screening (screen.c) -------------------------------------------------------------------- */
 
 /* What screen.c needs of the passes, beside the result itself. */
 typedef struct st_screen_input {
@@ -143,8 +139,7 @@ typedef struct st_screen_input {
 /* Fills r->findings (ranked) from the sums; 0 or -MPXKIT_ENOMEM. */
 int st_screen(mpxkit_spacetime *r, const st_screen_input *in);
 
-/* ---- collection (collect.c, collect_perf.c, symbols.c) -----------------------------------------
- */
+/* ---- collection (collect.c, collect_perf.c, symbols.c) --------------------------------------- */
 
 /* The command and exit_status metadata of a profile. */
 int st_add_run_meta(mpxkit_profile_writer *w, char *const argv[], const mpxkit_record_status *st,

@@ -7,6 +7,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "grow.h"
 #include "spacetime_impl.h"
 
 /* One ELF file, reported once at its link-time addresses. */
@@ -60,14 +61,8 @@ static sym_file *file_of(st_symbols *s, const char *path)
 	     found = mpxkit__u64map_find_next(&s->index, h, &v, &cursor))
 		if (strcmp(s->files[v].path, path) == 0)
 			return &s->files[v];
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 16;
-		sym_file *grown = realloc(s->files, cap * sizeof *grown);
-		if (grown == NULL)
-			return NULL;
-		s->files = grown;
-		s->cap = cap;
-	}
+	if (mpxkit__reserve((void **)&s->files, &s->cap, s->n + 1, sizeof *s->files) < 0)
+		return NULL;
 	f = &s->files[s->n];
 	memset(f, 0, sizeof *f);
 	if ((f->path = strdup(path)) == NULL ||
