@@ -333,11 +333,16 @@ static void test_profile_damage(void)
 	/* Cut anywhere, or any bit flipped: an error, never a crash or a silent half. */
 	for (size_t cut = 0; cut < len; cut++)
 		CU_ASSERT(read_all(buf, cut) < 0);
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	for (size_t i = 0; i < len; i++) {
 		buf[i] ^= 0x10;
 		CU_ASSERT(read_all(buf, len) < 0);
 		buf[i] ^= 0x10;
 	}
+#else
+	/* Fuzzing builds skip the container's checksums, so flipped bits may decode there. */
+	printf("(bit flips not checked: checksums are off in fuzzing builds) ");
+#endif
 	free(buf);
 }
 

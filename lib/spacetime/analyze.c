@@ -452,7 +452,8 @@ static int window_patterns(analyser *a)
 	a->cap_win_order = cap;
 	for (size_t i = 0; i < a->n_win; i++)
 		a->win_order[i] = (uint32_t)i;
-	qsort_r(a->win_order, a->n_win, sizeof *a->win_order, cmp_win, a->win);
+	if (a->n_win > 1)
+		qsort_r(a->win_order, a->n_win, sizeof *a->win_order, cmp_win, a->win);
 	for (size_t i = 0; i < a->n_win; i++) {
 		const win_entry *w = &a->win[a->win_order[i]];
 		if (i > 0 && a->win[a->win_order[i - 1]].thread == w->thread)
@@ -564,7 +565,8 @@ static int select_spaces(analyser *a)
 		    (a->cost > 0 && a->acc[s].cost >= a->o->min_weight * a->cost))
 			a->sel_space[a->n_sel++] = (uint32_t)s;
 	}
-	qsort_r(a->sel_space, a->n_sel, sizeof *a->sel_space, cmp_by_cost, a->acc);
+	if (a->n_sel > 1)
+		qsort_r(a->sel_space, a->n_sel, sizeof *a->sel_space, cmp_by_cost, a->acc);
 	for (size_t k = 0; k < a->n_sel; k++)
 		a->sel_of[a->sel_space[k]] = (uint32_t)k;
 	a->span = a->last_window - a->first_window + 1;
@@ -777,7 +779,8 @@ static int build_rest(analyser *a)
 		goto done;
 	}
 	/* Patterns sort after screening: findings name patterns by their spaces only. */
-	qsort(r->patterns, r->n_patterns, sizeof *r->patterns, cmp_pattern);
+	if (r->n_patterns > 1)
+		qsort(r->patterns, r->n_patterns, sizeof *r->patterns, cmp_pattern);
 done:
 	free(space_sums);
 	free(space_cost);

@@ -684,7 +684,8 @@ static int round_trip(prun *r, int last)
 	for (size_t c = 0; c < r->n_cpus; c++)
 		if ((rc = drain(r, &r->cpus[c])) < 0)
 			return rc;
-	qsort(r->pend, r->n_pend, sizeof *r->pend, cmp_pending);
+	if (r->n_pend > 1)
+		qsort(r->pend, r->n_pend, sizeof *r->pend, cmp_pending);
 	for (; done < r->n_pend && (last || r->pend[done].time < cut); done++)
 		if ((rc = record(r, r->arena + r->pend[done].off)) < 0)
 			return rc;

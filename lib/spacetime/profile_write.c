@@ -546,7 +546,8 @@ static int merge_rows(mpxkit_profile_writer *w, const mpxkit_profile_block *b, s
 		w->rows[i].code = b->codes[i];
 		w->rows[i].src = i;
 	}
-	qsort(w->rows, b->n_rows, sizeof *w->rows, cmp_row);
+	if (b->n_rows > 1)
+		qsort(w->rows, b->n_rows, sizeof *w->rows, cmp_row);
 	for (size_t i = 0; i < b->n_rows; i++) {
 		const uint64_t *c = b->counts + w->rows[i].src * ne;
 		if (n > 0 && w->rows[n - 1].code == w->rows[i].code) {
@@ -586,7 +587,8 @@ static int merge_jumps(mpxkit_profile_writer *w, const mpxkit_profile_block *b, 
 		if (b->jumps[i].count > 0)
 			w->jumps[n++] = b->jumps[i];
 	}
-	qsort(w->jumps, n, sizeof *w->jumps, cmp_jump);
+	if (n > 1)
+		qsort(w->jumps, n, sizeof *w->jumps, cmp_jump);
 	size_t k = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (k > 0 && w->jumps[k - 1].from == w->jumps[i].from &&

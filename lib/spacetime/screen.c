@@ -433,7 +433,8 @@ int st_screen(mpxkit_spacetime *r, const st_screen_input *in)
 		return rc;
 	}
 	absorb(&l);
-	qsort(l.v, l.n, sizeof *l.v, cmp_finding);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof *l.v, cmp_finding);
 	for (size_t i = 0; i < l.n; i++) {
 		const st_metric_def *d =
 		    l.v[i].metric >= 0 ? st_metric_def_for(in->ev, l.v[i].metric) : NULL;

@@ -143,7 +143,8 @@ static void nest(span *s, size_t *n)
 		size_t k = 0;
 		int changed = 0;
 
-		qsort(s, *n, sizeof *s, cmp_span);
+		if (*n > 1)
+			qsort(s, *n, sizeof *s, cmp_span);
 		for (size_t i = 0; i < *n; i++)
 			if (k == 0 || s[k - 1].lo != s[i].lo || s[k - 1].hi != s[i].hi)
 				s[k++] = s[i];
@@ -243,8 +244,10 @@ int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile
 	span *s;
 	size_t n_spans = 0, si = 0;
 
-	if (mpxkit__reserve(&t->keys, &t->cap_keys, b->n_rows, sizeof(key)) < 0 ||
-	    mpxkit__reserve(&t->spans, &t->cap_spans, use_jumps ? b->n_jumps : 0, sizeof(span)) < 0)
+	/* One more than needed: the scratch exists even for a block without rows or jumps. */
+	if (mpxkit__reserve(&t->keys, &t->cap_keys, b->n_rows + 1, sizeof(key)) < 0 ||
+	    mpxkit__reserve(&t->spans, &t->cap_spans, (use_jumps ? b->n_jumps : 0) + 1,
+			    sizeof(span)) < 0)
 		return -MPXKIT_ENOMEM;
 	k = t->keys;
 	s = t->spans;
@@ -252,7 +255,8 @@ int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile
 		const mpxkit_profile_code *c = mpxkit_profile_code_at(p, b->codes[i]);
 		k[i] = (key){c->function, c->address, (uint32_t)i};
 	}
-	qsort(k, b->n_rows, sizeof *k, cmp_key);
+	if (b->n_rows > 1)
+		qsort(k, b->n_rows, sizeof *k, cmp_key);
 	for (size_t i = 0; use_jumps && i < b->n_jumps; i++) {
 		const mpxkit_profile_code *from = mpxkit_profile_code_at(p, b->jumps[i].from);
 		const mpxkit_profile_code *to = mpxkit_profile_code_at(p, b->jumps[i].to);
@@ -261,7 +265,8 @@ int st_spaces_assign(st_spaces *t, const mpxkit_profile *p, const mpxkit_profile
 			s[n_spans++] =
 			    (span){from->function, to->address, from->address, 0, NONE, 0};
 	}
-	qsort(s, n_spans, sizeof *s, cmp_span);
+	if (n_spans > 1)
+		qsort(s, n_spans, sizeof *s, cmp_span);
 	for (size_t i = 0; i < b->n_rows;) {
 		uint32_t fn = k[i].function;
 		size_t j = i, s0, ns;
