@@ -240,7 +240,7 @@ static int metric_map(FILE *out, const mpxkit_spacetime *r)
 			if (!f->advantage && f->space < rows && f->metric == keys[c])
 				flags[f->space * cols + c] = 1;
 	}
-	cli_heatmap h = {"Code spaces against metrics: each value over the program's",
+	cli_heatmap h = {"Each code space's metrics over the program's",
 			 (const char *const *)rl,
 			 rows,
 			 cl,
@@ -405,8 +405,7 @@ static int thread_lanes(FILE *out, const mpxkit_spacetime *r)
 		for (size_t k = 0; k < rows; k++)
 			shares[t * rows + k] = 100 * r->spaces[k].thread_share[t];
 	}
-	cli_heatmap h = {"Threads against time: each thread's share of the cost; outlined where it "
-			 "mostly waited",
+	cli_heatmap h = {"Threads over time: share of the cost (outlined: mostly waiting)",
 			 (const char *const *)tl,
 			 nt,
 			 (const char *const *)cl,
