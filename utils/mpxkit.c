@@ -22,6 +22,8 @@ const cli_command cli_commands[] = {
 	{ "report", "a job's counts per event over ranks and threads, and its imbalance", cmd_report },
 	{ "stat", "run a command with its events multiplexed and estimated, like perf stat", cmd_stat },
 	{ "list", "list the events that can be counted here", cmd_list },
+	{ "predict", "predict time, power and energy on other core kinds and frequencies",
+	  cmd_predict },
 	{ "simt", "estimate a GPU kernel's cycles from its SASS trace (analytic SIMT model)", cmd_simt },
 	{ "profile", "record a program's code spaces over time (callgrind or perf sampling)",
 	  cmd_profile },
