@@ -72,7 +72,7 @@ static size_t n_multiplexed(const char *reference)
 static int offline_run(const char *estimator, size_t C, const char *reference, int whole,
 		       long long *totals)
 {
-	mpxkit_mpx_config cfg = {C, reference, NULL, 0, trace_path};
+	mpxkit_mpx_config cfg = {C, reference, NULL, 0, trace_path, NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_estimator *est = NULL;
 	size_t n = n_multiplexed(reference);

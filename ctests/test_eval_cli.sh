@@ -90,7 +90,7 @@ expect "nothing from --from-step on" 2 "small.csv: 4 steps leave nothing from st
 	--from-step 4 "$tmp/small.csv"
 expect "negative --from-step" 1 "--from-step takes a whole number >= 0" --from-step -1 "$tmp/small.csv"
 printf 'step,a,b\n0,1,2\n' >"$tmp/one-row.csv"
-expect "one slice, two groups" 2 "1 slices make no whole rotation of 2 slices" -c 1 "$tmp/one-row.csv"
+expect "one slice, two groups" 2 "1 slices make no whole window of 2 slices" -c 1 "$tmp/one-row.csv"
 printf 'a\nzz\n' >"$tmp/groups.txt"
 expect "group file naming a missing event" 2 "groups.txt:2: .*small.csv has no event 'zz'" \
 	-g "$tmp/groups.txt" "$tmp/small.csv"
@@ -107,13 +107,13 @@ expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
 run -c 1 -f csv "$tmp/small.csv"
 check_csv() {
 	line=$(grep -F ",$1,$2," "$tmp/out")
-	if [ "$line" = "$tmp/small.csv,$1,$2,$3" ]; then
+	if [ "$line" = "$tmp/small.csv,$1,$2,$3,round-robin" ]; then
 		ok "csv: $1 by $2 = $3"
 	else
 		not_ok "csv: $1 by $2: got '$line', want '...,$3'"
 	fi
 }
-if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw" ] &&
+if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw,schedule" ] &&
 	[ "$(wc -l <"$tmp/out")" -eq 11 ]; then
 	ok "csv: header and 2 events x 5 estimators"
 else
@@ -134,8 +134,8 @@ cp "$tmp/out" "$tmp/small.out.csv"
 # 0.077760; b is seen in step 2 (2): 4 against 3 + 2 = 5, RA 0.8, DTW log10(6/5) = 0.079181.
 run -c 1 -f csv -e fixed --from-step 1 "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 3 ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760" "$tmp/out" &&
-	grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181" "$tmp/out"; then
+	grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760,round-robin" "$tmp/out" &&
+	grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181,round-robin" "$tmp/out"; then
 	ok "--from-step 1: hand-computed scores of the rotation after it"
 else
 	not_ok "--from-step 1: status $status"
@@ -154,7 +154,7 @@ fi
 printf '# b alone, then a\nb\n\na\n' >"$tmp/ba.txt"
 run -c 1 -f csv -e fixed -g "$tmp/ba.txt" "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(sed -n 2p "$tmp/out" | cut -d, -f2)" = b ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546" "$tmp/out"; then
+	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,groups" "$tmp/out"; then
 	ok "group file: order and slice follow the file"
 else
 	not_ok "group file: status $status"
@@ -193,7 +193,7 @@ fi
 run -c 1 -f json -r b "$tmp/small.csv"
 if [ "$status" -eq 0 ] &&
 	jq -e 'type == "array" and length == 6 and
-		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "total_accuracy", "trace"])
+		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "schedule", "total_accuracy", "trace"])
 			and (.ra | type) == "number" and (.dtw | type) == "number")' "$tmp/out" >/dev/null &&
 	[ "$(jq -r '[.[].estimator] | join(",")' "$tmp/out")" = "fixed,linear-dira,linear-tam,cam,dcam,ref-rate" ] &&
 	[ "$(jq -r '[.[].event] | unique | join(",")' "$tmp/out")" = "a" ]; then

@@ -354,7 +354,7 @@ static void test_replay_ref_rate_by_hand(void)
  */
 static double *offline_totals(const mpxkit_trace *t, size_t C, const char *estimator)
 {
-	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, "test"};
+	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, "test", NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_estimator *e = NULL;
 	double *out, *tot;
@@ -556,7 +556,7 @@ static mpxkit_sched *replay_with(const char *estimator, const mpxkit_trace *t, s
  */
 static mpxkit_mpx_run *simulate(const mpxkit_trace *t, size_t C, const char *reference)
 {
-	mpxkit_mpx_config cfg = {C, reference, NULL, 0, "test"};
+	mpxkit_mpx_config cfg = {C, reference, NULL, 0, "test", NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_mpx_simulate(t, &cfg, &run, NULL), 0);

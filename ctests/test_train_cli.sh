@@ -59,7 +59,7 @@ expect "bad --seed" 1 "--seed takes" -o "$tmp/m.mpxm" --seed x "$tmp/prog1.csv"
 expect "bad --loss" 1 "--loss takes ra or mse" -o "$tmp/m.mpxm" --loss l1 "$tmp/prog1.csv"
 expect "bad --hidden" 1 "--hidden takes" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
 expect "bad --dropout" 1 "--dropout takes" -o "$tmp/m.mpxm" --dropout 1 "$tmp/prog1.csv"
-expect "bad --model" 1 "--model takes mlp or bigru" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
+expect "bad --model" 1 "--model takes mlp, bigru or prior" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
 expect "bigru --hidden too wide" 1 "--hidden takes 1 to 512 for a bigru" -o "$tmp/m.mpxm" \
 	--model bigru --hidden 513 "$tmp/prog1.csv"
 expect "too few programs" 1 "at least 3" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv"

@@ -283,9 +283,11 @@ static void bigru_estimate_window(const mpxkit_estimator *est, const mpxkit_wind
  * as the window gives them.  The state is only read, so the scratch of the
  * window stays free for the online path.
  */
-static int bigru_whole_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
-			   const uint64_t *ref, double *out, mpxkit_diag *diag)
+static int bigru_whole_run(const mpxkit_estimator *est, const mpxkit_series *run, double *out,
+			   mpxkit_diag *diag)
 {
+	size_t n_rotations = run->n_windows;
+	const uint64_t *obs = run->obs;
 	const bigru_state *st = est->state;
 	const mpxkit_layout *l = &est->layout;
 
@@ -294,7 +296,7 @@ static int bigru_whole_run(const mpxkit_estimator *est, size_t n_rotations, cons
 			out[i] = (double)obs[i];
 		return 0;
 	}
-	return mpxkit_bigru_run(st->model, l, n_rotations, obs, ref, out, diag);
+	return mpxkit_bigru_run_series(st->model, l, run, out, diag);
 }
 
 /* Row j's own window within w: its H rotations either side, clipped to the run and to w. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* mpxkit eval: simulate multiplexing on ground-truth traces, run the estimators, score them. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,12 +12,14 @@
 #include "mpxkit/metric.h"
 #include "mpxkit/outfile.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/trace.h"
 
 #include "cli.h"
 #include "commands.h"
 
 #define MAX_ESTIMATORS	 32
+#define MAX_SCHEDULES	 8
 #define DEFAULT_COUNTERS 4
 #define RA_THRESHOLD	 0.9
 
@@ -32,9 +35,16 @@ typedef struct input {
 typedef struct score {
 	size_t input;
 	const char *event; /* points into the input's trace */
-	size_t estimator;
+	size_t estimator;  /* column of the table: schedule * n_estimators + estimator */
 	double ra, total_accuracy, dtw;
 } score;
+
+/* One schedule of --schedule: a registry spec, or a group file read as the groups schedule. */
+typedef struct schedule_arg {
+	const char *spec;      /* the registry spec (label), or NULL: groups of a file */
+	char label[160];       /* its name in the output: the spec, or the file */
+	mpxkit_groups *groups; /* a group file's, owned */
+} schedule_arg;
 
 /* One plotted series: OCOE or one estimator's estimates of the plotted event. */
 typedef struct plot_series {
@@ -46,7 +56,10 @@ typedef struct eval {
 	const char *cmd;
 	size_t counters;
 	const char *reference;
-	mpxkit_groups *groups;
+	mpxkit_groups *groups; /* --groups FILE: the groups schedule when --schedule is not given */
+	schedule_arg schedules[MAX_SCHEDULES];
+	size_t n_schedules;
+	size_t window; /* --window W; 0: G */
 	int clean_tail, clean_runs;
 	size_t from_step; /* --from-step: the steps before it are not counted */
 	enum format format;
@@ -62,9 +75,11 @@ typedef struct eval {
 	score *scores;
 	size_t n_scores, cap_scores;
 
-	plot_series *series; /* 1 + n_estimators when plotting */
+	plot_series *series; /* 1 + n_schedules x n_estimators when plotting */
 	size_t plot_points;
 	size_t plot_groups;
+	size_t plot_window;	 /* W */
+	unsigned char *plot_counted; /* n_schedules rows of plot_points x W: slice counted the event */
 
 	/* Progress bar on a terminal once the work takes more than a second. */
 	struct timespec started;
@@ -93,6 +108,12 @@ static void usage(FILE *out)
 		"  -r, --reference EVENT   event counted in every slice, outside the groups\n"
 		"  -g, --groups FILE       group file: one group per line (default: column\n"
 		"                          order, C per group)\n"
+		"  -s, --schedule LIST     comma-separated schedules, each a name, NAME:KEY=VALUE\n"
+		"                          or a group file (default: round-robin, or the\n"
+		"                          --groups file): round-robin, groups, prior,\n"
+		"                          adaptive (doc/schedules.md)\n"
+		"  -w, --window W          slices per scored window (default: G = ceil(E/C),\n"
+		"                          a rotation)\n"
 		"      --clean[=PARTS]     the paper's cleaning; PARTS is 'tail', 'runs' or\n"
 		"                          'tail,runs' (the default)\n"
 		"      --from-step N       count from step N of each trace on, as when\n"
@@ -105,7 +126,7 @@ static void usage(FILE *out)
 		"      --trace TRACE       the trace to plot\n"
 		"      --event EVENT       the event to plot\n"
 		"      --log               plot log10(1 + count), the scale of DTW\n"
-		"  -l, --list              list the estimators and exit\n"
+		"  -l, --list              list the estimators and the schedules and exit\n"
 		"  -h, --help              show this help and exit\n"
 		"\n"
 		"Exit status: 0 success, 1 usage error, 2 bad input or failure.\n",
@@ -175,7 +196,7 @@ static int try_estimator(const char *name, const mpxkit_estimator_options *opts,
 			 mpxkit_estimator **out, mpxkit_diag *diag)
 {
 	static const size_t slice[2] = {0, 1};
-	const mpxkit_layout layout = {2, 2, slice, 1};
+	const mpxkit_layout layout = {2, 2, slice, 1, 0};
 
 	return mpxkit_estimator_new(out, name, &layout, opts, diag);
 }
@@ -201,6 +222,12 @@ static int list_estimators(const mpxkit_estimator_options *opts)
 		mpxkit_estimator_free(est);
 	}
 	printf("aliases: linear = linear-dira, nonlinear = cam\n");
+	printf("schedules:\n");
+	for (size_t i = 0; i < mpxkit_schedule_count(); i++) {
+		const mpxkit_schedule_info *info = mpxkit_schedule_info_at(i);
+		printf("%-12s %s%s%s\n", info->name, info->summary, info->keys[0] ? "; keys " : "",
+		       info->keys);
+	}
 	return cli_close_stdout("eval");
 }
 
@@ -335,6 +362,23 @@ static int add_score(eval *ev, const score *s)
 	return 0;
 }
 
+/*
+ * The name of a table column: the estimator, prefixed by the schedule when
+ * there are several (kept in a static buffer per column, for the plot's
+ * labels).
+ */
+static const char *column_label(const eval *ev, size_t col)
+{
+	static char labels[MAX_SCHEDULES * MAX_ESTIMATORS][112];
+	size_t sch = col / ev->n_estimators, x = col % ev->n_estimators;
+
+	if (ev->n_schedules <= 1)
+		return ev->estimators[x];
+	snprintf(labels[col], sizeof labels[col], "%s/%s", ev->schedules[sch].label,
+		 ev->estimators[x]);
+	return labels[col];
+}
+
 static int keep_plot_series(eval *ev, size_t slot, const char *label, const double *v, size_t n)
 {
 	ev->series[slot].label = label;
@@ -346,9 +390,26 @@ static int keep_plot_series(eval *ev, size_t slot, const char *label, const doub
 	return 0;
 }
 
-/* Scores every estimator on every (multiplexed) event of one simulated run. */
-static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
+/* Which slices of each window counted event v, for --plot's marks. */
+static int keep_plot_marks(eval *ev, size_t sch, const mpxkit_mpx_run *run, size_t v)
 {
+	size_t W = run->layout.n_groups, nr = run->n_rotations, ne = run->layout.n_events;
+
+	if (ev->plot_counted == NULL) {
+		ev->plot_counted = calloc(ev->n_schedules * nr * W, 1);
+		if (ev->plot_counted == NULL)
+			return -1;
+	}
+	for (size_t i = 0; i < nr * W; i++)
+		ev->plot_counted[sch * nr * W + i] = run->val[i * ne + v] != MPXKIT_NOT_COUNTED;
+	ev->plot_window = W;
+	return 0;
+}
+
+/* Scores every estimator on every (multiplexed) event of one simulated run. */
+static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *run)
+{
+	const mpxkit_series data = mpxkit_mpx_series(run);
 	size_t nr = run->n_rotations, ne = run->layout.n_events;
 	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
 	double *truth = malloc(nr * sizeof *truth), *series = malloc(nr * sizeof *series);
@@ -366,12 +427,13 @@ static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
 				       mpxkit_diag_message(&diag, rc));
 			goto out;
 		}
-		if (mpxkit_estimator_run(e, nr, run->obs, run->ref, est) < 0)
+		if (mpxkit_estimator_run_series(e, &data, est) < 0)
 			goto nomem;
 		mpxkit_estimator_free(e);
 		e = NULL;
 		for (size_t v = 0; v < ne; v++) {
-			score s = {which, run->events[v], x, 0, 0, 0};
+			size_t col = sch * ev->n_estimators + x;
+			score s = {which, run->events[v], col, 0, 0, 0};
 			if (ev->plot_event && strcmp(ev->plot_event, run->events[v]) != 0)
 				continue;
 			found = 1;
@@ -385,10 +447,12 @@ static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
 			    add_score(ev, &s) < 0)
 				goto nomem;
 			if (ev->plot) {
-				if ((x == 0 && keep_plot_series(ev, 0, "OCOE", truth, nr) < 0) ||
-				    keep_plot_series(ev, x + 1, ev->estimators[x], series, nr) < 0)
+				if ((col == 0 && keep_plot_series(ev, 0, "OCOE", truth, nr) < 0) ||
+				    keep_plot_series(ev, col + 1, column_label(ev, col), series,
+						     nr) < 0 ||
+				    (x == 0 && keep_plot_marks(ev, sch, run, v) < 0))
 					goto nomem;
-				ev->plot_groups = run->layout.n_groups;
+				ev->plot_groups = run->groups;
 			}
 		}
 	}
@@ -448,13 +512,21 @@ static int evaluate(eval *ev)
 	}
 	if (ev->clean_runs && (rc = drop_weak_runs(ev)) != 0)
 		return rc;
-	for (size_t i = 0; i < ev->n_inputs; i++) {
-		input *in = &ev->inputs[i];
-		mpxkit_mpx_config cfg = {ev->counters, ev->reference, ev->groups, 0, in->path};
+	for (size_t i = 0; i < ev->n_inputs * ev->n_schedules; i++) {
+		input *in = &ev->inputs[i / ev->n_schedules];
+		const schedule_arg *sa = &ev->schedules[i % ev->n_schedules];
+		/* A named schedule multiplexes the --groups file's events when there is one. */
+		mpxkit_mpx_config cfg = {ev->counters,
+					 ev->reference,
+					 sa->groups ? sa->groups : ev->groups,
+					 0,
+					 in->path,
+					 sa->spec,
+					 ev->window};
 		mpxkit_mpx_run *run = NULL;
 		mpxkit_trace view;
 
-		progress(ev, i, ev->n_inputs, "scoring");
+		progress(ev, i, ev->n_inputs * ev->n_schedules, "scoring");
 		if (in->dropped)
 			continue;
 		rc = counted_steps(ev, in, &view, &cfg.max_steps);
@@ -467,7 +539,7 @@ static int evaluate(eval *ev)
 			progress_done(ev);
 			return cli_lib_error(ev->cmd, rc, &diag);
 		}
-		rc = score_run(ev, i, run);
+		rc = score_run(ev, i / ev->n_schedules, i % ev->n_schedules, run);
 		mpxkit_mpx_run_free(run);
 		if (rc != 0) {
 			progress_done(ev);
@@ -512,14 +584,16 @@ static void json_string(const char *s)
 
 static void print_csv(const eval *ev)
 {
-	printf("trace,event,estimator,ra,total_accuracy,dtw\n");
+	printf("trace,event,estimator,ra,total_accuracy,dtw,schedule\n");
 	for (size_t i = 0; i < ev->n_scores; i++) {
 		const score *s = &ev->scores[i];
 		csv_field(ev->inputs[s->input].path);
 		putchar(',');
 		csv_field(s->event);
-		printf(",%s,%.6f,%.6f,%.6f\n", ev->estimators[s->estimator], s->ra,
-		       s->total_accuracy, s->dtw);
+		printf(",%s,%.6f,%.6f,%.6f,", ev->estimators[s->estimator % ev->n_estimators],
+		       s->ra, s->total_accuracy, s->dtw);
+		csv_field(ev->schedules[s->estimator / ev->n_estimators].label);
+		putchar('\n');
 	}
 }
 
@@ -532,8 +606,10 @@ static void print_json(const eval *ev)
 		json_string(ev->inputs[s->input].path);
 		printf(", \"event\": ");
 		json_string(s->event);
+		printf(", \"schedule\": ");
+		json_string(ev->schedules[s->estimator / ev->n_estimators].label);
 		printf(", \"estimator\": ");
-		json_string(ev->estimators[s->estimator]);
+		json_string(ev->estimators[s->estimator % ev->n_estimators]);
 		printf(", \"ra\": %.6f, \"total_accuracy\": %.6f, \"dtw\": %.6f}", s->ra,
 		       s->total_accuracy, s->dtw);
 	}
@@ -543,7 +619,8 @@ static void print_json(const eval *ev)
 /* Per-event means, in the order the events first appear. */
 static int format_table(const eval *ev, FILE *out)
 {
-	size_t ne = 0, nx = ev->n_estimators, width = 12, pairs, traces = 0;
+	size_t ne = 0, nx = ev->n_estimators * ev->n_schedules, width = 12, pairs, traces = 0;
+	int cw = 15; /* column width: the longest label */
 	const char **events = malloc((ev->n_scores + 1) * sizeof *events);
 	double *ra = calloc((ev->n_scores + 1) * nx, sizeof *ra);
 	double *dtw = calloc((ev->n_scores + 1) * nx, sizeof *dtw);
@@ -576,18 +653,25 @@ static int format_table(const eval *ev, FILE *out)
 		ev->clean_tail || ev->clean_runs ? ", cleaned" : "");
 	if (ev->from_step)
 		fprintf(out, "# counted from step %zu of each trace\n", ev->from_step);
+	if (ev->n_schedules > 1 || ev->window || strcmp(ev->schedules[0].label, "round-robin") != 0)
+		for (size_t i = 0; i < ev->n_schedules; i++)
+			fprintf(out, "# schedule %s, windows of %s slices\n",
+				ev->schedules[i].label, ev->window ? "W =" : "G");
+	for (size_t x = 0; x < nx; x++)
+		if ((int)strlen(column_label(ev, x)) > cw)
+			cw = (int)strlen(column_label(ev, x));
 	fprintf(out, "%-*s", (int)width, "event");
 	for (size_t x = 0; x < nx; x++)
-		fprintf(out, "  %-15s", ev->estimators[x]);
+		fprintf(out, "  %-*s", cw, column_label(ev, x));
 	fprintf(out, "\n%-*s", (int)width, "");
 	for (size_t x = 0; x < nx; x++)
-		fprintf(out, "  %6s %8s", "RA", "DTW");
+		fprintf(out, "  %*s%6s %8s", cw - 15, "", "RA", "DTW");
 	fputc('\n', out);
 	for (size_t v = 0; v < ne; v++) {
 		fprintf(out, "%-*s", (int)width, events[v]);
 		for (size_t x = 0; x < nx; x++) {
 			size_t c = count[v * nx + x];
-			fprintf(out, "  %6.3f %8.3f", ra[v * nx + x] / (double)c,
+			fprintf(out, "  %*s%6.3f %8.3f", cw - 15, "", ra[v * nx + x] / (double)c,
 				dtw[v * nx + x] / (double)c);
 		}
 		fputc('\n', out);
@@ -610,15 +694,16 @@ static int format_table(const eval *ev, FILE *out)
 					min = s->ra < min ? s->ra : min;
 					below += s->ra < RA_THRESHOLD;
 				}
+				fprintf(out, "  %*s", cw - 15, "");
 				if (r == 0)
-					fprintf(out, "  %6.3f %8.3f", sum_ra / (double)n,
+					fprintf(out, "%6.3f %8.3f", sum_ra / (double)n,
 						sum_dtw / (double)n);
 				else if (r == 1)
-					fprintf(out, "  %6.3f %8s", min, "");
+					fprintf(out, "%6.3f %8s", min, "");
 				else if (r == 2)
-					fprintf(out, "  %6zu %8s", below, "");
+					fprintf(out, "%6zu %8s", below, "");
 				else
-					fprintf(out, "  %6.3f %8s", sum_ta / (double)n, "");
+					fprintf(out, "%6.3f %8s", sum_ta / (double)n, "");
 			}
 			fputc('\n', out);
 		}
@@ -676,13 +761,41 @@ static double axis_value(const eval *ev, double v)
 	return ev->plot_log ? log10(1.0 + v) : v;
 }
 
+/*
+ * The slices that counted the plotted event: one row of ticks per schedule
+ * along the bottom of the plot, slice j of window k at k + (j + 0.5)/W - 0.5
+ * on the window axis, so a window's slices sit around its point.
+ */
+static void svg_marks(FILE *f, const eval *ev, double left, double bottom, double pw)
+{
+	size_t n = ev->plot_points, W = ev->plot_window;
+	double unit = n > 1 ? pw / (double)(n - 1) : pw;
+
+	if (ev->plot_counted == NULL || W == 0)
+		return;
+	for (size_t sch = 0; sch < ev->n_schedules; sch++) {
+		double y = bottom - 4 - 9.0 * (double)(ev->n_schedules - 1 - sch);
+		fprintf(f, "<g stroke=\"#555\" stroke-width=\"1\"><title>");
+		xml_text(f, ev->schedules[sch].label);
+		fprintf(f, ": slices that counted the event</title>\n");
+		for (size_t i = 0; i < n * W; i++) {
+			double x = left + unit * ((double)(i / W) + ((double)(i % W) + 0.5) /
+								    (double)W - 0.5);
+			if (ev->plot_counted[sch * n * W + i] && x >= left && x <= left + pw)
+				fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>\n",
+					x, y - 3, x, y + 3);
+		}
+		fprintf(f, "</g>\n");
+	}
+}
+
 static void svg_body(FILE *f, const eval *ev)
 {
 	static const char *const colours[] = {"#000000", "#d62728", "#1f77b4", "#2ca02c",
 					      "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
 	const double W = 960, H = 540, left = 90, right = 180, top = 50, bottom = 60;
 	const double pw = W - left - right, ph = H - top - bottom;
-	size_t n = ev->plot_points, ns = ev->n_estimators + 1;
+	size_t n = ev->plot_points, ns = ev->n_estimators * ev->n_schedules + 1;
 	double ymax = 0;
 
 	for (size_t s = 0; s < ns; s++)
@@ -700,8 +813,9 @@ static void svg_body(FILE *f, const eval *ev)
 	xml_text(f, ev->plot_event);
 	fputs(" in ", f);
 	xml_text(f, ev->plot_trace);
-	fprintf(f, " (%zu counters, G = %zu slices per rotation)</text>\n", ev->counters,
-		ev->plot_groups);
+	fprintf(f, " (%zu counters, G = %zu, windows of %zu slices; ticks: the slices that counted "
+		"it)</text>\n",
+		ev->counters, ev->plot_groups, ev->plot_window);
 	fprintf(f,
 		"<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
 		"stroke=\"#888\"/>\n",
@@ -718,7 +832,8 @@ static void svg_body(FILE *f, const eval *ev)
 			left + pw * t / 5.0, top + ph + 18,
 			n > 1 ? (double)(n - 1) * t / 5.0 : 0.0);
 	}
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">rotation</text>\n",
+	svg_marks(f, ev, left, top + ph, pw);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">window</text>\n",
 		left + pw / 2, H - 15);
 	fprintf(f,
 		"<text x=\"20\" y=\"%.1f\" transform=\"rotate(-90 20 %.1f)\" "
@@ -778,13 +893,90 @@ static void eval_free(eval *ev)
 	free(ev->inputs);
 	free(ev->scores);
 	if (ev->series)
-		for (size_t s = 0; s <= ev->n_estimators; s++)
+		for (size_t s = 0; s <= ev->n_estimators * ev->n_schedules; s++)
 			free(ev->series[s].values);
 	free(ev->series);
+	free(ev->plot_counted);
 	mpxkit_groups_free(ev->groups);
+	for (size_t i = 0; i < ev->n_schedules; i++)
+		mpxkit_groups_free(ev->schedules[i].groups);
 }
 
 enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG, OPT_FROM_STEP };
+
+/*
+ * One --schedule entry: a schedule of the registry (checked by building it
+ * for a small layout, so a bad key is one line before any trace is read),
+ * or else a group file.
+ */
+static int add_schedule(eval *ev, const char *spec, size_t len)
+{
+	schedule_arg *sa = &ev->schedules[ev->n_schedules];
+	mpxkit_diag diag = {0};
+	char buf[160];
+	int rc;
+
+	if (len == 0 || len >= sizeof buf)
+		return cli_usage_error(ev->cmd, "bad schedule '%.*s'", (int)len, spec);
+	if (ev->n_schedules == MAX_SCHEDULES)
+		return cli_usage_error(ev->cmd, "too many schedules (at most %d)", MAX_SCHEDULES);
+	memcpy(buf, spec, len);
+	buf[len] = '\0';
+	memset(sa, 0, sizeof *sa);
+	if (mpxkit_schedule_is_name(buf)) {
+		static const char *const names[] = {"a", "b", "c"};
+		mpxkit_schedule_setup setup = {3, names, 1, NULL, NULL, NULL};
+		mpxkit_schedule *sch = NULL;
+		if (strncmp(buf, "groups", 6) == 0 && (buf[6] == '\0' || buf[6] == ':')) {
+			if (ev->groups == NULL)
+				return cli_usage_error(ev->cmd, "schedule groups needs --groups FILE "
+								"(or give the group file itself)");
+		} else {
+			rc = mpxkit_schedule_new(&sch, buf, &setup, &diag);
+			mpxkit_schedule_free(sch);
+			if (rc < 0)
+				return cli_usage_error(ev->cmd, "%s", diag.msg);
+		}
+		snprintf(sa->label, sizeof sa->label, "%s", buf);
+		sa->spec = sa->label;
+		ev->n_schedules++;
+		return 0;
+	}
+	rc = mpxkit_groups_read(buf, &sa->groups, &diag);
+	if (rc < 0) {
+		if (rc == -MPXKIT_ESYS && diag.sys_errno == ENOENT)
+			return cli_usage_error(ev->cmd,
+					       "no schedule named '%s' and no group file '%s' "
+					       "(schedules: round-robin, groups, prior, adaptive)",
+					       buf, buf);
+		return cli_lib_error(ev->cmd, rc, &diag);
+	}
+	snprintf(sa->label, sizeof sa->label, "%s", buf);
+	ev->n_schedules++;
+	return 0;
+}
+
+/* --schedule LIST, or the v1 default: the --groups file, else round-robin. */
+static int parse_schedules(eval *ev, const char *list)
+{
+	if (list == NULL) {
+		schedule_arg *sa = &ev->schedules[0];
+		memset(sa, 0, sizeof *sa);
+		snprintf(sa->label, sizeof sa->label, "%s", ev->groups ? "groups" : "round-robin");
+		ev->n_schedules = 1;
+		return 0;
+	}
+	for (const char *p = list;;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		int rc = add_schedule(ev, p, len);
+		if (rc != 0)
+			return rc;
+		if (comma == NULL)
+			return 0;
+		p = comma + 1;
+	}
+}
 
 /* Every chosen estimator can be built: a model that will not load is one error line, up front. */
 static int check_estimators(eval *ev)
@@ -808,6 +1000,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"groups", required_argument, NULL, 'g'},
+	    {"schedule", required_argument, NULL, 's'},
+	    {"window", required_argument, NULL, 'w'},
 	    {"clean", optional_argument, NULL, OPT_CLEAN},
 	    {"from-step", required_argument, NULL, OPT_FROM_STEP},
 	    {"format", required_argument, NULL, 'f'},
@@ -820,14 +1014,14 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *groups_path = NULL, *estimators = NULL;
+	const char *groups_path = NULL, *estimators = NULL, *schedules = NULL;
 	mpxkit_diag diag = {0};
 	long v;
 	int c, rc, list = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:f:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:s:w:f:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
@@ -846,6 +1040,14 @@ static int parse_options(eval *ev, int argc, char **argv)
 			break;
 		case 'g':
 			groups_path = optarg;
+			break;
+		case 's':
+			schedules = optarg;
+			break;
+		case 'w':
+			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
+				return cli_usage_error(ev->cmd, "--window takes a whole number >= 1");
+			ev->window = (size_t)v;
 			break;
 		case OPT_CLEAN:
 			if ((rc = parse_clean(ev, optarg)) != 0)
@@ -931,6 +1133,9 @@ static int parse_options(eval *ev, int argc, char **argv)
 		if (rc < 0)
 			return cli_lib_error(ev->cmd, rc, &diag);
 	}
+	rc = parse_schedules(ev, schedules);
+	if (rc != 0)
+		return rc;
 	return check_estimators(ev);
 }
 
@@ -947,7 +1152,8 @@ int cmd_eval(int argc, char **argv)
 		goto out;
 	if (ev.plot) {
 		rc = add_input(&ev, ev.plot_trace);
-		if (rc == 0 && (ev.series = calloc(ev.n_estimators + 1, sizeof *ev.series)) == NULL)
+		if (rc == 0 && (ev.series = calloc(ev.n_estimators * ev.n_schedules + 1,
+						   sizeof *ev.series)) == NULL)
 			rc = cli_error(ev.cmd, "out of memory");
 	} else {
 		rc = collect_inputs(&ev, argc - optind, argv + optind);

@@ -2,6 +2,7 @@
 /* mpxkit train: fit the mlp or bigru estimator's model on simulated multiplexing of ground-truth
  * traces. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "mpxkit/metric.h"
 #include "mpxkit/model.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/outfile.h"
 #include "mpxkit/trace.h"
 
 #include "cli.h"
@@ -37,8 +39,8 @@ static const size_t budgets[] = {2, 3, 4, 6};
 static const char *const baselines[] = {"fixed", "linear", "nonlinear"};
 #define N_SCORED (sizeof baselines / sizeof baselines[0] + 1)
 
-enum model_kind { MODEL_MLP, MODEL_BIGRU };
-static const char *const model_names[] = {"mlp", "bigru"};
+enum model_kind { MODEL_MLP, MODEL_BIGRU, MODEL_PRIOR };
+static const char *const model_names[] = {"mlp", "bigru", "prior"};
 
 enum split { SPLIT_TRAIN, SPLIT_VAL, SPLIT_TEST, N_SPLITS };
 static const char *const split_names[] = {"train", "validation", "test"};
@@ -81,13 +83,16 @@ static int usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: mpxkit train -o MODEL [--model mlp|bigru] [--epochs N] [--seed S] CORPUS...\n"
+	    "usage: mpxkit train -o MODEL [--model mlp|bigru|prior] [--epochs N] [--seed S] "
+	    "CORPUS...\n"
 	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
 	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
 	    "validation and test sets by --seed; the model is written to MODEL\n"
-	    "(doc/model-format.md).\n"
+	    "(doc/model-format.md).  --model prior writes the prior schedule's table as C\n"
+	    "(schedules/prior_table.c, doc/schedules.md), from the training programs only.\n"
 	    "  -o, --output FILE   the model file to write\n"
-	    "      --model KIND    mlp (default: two hidden layers) or bigru (bidirectional GRU)\n"
+	    "      --model KIND    mlp (default: two hidden layers), bigru (bidirectional GRU)\n"
+	    "                      or prior (the schedules' table)\n"
 	    "      --epochs N      at most N passes over the training set (default 40)\n"
 	    "      --seed S        split, weights, shuffling and dropout (default 1)\n"
 	    "      --loss KIND     ra (default: shaped like RA) or mse (squared log error)\n"
@@ -206,7 +211,7 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 				if (rc < 0)
 					return cli_lib_error(t->cmd, rc, &diag);
 			}
-			mpxkit_mpx_config cfg = {budgets[b], NULL, groups, 0, p->path};
+			mpxkit_mpx_config cfg = {budgets[b], NULL, groups, 0, p->path, NULL, 0};
 			rc = mpxkit_mpx_simulate(p->trace, &cfg, &run, &diag);
 			if (rc ==
 			    -MPXKIT_ERANGE) { /* shorter than one rotation: nothing to learn */
@@ -253,7 +258,7 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++) {
 		const program *p = &t->progs[i];
-		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path};
+		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path, NULL, 0};
 		mpxkit_mpx_run *run = NULL;
 		double *est = NULL, *truth = NULL;
 
@@ -418,6 +423,95 @@ static int fit_bigru(train *t, sample_sink *set, mpxkit_model **m, mpxkit_train_
 	return rc;
 }
 
+/* One event's prior over the training programs (doc/schedules.md, "The prior"). */
+typedef struct prior_acc {
+	const char *event;
+	double variability, burst;
+	size_t n;
+} prior_acc;
+
+/* Adds one trace's events: mean |x_{s+1} - x_s| / mean x, and x_0 / mean x. */
+static int prior_add(prior_acc *acc, size_t *n_acc, size_t cap, const mpxkit_trace *tr)
+{
+	for (size_t c = 0; c < tr->n_events; c++) {
+		double sum = 0, diff = 0, mean;
+		size_t i = 0, n = tr->n_steps;
+		for (size_t s = 0; s < n; s++) {
+			double x = (double)tr->values[s * tr->n_events + c];
+			sum += x;
+			if (s > 0)
+				diff += fabs(x - (double)tr->values[(s - 1) * tr->n_events + c]);
+		}
+		mean = n ? sum / (double)n : 0;
+		if (n < 2 || !(mean > 0))
+			continue;
+		while (i < *n_acc && strcmp(acc[i].event, tr->events[c]) != 0)
+			i++;
+		if (i == *n_acc) {
+			if (i == cap)
+				return -1;
+			acc[(*n_acc)++] = (prior_acc){tr->events[c], 0, 0, 0};
+		}
+		acc[i].variability += diff / (double)(n - 1) / mean;
+		acc[i].burst += (double)tr->values[c] / mean;
+		acc[i].n++;
+	}
+	return 0;
+}
+
+/* The prior's table as C, from the training programs of the split. */
+static int write_prior(train *t, const char *output)
+{
+	size_t cap = 0, n_acc = 0, programs = 0;
+	prior_acc *acc;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	mpxkit_diag diag = {0};
+	int rc = split_programs(t);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < t->n_progs; i++)
+		cap += t->progs[i].trace->n_events;
+	acc = calloc(cap ? cap : 1, sizeof *acc);
+	if (acc == NULL)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; i < t->n_progs; i++)
+		if (t->progs[i].split == SPLIT_TRAIN) {
+			prior_add(acc, &n_acc, cap, t->progs[i].trace);
+			programs++;
+		}
+	mem = open_memstream(&text, &len);
+	if (mem == NULL) {
+		free(acc);
+		return cli_error(t->cmd, "out of memory");
+	}
+	fprintf(mem,
+		"/* SPDX-License-Identifier: BSD-3-Clause */\n"
+		"/* The prior schedule's table (doc/schedules.md), written by\n"
+		" * `mpxkit train --model prior --seed %llu` from %zu training programs. */\n"
+		"#include \"schedule-impl.h\"\n\n"
+		"const prior_row prior_table[] = {\n",
+		(unsigned long long)t->seed, programs);
+	for (size_t i = 0; i < n_acc; i++)
+		fprintf(mem, "    {\"%s\", %.6f, %.6f},\n", acc[i].event,
+			acc[i].variability / (double)acc[i].n, acc[i].burst / (double)acc[i].n);
+	fprintf(mem, "};\nconst size_t prior_table_len = sizeof prior_table / sizeof prior_table[0];\n");
+	free(acc);
+	if (ferror(mem) | (fclose(mem) != 0)) {
+		free(text);
+		return cli_error(t->cmd, "out of memory");
+	}
+	rc = mpxkit_outfile_write_all(output, text, len, &diag);
+	free(text);
+	if (rc < 0)
+		return cli_lib_error(t->cmd, rc, &diag);
+	printf("prior table of %zu events from %zu training programs written to %s\n", n_acc,
+	       programs, output);
+	return 0;
+}
+
 static int run_training(train *t, const char *output)
 {
 	sample_sink set[2] = {{.mlp.half = MLP_HALF, .seq.half = HALF_WINDOW},
@@ -433,6 +527,8 @@ static int run_training(train *t, const char *output)
 		if (rc < 0)
 			rc = cli_lib_error(t->cmd, rc, &diag);
 	}
+	if (rc == 0 && t->kind == MODEL_PRIOR)
+		return write_prior(t, output);
 	if (rc == 0)
 		rc = split_programs(t);
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++)
@@ -539,9 +635,11 @@ int cmd_train(int argc, char **argv)
 				t.kind = MODEL_MLP;
 			else if (strcmp(optarg, "bigru") == 0)
 				t.kind = MODEL_BIGRU;
+			else if (strcmp(optarg, "prior") == 0)
+				t.kind = MODEL_PRIOR;
 			else
 				return cli_usage_error(
-				    t.cmd, "--model takes mlp or bigru, not '%s'", optarg);
+				    t.cmd, "--model takes mlp, bigru or prior, not '%s'", optarg);
 			break;
 		case 'h':
 			return usage(stdout);

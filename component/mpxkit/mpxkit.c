@@ -483,7 +483,7 @@ static void dump_close(void)
 static int check_estimator(void)
 {
 	static const size_t slice[2] = {0, 1};
-	const mpxkit_layout layout = {2, 2, slice, settings.reference[0] != '\0'};
+	const mpxkit_layout layout = {2, 2, slice, settings.reference[0] != '\0', 0};
 	mpxkit_estimator_options opts = {settings.model[0] ? settings.model : NULL};
 	mpxkit_estimator *est = NULL;
 	mpxkit_diag diag = {0};

@@ -202,7 +202,7 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	}
 	for (size_t e = 0; e < s->n; e++)
 		s->slice[e] = e / s->C;
-	s->layout = (mpxkit_layout){s->n, s->G, s->slice, s->has_ref};
+	s->layout = (mpxkit_layout){s->n, s->G, s->slice, s->has_ref, 0};
 	opts.model = cfg->model[0] ? cfg->model : NULL;
 	rc = mpxkit_estimator_new(&s->est, cfg->estimator[0] ? cfg->estimator : "fixed", &s->layout,
 				  &opts, diag);
@@ -408,7 +408,7 @@ static void keep_rotation(mpxkit_sched *s)
 
 static int end_rotation(mpxkit_sched *s)
 {
-	mpxkit_rotation rot = {s->obs, s->has_ref ? s->ref_obs : NULL};
+	mpxkit_rotation rot = {s->obs, s->has_ref ? s->ref_obs : NULL, NULL, NULL};
 	int rc;
 
 	scale_observations(s);
