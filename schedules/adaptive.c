@@ -126,9 +126,10 @@ const schedule_ops schedule_adaptive = {
 	     .summary = "shares from each event's observed variability, from the prior on, with "
 			"a start-up phase for burst-prone events",
 	     .keys = "floor=M, startup=S, weight=K, decay=D"},
+    /* Chosen on the training and validation programs: doc/schedules.md, "Settings". */
     .keys = {{"floor", 12, 1, 1000000, 1},
-	     {"startup", 2, 0, 1000000, 1},
-	     {"weight", 8, 0, 1e9, 0},
+	     {"startup", 3, 0, 1000000, 1},
+	     {"weight", 2, 0, 1e9, 0},
 	     {"decay", 1, 0, 1, 0}},
     .n_keys = 4,
     .init = adaptive_init,

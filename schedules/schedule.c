@@ -227,7 +227,7 @@ static int has(const char *name, const char *word)
 
 mpxkit_event_kind mpxkit_event_kind_of(const char *name)
 {
-	static const char *const rare[] = {"MISS", "MISPRED", "FAULT", "SWITCH",
+	static const char *const rare[] = {"MISS", "MISP", "FAULT", "SWITCH",
 					   "MIGRATION", "STALL", "FLUSH", "NUKE"};
 	size_t len = name ? strlen(name) : 0;
 
