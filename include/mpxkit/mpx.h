@@ -34,6 +34,15 @@ int mpxkit_groups_parse(const char *name, const char *buf, size_t len, mpxkit_gr
 			mpxkit_diag *diag);
 void mpxkit_groups_free(mpxkit_groups *g);
 
+/*
+ * The groups of file for events[0 .. n) in that order (names compared
+ * without case): a group file written for more events serves an event set
+ * of some of them, and its groups without any are dropped.  -MPXKIT_EINVAL
+ * and one line when the file names no group for one of the events.
+ */
+int mpxkit_groups_select(const mpxkit_groups *file, const char *const *events, size_t n,
+			 mpxkit_groups **out, mpxkit_diag *diag);
+
 typedef struct mpxkit_mpx_config {
 	size_t counters;	     /* C: events one slice counts, >= 1 */
 	const char *reference;	     /* event counted in every slice, or NULL */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mpxkit/mpx.h"
 #include "mpxkit/reader.h"
@@ -209,6 +210,51 @@ int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
 	rc = mpxkit_groups_parse(path, buf, len, out, diag);
 	free(buf);
 	return rc;
+}
+
+int mpxkit_groups_select(const mpxkit_groups *file, const char *const *events, size_t n,
+			 mpxkit_groups **out, mpxkit_diag *diag)
+{
+	mpxkit_groups *g = NULL;
+	size_t *renum = NULL, n_groups = 0;
+
+	if (file == NULL || out == NULL || (n > 0 && events == NULL))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "groups: missing argument");
+	g = calloc(1, sizeof *g);
+	renum = malloc((file->n_groups ? file->n_groups : 1) * sizeof *renum);
+	if (g == NULL || renum == NULL || (g->source = strdup(file->source)) == NULL)
+		goto nomem;
+	for (size_t j = 0; j < file->n_groups; j++)
+		renum[j] = SIZE_MAX;
+	for (size_t e = 0; e < n; e++) {
+		size_t i = 0;
+		while (i < file->n_names && strcasecmp(file->names[i], events[e]) != 0)
+			i++;
+		if (i == file->n_names) {
+			int rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s names no group for event '%s'",
+					     file->source, events[e]);
+			free(renum);
+			mpxkit_groups_free(g);
+			return rc;
+		}
+		if (groups_add(g, events[e], strlen(events[e]), file->group[i], file->line[i]) < 0)
+			goto nomem;
+		renum[file->group[i]] = 0;
+	}
+	/* The file's groups that hold one of the events, in file order. */
+	for (size_t j = 0; j < file->n_groups; j++)
+		if (renum[j] == 0)
+			renum[j] = n_groups++;
+	for (size_t e = 0; e < g->n_names; e++)
+		g->group[e] = renum[g->group[e]];
+	g->n_groups = n_groups;
+	free(renum);
+	*out = g;
+	return 0;
+nomem:
+	free(renum);
+	mpxkit_groups_free(g);
+	return mpxkit_fail(diag, MPXKIT_ENOMEM, "groups: out of memory");
 }
 
 /* ---- simulation ------------------------------------------------------------------------ */
