@@ -314,27 +314,49 @@ event_seen window_seen(const mpxkit_window *w, long d, size_t e)
 	return x;
 }
 
+/*
+ * The rate of the last (dir < 0) or first (dir > 0) slice of window k + d
+ * that counted e, per nominal slice; 0 when none did.
+ */
+static int edge_rate(const mpxkit_window *w, long d, size_t e, int dir, double *rate)
+{
+	const mpxkit_layout *l = w->layout;
+	const mpxkit_rotation *r = &w->rot[(long)w->n_before + d];
+
+	for (size_t i = 0; i < l->n_groups; i++) {
+		size_t j = dir < 0 ? l->n_groups - 1 - i : i;
+		uint64_t v = rot_val(l, r, j, e);
+		double len = rot_len(r, j);
+		if (v != MPXKIT_NOT_COUNTED && len > 0) {
+			*rate = (double)v / len;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The neighbours' rates are those of the slices nearest to window k: the
+ * previous observed window's last counted slice and the next one's first,
+ * so a burst that one slice saw and the next did not is not carried into
+ * the windows around it.  Round-robin counts one slice per window, so this
+ * is v1's obs of rotation k -+ 1.
+ */
 event_rates window_rates(const mpxkit_window *w, size_t e)
 {
 	event_rates x = {window_seen(w, 0, e), 0, 0, 0, 0, 0};
 
 	x.r = x.k.t > 0 ? x.k.c / x.k.t : 0.0;
-	for (size_t d = 1; d <= w->n_before; d++) {
-		event_seen p = window_seen(w, -(long)d, e);
-		if (p.t > 0) {
-			x.rp = p.c / p.t;
+	for (size_t d = 1; d <= w->n_before; d++)
+		if (edge_rate(w, -(long)d, e, -1, &x.rp)) {
 			x.dp = d;
 			break;
 		}
-	}
-	for (size_t d = 1; d <= w->n_after; d++) {
-		event_seen n = window_seen(w, (long)d, e);
-		if (n.t > 0) {
-			x.rn = n.c / n.t;
+	for (size_t d = 1; d <= w->n_after; d++)
+		if (edge_rate(w, (long)d, e, 1, &x.rn)) {
 			x.dn = d;
 			break;
 		}
-	}
 	return x;
 }
 

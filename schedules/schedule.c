@@ -399,8 +399,17 @@ size_t picker_next(picker *p, const mpxkit_schedule *s, const long *prefer, size
 		in[best] = 1; /* tried: refused or taken */
 		try_add(s, set, &n, best);
 	}
+	/*
+	 * What the start-up phase preferred beyond its share is not charged:
+	 * a burst-prone event must be counted again soon after, to see its
+	 * burst end.
+	 */
 	for (size_t i = 0; i < n; i++) {
-		p->credit[set[i]] -= 1.0;
+		int preferred = 0;
+		for (size_t k = 0; prefer && k < C && prefer[k] >= 0; k++)
+			preferred |= (size_t)prefer[k] == set[i];
+		if (!preferred)
+			p->credit[set[i]] -= 1.0;
 		p->due[set[i]] = p->slice + p->M;
 	}
 	p->slice++;

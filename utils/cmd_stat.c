@@ -46,6 +46,8 @@ static void usage(FILE *out)
 		"  -e, --events LIST      comma-separated events (default: every event\n"
 		"                         'mpxkit list' shows)\n"
 		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
+		"  -s, --schedule S       schedule: round-robin (default), prior, adaptive,\n"
+		"                         NAME:KEY=VALUE..., or a group file (doc/schedules.md)\n"
 		"  -m, --model FILE       model file of the learned estimators, mlp or bigru\n"
 		"                         (default: each one's model installed with mpxkit)\n"
 		"  -r, --reference EV     also count EV in every slice, outside the C counters,\n"
@@ -105,6 +107,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	static const struct option options[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"schedule", required_argument, NULL, 's'},
 	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"counters", required_argument, NULL, 'c'},
@@ -120,7 +123,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:s:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -134,6 +137,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case 'm':
 			rc = set(st, "--model", "MPXKIT_MODEL", optarg);
+			break;
+		case 's':
+			rc = set(st, "--schedule", "MPXKIT_SCHEDULE", optarg);
 			break;
 		case 'c':
 			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
@@ -223,11 +229,12 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
 	fprintf(out,
-		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s%s%s):\n\n",
 		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
 		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
 		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
-		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
+		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference,
+		st->cfg.schedule[0] ? ", schedule " : "", st->cfg.schedule);
 	for (size_t e = 0; e < st->n_events; e++)
 		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
 			100.0 * fid[e]);

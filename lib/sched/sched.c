@@ -50,6 +50,7 @@ struct mpxkit_sched {
 	size_t *nxt, n_nxt;	     /* the next slice's set */
 	unsigned char *on;	     /* n: counting now */
 	unsigned char *mark;	     /* n: scratch, the next set */
+	unsigned char *fresh;	     /* n: enabled at this boundary, after the last read */
 	uint64_t *vals;		     /* C: the closed slice's counts, for the schedule */
 	mpxkit_source_count *counts; /* n_slots: the last read */
 	uint64_t *base_value;	     /* n: each slot's count when its slice began */
@@ -107,6 +108,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->nxt = calloc(C, sizeof *s->nxt);
 	s->on = calloc(n, 1);
 	s->mark = calloc(n, 1);
+	s->fresh = calloc(n, 1);
 	s->vals = calloc(C, sizeof *s->vals);
 	s->counts = calloc(s->n_slots, sizeof *s->counts);
 	s->base_value = calloc(n, sizeof *s->base_value);
@@ -123,7 +125,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	return s->slice && s->cur && s->nxt && s->on && s->mark && s->vals && s->counts &&
+	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals && s->counts &&
 		       s->base_value && s->base_time && s->win_val && s->win_len && s->win_obs &&
 		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->scratch &&
 		       s->final && s->counted_ns && s->final_fidelity
@@ -138,6 +140,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->nxt);
 	free(s->on);
 	free(s->mark);
+	free(s->fresh);
 	free(s->vals);
 	free(s->counts);
 	free(s->base_value);
@@ -371,6 +374,7 @@ static int switch_set(mpxkit_sched *s, uint64_t *now)
 		if (!s->on[s->nxt[i]]) {
 			rc = mpxkit_source_enable(s->src, (int)s->nxt[i]);
 			s->on[s->nxt[i]] = 1;
+			s->fresh[s->nxt[i]] = 1;
 		}
 	for (size_t i = 0; i < s->n_nxt; i++)
 		s->mark[s->nxt[i]] = 0;
@@ -383,13 +387,29 @@ static int read_counts(mpxkit_sched *s)
 	return rc < 0 ? rc : 0;
 }
 
-/* Each slot of set as of the last read becomes where its next slice starts. */
-static void rebase(mpxkit_sched *s, const size_t *set, size_t n)
+/*
+ * Where each slot's next slice starts: its count at this read, except for a
+ * slot enabled at this boundary, whose count stood still from the read that
+ * followed its disable until the enable and has run since, so its base stays
+ * that earlier read: the counts between the enable and this read are its
+ * slice's (they were lost when every slot was rebased here).
+ */
+static void rebase_after_switch(mpxkit_sched *s)
 {
-	for (size_t i = 0; i < n; i++) {
-		s->base_value[set[i]] = s->counts[set[i]].value;
-		s->base_time[set[i]] = s->counts[set[i]].time_enabled;
+	for (size_t e = 0; e < s->n; e++) {
+		if (s->fresh[e]) {
+			s->fresh[e] = 0;
+			continue;
+		}
+		s->base_value[e] = s->counts[e].value;
+		s->base_time[e] = s->counts[e].time_enabled;
 	}
+}
+
+static uint64_t scaled(uint64_t count, double f)
+{
+	double v = (double)count * f + 0.5;
+	return v >= 18446744073709551615.0 ? UINT64_MAX - 1 : (uint64_t)v;
 }
 
 /* Time of the slice in progress: the clock's, else its first slot's enabled time. */
@@ -535,6 +555,15 @@ static int rotate(mpxkit_sched *s)
 	for (size_t i = 0; i < s->n_cur; i++) {
 		size_t e = s->cur[i];
 		uint64_t v = s->counts[e].value - s->base_value[e];
+		uint64_t en = s->counts[e].time_enabled - s->base_time[e];
+		/*
+		 * The switch is not instantaneous: a rotation thread preempted
+		 * between the clock and an enable leaves the event off for part
+		 * of its slice.  Its count is scaled to the slice by its own
+		 * enabled time, as perf scales by time enabled over running.
+		 */
+		if (!s->is_virtual && en > 0 && len_ns > 0 && en != len_ns)
+			v = scaled(v, (double)len_ns / (double)en);
 		s->vals[i] = v;
 		s->win_val[s->j * s->n + e] = v;
 		s->win_obs[e] += v;
@@ -552,7 +581,7 @@ static int rotate(mpxkit_sched *s)
 		s->ref_base = s->counts[s->n].value;
 	}
 	mpxkit_schedule_observe(s->sch, s->cur, s->n_cur, s->vals, len);
-	rebase(s, s->nxt, s->n_nxt);
+	rebase_after_switch(s);
 	t = s->cur, s->cur = s->nxt, s->nxt = t;
 	s->n_cur = s->n_nxt;
 	s->slice_clock = now;
@@ -766,6 +795,7 @@ static int begin_run(mpxkit_sched *s)
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
 	memset(s->last_rate, 0, s->n * sizeof *s->last_rate);
 	memset(s->on, 0, s->n);
+	memset(s->fresh, 0, s->n);
 	clear_window(s);
 	s->total_ns = 0;
 	s->rotations = 0;
@@ -779,7 +809,7 @@ static int begin_run(mpxkit_sched *s)
 	s->whole_est = NULL;
 	/* Slice 0's set, chosen before anything is counted. */
 	s->n_cur = mpxkit_schedule_next(s->sch, s->cur);
-	rebase(s, s->cur, s->n_cur);
+	rebase_after_switch(s); /* everything is off: every count stands where it was read */
 	rc = s->has_ref ? mpxkit_source_enable(s->src, (int)s->n) : 0;
 	for (size_t i = 0; i < s->n_cur && rc == 0; i++) {
 		rc = mpxkit_source_enable(s->src, (int)s->cur[i]);
