@@ -26,12 +26,25 @@ static void span(const mpxkit_window *w, unsigned h, long *lo, long *hi)
 	*hi = (long)(w->n_after < h ? w->n_after : h);
 }
 
-/* log10(1 + obs) of the window's rotation k + d, from the memo when it holds that row. */
+/*
+ * log10(1 + obs) of the window's rotation k + d, from the memo when it holds
+ * that row.  A window that says which slices counted what (any schedule)
+ * gives log10(1 + c / t), the count per counted slice, and NAN for an event
+ * it did not count, which the levels and features leave out; round-robin's
+ * one counted slice per window makes that log10(1 + obs), as v1.
+ */
 static void lg_row(const mpxkit_window *w, long d, double *row, mlp_memo *memo)
 {
 	size_t ne = w->layout->n_events;
 	const uint64_t *obs = w->rot[(long)w->n_before + d].obs;
 
+	if (w->rot[(long)w->n_before + d].val != NULL) {
+		for (size_t e = 0; e < ne; e++) {
+			event_seen x = window_seen(w, d, e);
+			row[e] = x.t > 0 ? lg(x.c / x.t) : NAN;
+		}
+		return;
+	}
 	if (!memo || memo->n_events != ne) {
 		for (size_t e = 0; e < ne; e++)
 			row[e] = lg((double)obs[e]);
@@ -61,9 +74,13 @@ void mlp_levels_memo(const mpxkit_window *w, unsigned h, double *level, double *
 		lg_row(w, d, lgw + (size_t)(d + (long)h) * ne, memo);
 	for (size_t e = 0; e < ne; e++) {
 		double s = 0.0;
-		for (long d = -lo; d <= hi; d++)
-			s += lgw[(size_t)(d + (long)h) * ne + e];
-		level[e] = s / (double)(lo + hi + 1);
+		long n = 0;
+		for (long d = -lo; d <= hi; d++) {
+			double v = lgw[(size_t)(d + (long)h) * ne + e];
+			if (!isnan(v))
+				s += v, n++;
+		}
+		level[e] = n ? s / (double)n : 0.0;
 	}
 }
 
@@ -119,7 +136,7 @@ static void others(const mpxkit_window *w, size_t e, const double *level, const 
 	size_t n_grp = 0, n_all = 0;
 
 	for (size_t f = 0; f < l->n_events; f++) {
-		if (f == e)
+		if (f == e || isnan(lg_k[f])) /* f not counted in window k */
 			continue;
 		double v = lg_k[f] - level[f];
 		s_all += v, n_all++;
@@ -222,6 +239,8 @@ void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *le
 	for (long d = -(long)h; d <= (long)h; d++) {
 		int present = d < 0 ? (size_t)-d <= w->n_before : (size_t)d <= w->n_after;
 		size_t i = (size_t)(d + (long)h);
+		/* The gaps: a window that did not count e is absent, as one past the run's end. */
+		present = present && !isnan(lgw[i * ne + e]);
 		x[i] = present ? (float)(lgw[i * ne + e] - lv) : 0.0f;
 		x[n + i] = present ? 1.0f : 0.0f;
 	}
@@ -398,10 +417,19 @@ void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s)
 int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		   const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag)
 {
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_mlp_run_series(m, layout, &run, out, diag);
+}
+
+int mpxkit_mlp_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			  const mpxkit_series *series, double *out, mpxkit_diag *diag)
+{
+	size_t n_rotations = series->n_windows;
 	const mpxkit_model_shape *s = mpxkit_model_shape_of(m);
 	unsigned h = s->feature_param;
 	mpxkit_rotation rot[2 * MLP_HALF_MAX + 1];
-	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+	mpxkit_series run = *series;
 	float *x = NULL, *scratch = NULL, y;
 	double *level = NULL;
 	int rc = check_layout(layout, h, diag);

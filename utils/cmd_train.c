@@ -36,6 +36,12 @@
 #define ASSIGNMENTS   5 /* column order plus random shuffles, per counter budget */
 
 static const size_t budgets[] = {2, 3, 4, 6};
+/*
+ * Besides round-robin over column order and shuffled groups, the schedules
+ * the models must serve (doc/schedules.md): one model for every schedule.
+ */
+static const char *const schedules[] = {"prior", "adaptive", "adaptive:startup=0:floor=8"};
+#define N_SCHEDULES (sizeof schedules / sizeof schedules[0])
 static const char *const baselines[] = {"fixed", "linear", "nonlinear"};
 #define N_SCORED (sizeof baselines / sizeof baselines[0] + 1)
 
@@ -196,12 +202,12 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 	int rc;
 
 	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
-		for (int a = 0; a < ASSIGNMENTS; a++) {
+		for (int a = 0; a < ASSIGNMENTS + (int)N_SCHEDULES; a++) {
 			mpxkit_groups *groups = NULL;
 			mpxkit_mpx_run *run = NULL;
 			char *text = NULL;
 
-			if (a > 0) {
+			if (a > 0 && a < ASSIGNMENTS) {
 				text = shuffled_groups(p->trace, budgets[b], rng);
 				if (!text)
 					return cli_error(t->cmd, "out of memory");
@@ -211,21 +217,22 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 				if (rc < 0)
 					return cli_lib_error(t->cmd, rc, &diag);
 			}
-			mpxkit_mpx_config cfg = {budgets[b], NULL, groups, 0, p->path, NULL, 0};
+			mpxkit_mpx_config cfg = {
+			    budgets[b], NULL, groups, 0, p->path,
+			    a >= ASSIGNMENTS ? schedules[a - ASSIGNMENTS] : NULL, 0};
 			rc = mpxkit_mpx_simulate(p->trace, &cfg, &run, &diag);
 			if (rc ==
 			    -MPXKIT_ERANGE) { /* shorter than one rotation: nothing to learn */
 				mpxkit_groups_free(groups);
 				continue;
 			}
+			mpxkit_series series = rc == 0 ? mpxkit_mpx_series(run) : (mpxkit_series){0};
 			if (rc == 0 && t->kind == MODEL_BIGRU)
-				rc = mpxkit_bigru_samples_add(&s->seq, &run->layout,
-							      run->n_rotations, run->obs, run->ref,
-							      run->ocoe, &diag);
+				rc = mpxkit_bigru_samples_add_series(&s->seq, &run->layout, &series,
+								     run->ocoe, &diag);
 			else if (rc == 0)
-				rc =
-				    mpxkit_mlp_samples_add(&s->mlp, &run->layout, run->n_rotations,
-							   run->obs, run->ref, run->ocoe, 1, &diag);
+				rc = mpxkit_mlp_samples_add_series(&s->mlp, &run->layout, &series,
+								   run->ocoe, 1, &diag);
 			mpxkit_mpx_run_free(run);
 			mpxkit_groups_free(groups);
 			if (rc < 0)
@@ -249,7 +256,8 @@ static void progress(void *arg, unsigned epoch, double train_loss, double val_lo
 }
 
 /* Mean RA per rotation over the programs of one split and their events, at C = 4. */
-static int score_split(train *t, const mpxkit_model *m, enum split sp, double *mean, size_t *n_out)
+static int score_split(train *t, const mpxkit_model *m, enum split sp, const char *schedule,
+		       double *mean, size_t *n_out)
 {
 	double sum[N_SCORED] = {0};
 	size_t n = 0;
@@ -258,8 +266,9 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++) {
 		const program *p = &t->progs[i];
-		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path, NULL, 0};
+		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path, schedule, 0};
 		mpxkit_mpx_run *run = NULL;
+		mpxkit_series series;
 		double *est = NULL, *truth = NULL;
 
 		if (p->split != sp)
@@ -271,6 +280,7 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 		}
 		if (rc < 0)
 			return cli_lib_error(t->cmd, rc, &diag);
+		series = mpxkit_mpx_series(run);
 		size_t nr = run->n_rotations, ne = run->layout.n_events;
 		est = malloc(N_SCORED * nr * ne * sizeof(double));
 		truth = malloc(nr * sizeof(double));
@@ -283,15 +293,13 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 			mpxkit_estimator *e = NULL;
 			rc = mpxkit_estimator_new(&e, baselines[x], &run->layout, NULL, &diag);
 			if (rc == 0)
-				rc = mpxkit_estimator_run(e, nr, run->obs, run->ref,
-							  est + x * nr * ne);
+				rc = mpxkit_estimator_run_series(e, &series, est + x * nr * ne);
 			mpxkit_estimator_free(e);
 		}
 		/* The model's own whole-run scorer: for the bigru, every series in one piece. */
 		if (rc == 0)
-			rc = (t->kind == MODEL_BIGRU ? mpxkit_bigru_run : mpxkit_mlp_run)(
-			    m, &run->layout, nr, run->obs, run->ref, est + (N_SCORED - 1) * nr * ne,
-			    &diag);
+			rc = (t->kind == MODEL_BIGRU ? mpxkit_bigru_run_series : mpxkit_mlp_run_series)(
+			    m, &run->layout, &series, est + (N_SCORED - 1) * nr * ne, &diag);
 		if (rc < 0) {
 			rc = cli_lib_error(t->cmd, rc, &diag);
 			goto next;
@@ -322,21 +330,25 @@ static int report(train *t, const mpxkit_model *m, const mpxkit_train_report *re
 {
 	printf("best epoch %u of %u, validation loss %.5f\n", rep->best_epoch, rep->epochs_run,
 	       rep->best_val_loss);
-	printf("mean RA per rotation at C=%d (program x event pairs):\n", EVAL_COUNTERS);
-	printf("%-11s %6s", "split", "pairs");
-	for (size_t x = 0; x + 1 < N_SCORED; x++)
-		printf(" %9s", baselines[x]);
-	printf(" %9s\n", model_names[t->kind]);
-	for (int sp = 0; sp < N_SPLITS; sp++) {
-		double mean[N_SCORED];
-		size_t n = 0;
-		int rc = score_split(t, m, (enum split)sp, mean, &n);
-		if (rc != 0)
-			return rc;
-		printf("%-11s %6zu", split_names[sp], n);
-		for (size_t x = 0; x < N_SCORED; x++)
-			printf(" %9.4f", mean[x]);
-		printf("\n");
+	static const char *const scored[] = {NULL, "adaptive"};
+	for (size_t i = 0; i < 2; i++) {
+		printf("mean RA per window at C=%d (program x event pairs), schedule %s:\n",
+		       EVAL_COUNTERS, scored[i] ? scored[i] : "round-robin");
+		printf("%-11s %6s", "split", "pairs");
+		for (size_t x = 0; x + 1 < N_SCORED; x++)
+			printf(" %9s", baselines[x]);
+		printf(" %9s\n", model_names[t->kind]);
+		for (int sp = 0; sp < N_SPLITS; sp++) {
+			double mean[N_SCORED];
+			size_t n = 0;
+			int rc = score_split(t, m, (enum split)sp, scored[i], mean, &n);
+			if (rc != 0)
+				return rc;
+			printf("%-11s %6zu", split_names[sp], n);
+			for (size_t x = 0; x < N_SCORED; x++)
+				printf(" %9.4f", mean[x]);
+			printf("\n");
+		}
 	}
 	for (int sp = 0; sp < N_SPLITS; sp++) {
 		printf("%s programs:", split_names[sp]);

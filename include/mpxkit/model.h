@@ -284,6 +284,10 @@ void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s);
 int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		   const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag);
 
+/* The same over a series (any schedule). */
+int mpxkit_mlp_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			  const mpxkit_series *run, double *out, mpxkit_diag *diag);
+
 /*
  * The bigru estimator's data (lib/model/seq_samples.c): one sequence per run
  * and event, one row per rotation with the mlp's features (half-window
