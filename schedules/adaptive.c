@@ -20,22 +20,42 @@ typedef struct adaptive_state {
 	unsigned char *seen;	/* last holds a rate */
 	double *diff, *level, *n;
 	long prefer[64 + 1];	/* the start-up set: the C most burst-prone, -1 ended */
+	int stale;		/* observed since the shares were last set */
 } adaptive_state;
+
+/*
+ * Neyman allocation: a share in proportion to the variability, prior and
+ * observed blended.  Once per rotation (G slices) at most, so a slice costs
+ * O(C) and the shares O(E) per slice on average (bench/bench_schedule).
+ */
+static void update_shares(mpxkit_schedule *s, adaptive_state *st)
+{
+	double k0 = s->key[KEY_WEIGHT];
+
+	for (size_t e = 0; e < s->E; e++) {
+		double v_obs = st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0;
+		st->w[e] = (k0 * st->v_prior[e] + st->n[e] * v_obs) / (k0 + st->n[e]);
+	}
+	picker_shares(&st->pick, st->w);
+	st->stale = 0;
+}
 
 static size_t adaptive_next(mpxkit_schedule *s, size_t *set)
 {
 	adaptive_state *st = s->state;
 	int startup = s->slice < (uint64_t)s->key[KEY_STARTUP];
 
+	if (st->stale && s->slice % s->G == 0)
+		update_shares(s, st);
 	return picker_next(&st->pick, s, startup ? st->prefer : NULL, set);
 }
 
-/* Neyman allocation: a share in proportion to the variability, prior and observed blended. */
+/* Each counted event's change since its last observation, relative to its level. */
 static void adaptive_observe(mpxkit_schedule *s, const size_t *set, size_t n, const uint64_t *val,
 			     double len)
 {
 	adaptive_state *st = s->state;
-	double k0 = s->key[KEY_WEIGHT], decay = s->key[KEY_DECAY];
+	double decay = s->key[KEY_DECAY];
 
 	if (!(len > 0))
 		return;
@@ -50,11 +70,7 @@ static void adaptive_observe(mpxkit_schedule *s, const size_t *set, size_t n, co
 		st->last[e] = r;
 		st->seen[e] = 1;
 	}
-	for (size_t e = 0; e < s->E; e++) {
-		double v_obs = st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0;
-		st->w[e] = (k0 * st->v_prior[e] + st->n[e] * v_obs) / (k0 + st->n[e]);
-	}
-	picker_shares(&st->pick, st->w);
+	st->stale = 1;
 }
 
 static void adaptive_reset(mpxkit_schedule *s)
@@ -67,6 +83,7 @@ static void adaptive_reset(mpxkit_schedule *s)
 	}
 	picker_shares(&st->pick, st->v_prior);
 	picker_reset(&st->pick, st->pick.rank);
+	st->stale = 0;
 }
 
 static void adaptive_fini(mpxkit_schedule *s)
