@@ -95,6 +95,16 @@ printf 'a\nzz\n' >"$tmp/groups.txt"
 expect "group file naming a missing event" 2 "groups.txt:2: .*small.csv has no event 'zz'" \
 	-g "$tmp/groups.txt" "$tmp/small.csv"
 mkdir "$tmp/empty"
+expect "unknown schedule, no such file" 1 \
+	"no schedule named 'nosuch' and no group file 'nosuch' (schedules: round-robin, groups, prior, adaptive)" \
+	-s nosuch "$tmp/small.csv"
+expect "bad schedule key" 1 "schedule 'adaptive:speed=2': adaptive has no setting 'speed'; it takes floor=M, startup=S, weight=K, decay=D" \
+	-s round-robin,adaptive:speed=2 "$tmp/small.csv"
+expect "groups without a file" 1 "schedule groups needs --groups FILE" -s groups "$tmp/small.csv"
+printf 'a a\n' >"$tmp/dup-groups.txt"
+expect "bad group file as a schedule" 2 "dup-groups.txt:1: event 'a' is already in group 1" \
+	-s "$tmp/dup-groups.txt" "$tmp/small.csv"
+expect "zero window" 1 "--window takes a whole number >= 1" -w 0 "$tmp/small.csv"
 expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
 
 # --- hand-computed scores ---------------------------------------------------------------------
@@ -207,6 +217,34 @@ if [ "$(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")" = "1" 
 	ok "json: ref-rate exact when G = 1"
 else
 	not_ok "json: ref-rate RA $(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")"
+fi
+
+# --- schedules ---------------------------------------------------------------------------------
+# Two schedules x two estimators: 2 events x 4 rows, each with its schedule; windows of 2 slices.
+run -c 1 -f json -w 2 -s round-robin,adaptive -e fixed,linear-dira "$tmp/small.csv"
+if [ "$status" -eq 0 ] &&
+	jq -e 'length == 8 and ([.[].schedule] | unique) == ["adaptive", "round-robin"] and
+		all(.[]; has("schedule"))' "$tmp/out" >/dev/null; then
+	ok "--schedule: one row per trace, event, schedule and estimator, with its schedule"
+else
+	not_ok "--schedule json: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+# A group file given as the schedule is --groups FILE.
+run -c 1 -f csv -e fixed -s "$tmp/ba.txt" "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,$tmp/ba.txt" "$tmp/out"; then
+	ok "--schedule FILE: the group file's groups"
+else
+	not_ok "--schedule FILE: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+run -c 1 -s round-robin,prior "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -q '^# schedule prior, windows of G slices$' "$tmp/out" &&
+	grep -q 'round-robin/fixed' "$tmp/out" && grep -q 'prior/dcam' "$tmp/out"; then
+	ok "table: a column per schedule and estimator"
+else
+	not_ok "table with schedules: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
 fi
 
 # --- directories --------------------------------------------------------------------------------
