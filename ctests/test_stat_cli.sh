@@ -30,7 +30,7 @@ expect 1 "^mpxkit stat: --estimator ref-rate needs --reference EV" $MPXKIT stat 
 expect 1 "^mpxkit stat: --reference : not an event name" $MPXKIT stat --reference '' -- true
 expect 1 "^mpxkit stat: --schedule nosuch: no schedule of that name .round-robin, prior, adaptive. and no such group file" \
 	$MPXKIT stat --schedule nosuch -- true
-expect 1 "^mpxkit stat: --schedule prior:floor=x: schedule 'prior:floor=x': floor takes a whole number 1 to 1e+06, not 'x'" \
+expect 1 "^mpxkit stat: --schedule prior:floor=x: schedule 'prior:floor=x': floor takes a whole number 1 to 1e.06, not 'x'" \
 	$MPXKIT stat --schedule prior:floor=x -- true
 expect 1 "unknown option '--bogus'" $MPXKIT stat --bogus -- true
 expect 1 "option '-e' needs an argument" $MPXKIT stat -e
