@@ -50,6 +50,8 @@ zero "pack /dev/zero" "/dev/zero:1: NUL byte: not a text counter CSV" pack /dev/
 zero "pack - </dev/zero" "<stdin>:1: NUL byte: not a text counter CSV" pack - -o "$tmp/z.pcz"
 zero "info /dev/zero" "/dev/zero" info /dev/zero
 zero "verify /dev/zero" "/dev/zero" verify /dev/zero
+zero "merge /dev/zero" "/dev/zero" merge -o "$tmp/z.pcz" /dev/zero
+zero "report /dev/zero" "/dev/zero" report /dev/zero
 zero "unpack /dev/zero" "/dev/zero" unpack /dev/zero -o "$tmp/z.csv"
 zero "stat --model /dev/zero" "magic" stat --model /dev/zero --estimator mlp -e perf::TASK-CLOCK -- true
 zero "--model a directory" "cannot read $tmp: Is a directory" eval -e mlp --model "$tmp" "$trace"
@@ -162,6 +164,11 @@ to_full_device() {
 outputs "pack -o" fast pack "$top_srcdir/data/threads/stencil.csv" -o @OUT@
 outputs "unpack -o" fast unpack "$pcz" -o @OUT@
 outputs "eval --plot" fast eval --plot @OUT@ --trace "$trace" --event Ir
+printf '# job.rank=0\nregion,unit,start_ns,end_ns,A\nstop.total,t1,0,1,5\n' >"$tmp/rank.csv"
+$MPXKIT pack "$tmp/rank.csv" -o "$tmp/rank.pcz" || exit 99
+outputs "merge -o" fast merge -o @OUT@ "$tmp/rank.pcz"
+outputs "report -o" fast report -o @OUT@ "$tmp/rank.pcz"
+outputs "report --svg" fast report --svg @OUT@ "$tmp/rank.pcz"
 outputs "train -o" slow train -o @OUT@ --epochs 1 "$trace" "$corpus/awk.csv.gz" "$corpus/bc.csv.gz"
 if command -v valgrind >/dev/null 2>&1; then
 	outputs "record -o" slow record -o @OUT@ -- true

@@ -14,6 +14,7 @@
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"
 #include "mpxkit/pcz.h"
+#include "mpxkit/job.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
 

@@ -10,20 +10,19 @@
 
 #include "mpxkit/estimator.h"
 #include "mpxkit/metric.h"
-#include "mpxkit/outfile.h"
 #include "mpxkit/mpx.h"
 #include "mpxkit/schedule.h"
 #include "mpxkit/trace.h"
 
 #include "cli.h"
 #include "commands.h"
+#include "output.h"
+#include "svg.h"
 
 #define MAX_ESTIMATORS	 32
 #define MAX_SCHEDULES	 8
 #define DEFAULT_COUNTERS 4
 #define RA_THRESHOLD	 0.9
-
-enum format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
 
 typedef struct input {
 	char *path;
@@ -62,7 +61,7 @@ typedef struct eval {
 	size_t window; /* --window W; 0: G */
 	int clean_tail, clean_runs;
 	size_t from_step; /* --from-step: the steps before it are not counted */
-	enum format format;
+	cli_format format;
 	size_t band;
 	const char *plot, *plot_trace, *plot_event;
 	int plot_log; /* y axis on log10(1+x), the scale DTW compares */
@@ -552,68 +551,34 @@ static int evaluate(eval *ev)
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-static void csv_field(const char *s)
+/* One row per (trace, event, estimator, schedule), the scores at 6 decimals: what scripts read. */
+static int print_scores(const eval *ev)
 {
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
+	static const cli_column columns[] = {
+	    {"trace", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	    {"event", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	    {"estimator", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	    {"ra", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"total_accuracy", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"dtw", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"schedule", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	};
+	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
+	int rc;
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-static void print_csv(const eval *ev)
-{
-	printf("trace,event,estimator,ra,total_accuracy,dtw,schedule\n");
-	for (size_t i = 0; i < ev->n_scores; i++) {
+	for (size_t i = 0; t && i < ev->n_scores; i++) {
 		const score *s = &ev->scores[i];
-		csv_field(ev->inputs[s->input].path);
-		putchar(',');
-		csv_field(s->event);
-		printf(",%s,%.6f,%.6f,%.6f,", ev->estimators[s->estimator % ev->n_estimators],
-		       s->ra, s->total_accuracy, s->dtw);
-		csv_field(ev->schedules[s->estimator / ev->n_estimators].label);
-		putchar('\n');
+		cli_table_text(t, ev->inputs[s->input].path);
+		cli_table_text(t, s->event);
+		cli_table_text(t, ev->estimators[s->estimator % ev->n_estimators]);
+		cli_table_real(t, s->ra);
+		cli_table_real(t, s->total_accuracy);
+		cli_table_real(t, s->dtw);
+		cli_table_text(t, ev->schedules[s->estimator / ev->n_estimators].label);
 	}
-}
-
-static void print_json(const eval *ev)
-{
-	printf("[");
-	for (size_t i = 0; i < ev->n_scores; i++) {
-		const score *s = &ev->scores[i];
-		printf("%s\n  {\"trace\": ", i ? "," : "");
-		json_string(ev->inputs[s->input].path);
-		printf(", \"event\": ");
-		json_string(s->event);
-		printf(", \"schedule\": ");
-		json_string(ev->schedules[s->estimator / ev->n_estimators].label);
-		printf(", \"estimator\": ");
-		json_string(ev->estimators[s->estimator % ev->n_estimators]);
-		printf(", \"ra\": %.6f, \"total_accuracy\": %.6f, \"dtw\": %.6f}", s->ra,
-		       s->total_accuracy, s->dtw);
-	}
-	printf("%s]\n", ev->n_scores ? "\n" : "");
+	rc = t ? cli_table_emit(ev->cmd, t, ev->format, NULL) : cli_error(ev->cmd, "out of memory");
+	cli_table_free(t);
+	return rc;
 }
 
 /* Per-event means, in the order the events first appear. */
@@ -739,147 +704,62 @@ static int print_table(const eval *ev)
 
 /* ---- plot -------------------------------------------------------------------------------- */
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '"')
-			fputs("&quot;", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-/* A plotted value on the axis's scale: the count, or log10(1 + count). */
-static double axis_value(const eval *ev, double v)
-{
-	return ev->plot_log ? log10(1.0 + v) : v;
-}
-
 /*
- * The slices that counted the plotted event: one row of ticks per schedule
- * along the bottom of the plot, slice j of window k at k + (j + 0.5)/W - 0.5
- * on the window axis, so a window's slices sit around its point.
+ * OCOE and each schedule's and estimator's series of the event, against the
+ * window, and one row of markers per schedule at the bottom: the slices
+ * that counted the event, slice j of window k at k + (j + 0.5)/W - 0.5, so
+ * a window's slices sit around its point.
  */
-static void svg_marks(FILE *f, const eval *ev, double left, double bottom, double pw)
-{
-	size_t n = ev->plot_points, W = ev->plot_window;
-	double unit = n > 1 ? pw / (double)(n - 1) : pw;
-
-	if (ev->plot_counted == NULL || W == 0)
-		return;
-	for (size_t sch = 0; sch < ev->n_schedules; sch++) {
-		double y = bottom - 4 - 9.0 * (double)(ev->n_schedules - 1 - sch);
-		fprintf(f, "<g stroke=\"#555\" stroke-width=\"1\"><title>");
-		xml_text(f, ev->schedules[sch].label);
-		fprintf(f, ": slices that counted the event</title>\n");
-		for (size_t i = 0; i < n * W; i++) {
-			double x = left + unit * ((double)(i / W) + ((double)(i % W) + 0.5) /
-								    (double)W - 0.5);
-			if (ev->plot_counted[sch * n * W + i] && x >= left && x <= left + pw)
-				fprintf(f, "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/>\n",
-					x, y - 3, x, y + 3);
-		}
-		fprintf(f, "</g>\n");
-	}
-}
-
-static void svg_body(FILE *f, const eval *ev)
-{
-	static const char *const colours[] = {"#000000", "#d62728", "#1f77b4", "#2ca02c",
-					      "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
-	const double W = 960, H = 540, left = 90, right = 180, top = 50, bottom = 60;
-	const double pw = W - left - right, ph = H - top - bottom;
-	size_t n = ev->plot_points, ns = ev->n_estimators * ev->n_schedules + 1;
-	double ymax = 0;
-
-	for (size_t s = 0; s < ns; s++)
-		for (size_t k = 0; k < n; k++)
-			if (axis_value(ev, ev->series[s].values[k]) > ymax)
-				ymax = axis_value(ev, ev->series[s].values[k]);
-	if (ymax <= 0)
-		ymax = 1;
-	fprintf(f,
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		"font-family=\"sans-serif\" font-size=\"12\">\n",
-		W, H);
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	fprintf(f, "<text x=\"%.0f\" y=\"28\" font-size=\"15\">", left);
-	xml_text(f, ev->plot_event);
-	fputs(" in ", f);
-	xml_text(f, ev->plot_trace);
-	fprintf(f, " (%zu counters, G = %zu, windows of %zu slices; ticks: the slices that counted "
-		"it)</text>\n",
-		ev->counters, ev->plot_groups, ev->plot_window);
-	fprintf(f,
-		"<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-		"stroke=\"#888\"/>\n",
-		left, top, pw, ph);
-	for (int t = 0; t <= 5; t++) {
-		double y = top + ph - ph * t / 5.0;
-		fprintf(f,
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n",
-			left, y, left + pw, y);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
-			left - 6, y + 4,
-			ev->plot_log ? pow(10.0, ymax * t / 5.0) - 1.0 : ymax * t / 5.0);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.0f</text>\n",
-			left + pw * t / 5.0, top + ph + 18,
-			n > 1 ? (double)(n - 1) * t / 5.0 : 0.0);
-	}
-	svg_marks(f, ev, left, top + ph, pw);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">window</text>\n",
-		left + pw / 2, H - 15);
-	fprintf(f,
-		"<text x=\"20\" y=\"%.1f\" transform=\"rotate(-90 20 %.1f)\" "
-		"text-anchor=\"middle\">count per rotation%s</text>\n",
-		top + ph / 2, top + ph / 2, ev->plot_log ? " (log10(1+x) scale)" : "");
-	for (size_t s = 0; s < ns; s++) {
-		const char *colour = colours[s % (sizeof colours / sizeof colours[0])];
-		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"",
-			colour, s == 0 ? "2.5" : "1.2");
-		for (size_t k = 0; k < n; k++)
-			fprintf(f, "%s%.2f,%.2f", k ? " " : "",
-				left + (n > 1 ? pw * (double)k / (double)(n - 1) : pw / 2),
-				top + ph - ph * axis_value(ev, ev->series[s].values[k]) / ymax);
-		fprintf(f, "\"/>\n");
-		fprintf(f,
-			"<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" stroke=\"%s\" "
-			"stroke-width=\"3\"/>\n",
-			left + pw + 15, top + 10 + 20.0 * (double)s, left + pw + 40,
-			top + 10 + 20.0 * (double)s, colour);
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\">", left + pw + 46,
-			top + 14 + 20.0 * (double)s);
-		xml_text(f, ev->series[s].label);
-		fprintf(f, "</text>\n");
-	}
-	fprintf(f, "</svg>\n");
-}
-
-/* Builds the SVG in memory and writes it whole, so OUT never holds half a plot. */
 static int write_plot(const eval *ev)
 {
-	mpxkit_diag diag = {0};
-	char *svg = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&svg, &len);
+#define PLOT_TITLE                                                                                 \
+	"%s in %s (%zu counters, G = %zu, windows of %zu slices; markers: the slices that counted it)"
+	size_t nc = ev->n_estimators * ev->n_schedules + 1, W = ev->plot_window;
+	size_t n_marks = ev->plot_counted ? ev->n_schedules : 0, np = ev->plot_points * W;
+	int n = snprintf(NULL, 0, PLOT_TITLE, ev->plot_event, ev->plot_trace, ev->counters,
+			 ev->plot_groups, W);
+	cli_series *series = calloc(nc + n_marks, sizeof *series);
+	char *title = n < 0 ? NULL : malloc((size_t)n + 1);
+	char(*labels)[192] = calloc(n_marks ? n_marks : 1, sizeof *labels);
+	double *mx = malloc((np ? np : 1) * n_marks * sizeof *mx + 1);
+	double *my = malloc((np ? np : 1) * n_marks * sizeof *my + 1);
+	cli_chart chart = {title, "window",
+			   ev->plot_log ? "count per window (log10(1+x) scale)" : "count per window",
+			   0, 0, ev->plot_log, 0};
+	cli_memout m;
 	int rc;
 
-	if (mem == NULL)
+	if (series == NULL || title == NULL || labels == NULL || mx == NULL || my == NULL ||
+	    cli_memout_open(&m) < 0) {
+		free(series), free(title), free(labels), free(mx), free(my);
 		return cli_error(ev->cmd, "out of memory");
-	svg_body(mem, ev);
-	if (ferror(mem) | (fclose(mem) != 0)) {
-		free(svg);
+	}
+	snprintf(title, (size_t)n + 1, PLOT_TITLE, ev->plot_event, ev->plot_trace, ev->counters,
+		 ev->plot_groups, W);
+#undef PLOT_TITLE
+	for (size_t s = 0; s < nc; s++)
+		series[s] = (cli_series){ev->series[s].label, NULL, ev->series[s].values,
+					 ev->plot_points, 0, NULL};
+	for (size_t sch = 0; sch < n_marks; sch++) {
+		size_t k = 0;
+		for (size_t i = 0; i < np; i++)
+			if (ev->plot_counted[sch * np + i]) {
+				mx[sch * np + k] = (double)(i / W) + ((double)(i % W) + 0.5) / (double)W - 0.5;
+				my[sch * np + k++] = 0.0;
+			}
+		snprintf(labels[sch], sizeof labels[sch], "counted (%s)", ev->schedules[sch].label);
+		series[nc + sch] = (cli_series){labels[sch], mx + sch * np, my + sch * np, k, 1, NULL};
+	}
+	cli_svg_document(m.f);
+	cli_svg_lines(m.f, &chart, series, nc + n_marks);
+	free(series), free(title), free(labels), free(mx), free(my);
+	if (cli_memout_close(&m) < 0) {
+		free(m.text);
 		return cli_error(ev->cmd, "%s: out of memory", ev->plot);
 	}
-	rc = mpxkit_outfile_write_all(ev->plot, svg, len, &diag);
-	free(svg);
-	return rc < 0 ? cli_lib_error(ev->cmd, rc, &diag) : 0;
+	rc = cli_write_file(ev->cmd, ev->plot, m.text, m.len);
+	free(m.text);
+	return rc;
 }
 
 /* ---- main -------------------------------------------------------------------------------- */
@@ -1060,13 +940,7 @@ static int parse_options(eval *ev, int argc, char **argv)
 			ev->from_step = (size_t)v;
 			break;
 		case 'f':
-			if (strcmp(optarg, "table") == 0)
-				ev->format = FORMAT_TABLE;
-			else if (strcmp(optarg, "csv") == 0)
-				ev->format = FORMAT_CSV;
-			else if (strcmp(optarg, "json") == 0)
-				ev->format = FORMAT_JSON;
-			else
+			if (cli_parse_format(optarg, &ev->format) != 0)
 				return cli_usage_error(ev->cmd,
 						       "--format takes table, csv or json");
 			break;
@@ -1169,11 +1043,11 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (ev.plot && (rc = write_plot(&ev)) != 0)
 		goto out;
-	if (ev.format == FORMAT_CSV)
-		print_csv(&ev);
-	else if (ev.format == FORMAT_JSON)
-		print_json(&ev);
-	else if ((rc = print_table(&ev)) != 0)
+	if (ev.format != CLI_FORMAT_TABLE)
+		rc = print_scores(&ev);
+	else
+		rc = print_table(&ev);
+	if (rc != 0)
 		goto out;
 	rc = cli_close_stdout(ev.cmd);
 out:

@@ -18,6 +18,8 @@ const cli_command cli_commands[] = {
 	{ "unpack", "decode a .pcz dump back into CSV", cmd_unpack },
 	{ "info", "show the regions, units, groups and sections of a .pcz dump", cmd_info },
 	{ "verify", "check every length and checksum of a .pcz dump", cmd_verify },
+	{ "merge", "merge the .pcz dumps of an MPI job's ranks into one", cmd_merge },
+	{ "report", "a job's counts per event over ranks and threads, and its imbalance", cmd_report },
 	{ "stat", "run a command with its events multiplexed and estimated, like perf stat", cmd_stat },
 	{ "list", "list the events that can be counted here", cmd_list },
 	{ "help", "list the subcommands, or show one's usage", cmd_help },

@@ -14,22 +14,39 @@
  *   blanks, a missing value shown as the column's `missing` text
  *   ("<not counted>" in the spirit of perf stat, "-" by default);
  * - CSV: RFC 4180 (a field with a comma, quote, CR or LF is quoted, quotes
- *   doubled), one header line of column keys, comments dropped, a missing
- *   value as an empty field;
+ *   doubled; lines end in LF, as Unix tools expect), one header line of
+ *   column keys, comments dropped, a missing value as an empty field;
  * - JSON: an array of objects keyed by column key, strings escaped per
  *   RFC 8259, a missing value or a non-finite number as null.
- * Column keys are snake_case and stable: scripts depend on them.
+ * Numbers in CSV and JSON: INT plain digits, FIXED with its decimals, REAL
+ * with the fewest digits that read back as the same double (its `decimals`
+ * apply to the table only).  Column keys are snake_case and stable: scripts
+ * depend on them.
  */
 typedef enum cli_format { CLI_FORMAT_TABLE, CLI_FORMAT_CSV, CLI_FORMAT_JSON } cli_format;
 
 /* "table", "csv" or "json"; 0, or -1 for anything else. */
 int cli_parse_format(const char *text, cli_format *out);
 
-/* Escapers for code that writes its own CSV or JSON. */
+/*
+ * Escapers for code that writes its own CSV or JSON.  cli_json_string writes
+ * control bytes as \u00XX, a byte that starts no valid UTF-8 sequence as
+ * \ufffd (RFC 8259 texts are UTF-8), and NULL as null; cli_csv_field writes
+ * NULL as an empty field.
+ */
 void cli_csv_field(FILE *out, const char *s);
 void cli_json_string(FILE *out, const char *s);
 /* A JSON number: %.*g with enough digits to round-trip at prec=17, null when not finite. */
 void cli_json_number(FILE *out, double v, int prec);
+
+/*
+ * Length of the valid UTF-8 sequence (RFC 3629; U+FFFE and U+FFFF refused,
+ * as XML refuses them) that starts at s: 1 to 4, or 0 when s starts none.
+ */
+size_t cli_utf8_len(const char *s);
+
+/* Columns s takes in a table: its code points, an invalid byte counting as one. */
+size_t cli_text_width(const char *s);
 
 /* ---- JSON writer ----------------------------------------------------------------------------- */
 
@@ -53,7 +70,12 @@ void cli_json_int(cli_json *j, int64_t v);
 void cli_json_uint(cli_json *j, uint64_t v);
 void cli_json_bool(cli_json *j, int v);
 void cli_json_null(cli_json *j);
-/* Closes what is open, ends with a newline, frees j; 0, or -1 on a nesting error. */
+/*
+ * Closes what is open, ends with a newline, frees j (NULL is -1); 0, or -1
+ * on a nesting error (a value without its key, a second top-level value,
+ * no value at all, out of memory) or a write error on out.  Calls on NULL
+ * or after an error write nothing.
+ */
 int cli_json_end(cli_json *j);
 
 /* ---- tables ---------------------------------------------------------------------------------- */
@@ -97,7 +119,11 @@ int cli_table_missing(cli_table *t);
 
 size_t cli_table_rows(const cli_table *t);
 
-/* Prints the whole table in the format; 0, or -1 when out of memory or on a write error. */
+/*
+ * Prints the whole table in the format; 0, or -1 when out of memory, on a
+ * wrong cell, an unfinished last row or a write error.  In table output a
+ * control byte in a text cell shows as '?', so every row stays one line.
+ */
 int cli_table_print(const cli_table *t, cli_format format, FILE *out);
 
 /* The table as a JSON array value at the writer's position (for documents with several tables). */

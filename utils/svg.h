@@ -44,8 +44,9 @@ typedef struct cli_chart {
 	const char *x_label;
 	const char *y_label;
 	double width, height; /* 0: 960 x 540 */
-	int log_y;            /* plot log10(1 + y) and label the axis with y */
-	int diagonal;         /* draw y = x (predicted against measured) */
+	int log_y;            /* plot log10(1 + y) and label the axis with y; y < 0 is a gap */
+	int diagonal;         /* draw y = x (predicted against measured): both axes share one
+				 scale, log10(1 + x) too under log_y */
 } cli_chart;
 
 void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_series);
@@ -54,8 +55,10 @@ void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_
 
 /*
  * Horizontal stacked bars: one bar per category, one segment per part
- * (values[category * n_parts + part], all >= 0), a legend of parts.  With
- * normalise set every bar is scaled to 100 % (shares).
+ * (values[category * n_parts + part], all >= 0; others are drawn as 0), a
+ * legend of parts.  With normalise set every bar is scaled to 100 % (shares).
+ * The chart's x_label names the values (along the bars), y_label the
+ * categories; height 0 sizes the chart to the categories.
  */
 void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories,
 		  size_t n_categories, const char *const *parts, size_t n_parts, const double *values,
@@ -89,14 +92,22 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h);
 
 /*
  * One self-contained page: inline CSS, no script, no external resource, so
- * it opens from disk in any browser and passes a strict no-network check.
- * Between begin and end the caller writes body HTML; text goes through
+ * it opens from disk in any browser and passes a strict no-network check
+ * (no URL but the SVG namespace's name, which is never fetched).  Charts are
+ * the same bytes inline or standalone.  Tests check a page with
+ * ctests/html_renders.sh PAGE [MIN_COLOURED_PIXELS].
+ * begin writes the title as <title> and <h1> (NULL: neither heading nor
+ * text).  Between begin and end the caller writes body HTML; text goes through
  * cli_xml_text, charts are written inline.
  */
 void cli_html_begin(FILE *out, const char *title);
 void cli_html_end(FILE *out);
 
-/* <h2>, a paragraph, and a table from rows of already-escaped-by-us cells. */
+/*
+ * A heading (<h1> to <h6>) and a paragraph of plain text; tables come from
+ * cli_table_html (output.h).  The page is also well-formed XML (void
+ * elements closed, "<br/>"), so xmllint can check it.
+ */
 void cli_html_heading(FILE *out, int level, const char *text);
 void cli_html_paragraph(FILE *out, const char *text);
 

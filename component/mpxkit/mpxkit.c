@@ -26,6 +26,7 @@
 #include "papi_vector.h"
 #pragma GCC diagnostic pop
 
+#include "mpxkit/job.h"
 #include "mpxkit/pcz.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
@@ -58,12 +59,14 @@ static mpxkit_sched_config settings;
 static mpxkit_trace *replay_trace;
 
 /*
- * MPXKIT_DUMP (doc/component.md): the path, read at init ("" = off), and the
- * writer, opened at the first PAPI_stop with that event set's events.  The
- * lock guards the writer's opening and closing and the error state; the
- * writer's own stage_unit is thread-safe, so stops stage without it.
+ * MPXKIT_DUMP (doc/component.md): the template, read at init ("" = off), the
+ * file it names for this process (doc/mpi.md), and the writer, opened in
+ * memory at the first PAPI_stop with that event set's events.  The lock
+ * guards the writer's opening and closing and the error state; the writer's
+ * own stage_unit is thread-safe, so stops stage without it.
  */
 static char dump_path[PATH_MAX];
+static mpxkit_job_dump dump_job;
 static pthread_mutex_t dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static mpxkit_pcz_writer *dump_writer;
 static unsigned int dump_codes[MPXKIT_MAX_EVENTS];
@@ -203,36 +206,28 @@ static uint64_t dump_count(double est)
 }
 
 /*
- * Reads MPXKIT_DUMP.  A path whose directory the process cannot write to
- * disables the component, as a bad value of any other setting does: the
- * dump would be lost at shutdown, long after the run.
+ * Reads MPXKIT_DUMP and expands it for this process (%r, %s, %h, %p, %j, the
+ * rank inserted under a launcher: mpxkit_job_dump_init).  A bad template, or
+ * a directory the process cannot write to, disables the component, as a bad
+ * value of any other setting does: the dump would be lost at shutdown, long
+ * after the run.
  */
 static int dump_init(void)
 {
 	const char *path = getenv("MPXKIT_DUMP");
-	char dir[PATH_MAX];
-	const char *slash;
+	mpxkit_diag diag = {0};
+	int rc;
 
 	dump_path[0] = '\0';
 	if (path == NULL || path[0] == '\0')
 		return PAPI_OK;
-	if (strlen(path) >= sizeof dump_path - 16) {
-		set_disabled_reason("MPXKIT_DUMP: path longer than %zu bytes",
-				    sizeof dump_path - 16);
+	if (strlen(path) >= sizeof dump_path) {
+		set_disabled_reason("MPXKIT_DUMP: path longer than %zu bytes", sizeof dump_path - 1);
 		return PAPI_EINVAL;
 	}
-	slash = strrchr(path, '/');
-	if (slash == NULL)
-		snprintf(dir, sizeof dir, ".");
-	else
-		snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-	if (slash != NULL && slash[1] == '\0') {
-		set_disabled_reason("MPXKIT_DUMP=%s: names a directory, not a file", path);
-		return PAPI_EINVAL;
-	}
-	if (access(dir, W_OK | X_OK) != 0) {
-		set_disabled_reason("MPXKIT_DUMP=%s: cannot write in %s: %s", path, dir,
-				    strerror(errno));
+	rc = mpxkit_job_dump_init(&dump_job, path, NULL, &diag);
+	if (rc < 0) {
+		set_disabled_reason("MPXKIT_DUMP=%s: %s", path, mpxkit_diag_message(&diag, rc));
 		return PAPI_EINVAL;
 	}
 	snprintf(dump_path, sizeof dump_path, "%s", path);
@@ -269,10 +264,12 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 		rc = mpxkit_pcz_writer_set_meta(w, "replay", settings.replay, diag);
 	if (rc >= 0)
 		rc = mpxkit_pcz_writer_set_meta(w, "clock", "CLOCK_REALTIME ns", diag);
+	if (rc >= 0)
+		rc = mpxkit_job_set_meta(&dump_job.job, w, diag);
 	return rc;
 }
 
-/* Opens the writer with c's events.  Caller holds dump_lock. */
+/* Opens the writer, in memory until shutdown, with c's events.  Caller holds dump_lock. */
 static int dump_open(const mpxkit_control *c)
 {
 	const char *names[MPXKIT_MAX_EVENTS] = {0};
@@ -289,8 +286,7 @@ static int dump_open(const mpxkit_control *c)
 		sprintf(n, "mpxkit:::%s", natives[c->codes[i]].name);
 		names[i] = n;
 	}
-	rc = mpxkit_pcz_writer_open(dump_path, &opt, (size_t)c->n_events, names, &dump_writer,
-				    &diag);
+	rc = mpxkit_pcz_writer_open_memory(&opt, (size_t)c->n_events, names, &dump_writer, &diag);
 	if (rc >= 0)
 		rc = dump_set_meta(dump_writer, c, &diag);
 	if (rc >= 0)
@@ -450,17 +446,32 @@ static void dump_stop(mpxkit_control *c)
 	free(times);
 }
 
-/* At shutdown: writes the dump, or says in one stderr line why it was not written whole. */
+/*
+ * At shutdown: writes the dump, keeping any file another process of the run
+ * wrote under its name (mpxkit_job_dump_write), or says in one stderr line
+ * why it was not written whole.
+ */
 static void dump_close(void)
 {
+	char written[sizeof dump_job.path] = "";
 	mpxkit_diag diag = {0};
+	void *data = NULL;
+	size_t len = 0;
 	int rc = 0;
 
 	pthread_mutex_lock(&dump_lock);
 	if (dump_writer != NULL)
-		rc = mpxkit_pcz_writer_close(dump_writer, &diag);
+		rc = mpxkit_pcz_writer_close_memory(dump_writer, &data, &len, &diag);
+	if (rc == 0 && data != NULL)
+		rc = mpxkit_job_dump_write(&dump_job, data, len, written, sizeof written, &diag);
+	free(data);
 	if (rc < 0)
 		dump_note("cannot write the dump", &diag, rc);
+	if (rc == 0 && written[0] && strcmp(written, dump_job.path) != 0)
+		fprintf(stderr,
+			"mpxkit: MPXKIT_DUMP=%s: %s holds a dump of another process of this run; "
+			"this one is %s\n",
+			dump_path, dump_job.path, written);
 	if (dump_path[0] && dump_error[0])
 		fprintf(stderr, "mpxkit: MPXKIT_DUMP=%s: %s\n", dump_path, dump_error);
 	if (dump_path[0] && dump_skipped)

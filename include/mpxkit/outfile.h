@@ -38,6 +38,33 @@ int mpxkit_outfile_write(mpxkit_outfile *f, const void *buf, size_t len, mpxkit_
 /* Closes and renames onto the final path.  Frees f whether it succeeds or not. */
 int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag);
 
+/*
+ * Says whether a file that already holds a name an output wants must be
+ * kept: 1 keep it (the output takes another name), 0 it may be replaced, or
+ * a negative mpxkit code.  path names the file where it is now: the name
+ * itself, or a private name it was moved to so that it can be checked again.
+ */
+typedef int (*mpxkit_outfile_keep_fn)(const char *path, void *arg, mpxkit_diag *diag);
+
+/*
+ * Commits like mpxkit_outfile_commit, for outputs that other processes may
+ * write at the same time under the same name (a dump per MPI rank,
+ * doc/mpi.md).  A file already under the name is replaced only when keep()
+ * returns 0 for it; otherwise the output takes the first name, among
+ * STEM-1.EXT, STEM-2.EXT, ... STEM-9999.EXT (EXT from the last '.' of the
+ * last path component, not a leading one; PATH-N without one), that is free
+ * or holds a file keep() lets go.  A name is claimed only if free, with
+ * renameat2(RENAME_NOREPLACE), or link(2) where that flag is not supported
+ * (NFS): neither can replace a file another process has just written.  A
+ * file keep() lets go is first moved aside to a private name and checked
+ * again there, so a file that arrived in between is put back, never
+ * replaced.  *written (NULL: not wanted) gets the name the output now has
+ * (malloc'ed).  A written-through output commits as mpxkit_outfile_commit.
+ * Frees f whether it succeeds or not.
+ */
+int mpxkit_outfile_commit_keep(mpxkit_outfile *f, mpxkit_outfile_keep_fn keep, void *arg,
+			       char **written, mpxkit_diag *diag);
+
 /* Closes and removes the temporary file and frees f; NULL is a no-op. */
 void mpxkit_outfile_abort(mpxkit_outfile *f);
 

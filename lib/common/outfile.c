@@ -248,6 +248,18 @@ static int close_fd(mpxkit_outfile *f)
 	return close(fd);
 }
 
+/* The data reaches the disk before the name does, so a crash leaves the old file or the new one. */
+static int finish_temp(mpxkit_outfile *f, mpxkit_diag *diag)
+{
+	int rc = 0;
+
+	if (fsync(f->fd) != 0 && errno != EINVAL)
+		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	if (close_fd(f) != 0 && rc == 0)
+		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	return rc;
+}
+
 int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag)
 {
 	int rc = 0;
@@ -258,11 +270,7 @@ int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag)
 		outfile_free(f);
 		return rc;
 	}
-	/* The data reaches the disk before the name does, so a crash leaves the old file or the new one. */
-	if (fsync(f->fd) != 0 && errno != EINVAL)
-		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
-	if (close_fd(f) != 0 && rc == 0)
-		rc = mpxkit_fail_sys(diag, "cannot write %s", f->shown);
+	rc = finish_temp(f, diag);
 	if (rc == 0 && rename(f->tmp, f->path) != 0)
 		rc = mpxkit_fail_sys(diag, "cannot rename %s to %s", f->tmp, f->path);
 	if (rc == 0) {
@@ -270,6 +278,147 @@ int mpxkit_outfile_commit(mpxkit_outfile *f, mpxkit_diag *diag)
 		return 0;
 	}
 	unlink(f->tmp);
+	outfile_free(f);
+	return rc;
+}
+
+/* ---- Commit without replacing what another process wrote -------------------------------------- */
+
+#define KEEP_ALTERNATIVES 9999
+#define KEEP_RETRIES 64 /* moves aside per name; each one means another process changed the name */
+
+/*
+ * Gives the file `from` the name `to` only if no file has that name: 0, 1
+ * when the name is taken, or an error.  `from` is gone afterwards either way
+ * on success (renamed, or linked and unlinked).
+ */
+static int place(const char *from, const char *to, mpxkit_diag *diag)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return 1;
+	/* NFS and some others do not take the flag; a hard link is as atomic there. */
+	if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+		return mpxkit_fail_sys(diag, "cannot create %s", to);
+	if (link(from, to) != 0)
+		return errno == EEXIST ? 1 : mpxkit_fail_sys(diag, "cannot create %s", to);
+	unlink(from);
+	return 0;
+}
+
+/* PATH with "-n" before its extension: a.pcz -> a-1.pcz, dir/a -> dir/a-1, .a -> .a-1. */
+static char *alternative(const char *path, unsigned n)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	const char *dot = strrchr(base, '.');
+	size_t stem = dot && dot != base ? (size_t)(dot - path) : strlen(path);
+	size_t len = strlen(path) + 16;
+	char *out = malloc(len);
+
+	if (out)
+		snprintf(out, len, "%.*s-%u%s", (int)stem, path, n, path + stem);
+	return out;
+}
+
+/*
+ * A file keep() let go holds name: moved aside to `aside` and asked about
+ * again, because another process may have put its own file there after the
+ * first question.  0: the old file is gone and the name may be free; 1: a
+ * file to keep was there and is back under name (or, when the name was
+ * taken again meanwhile, under the first free alternative); or an error.
+ */
+static int take(const char *name, const char *aside, mpxkit_outfile_keep_fn keep, void *arg,
+		mpxkit_diag *diag)
+{
+	int k, rc;
+
+	if (rename(name, aside) != 0)
+		return errno == ENOENT ? 0 : mpxkit_fail_sys(diag, "cannot move %s aside", name);
+	k = keep(aside, arg, diag);
+	if (k == 0) {
+		unlink(aside);
+		return 0;
+	}
+	rc = place(aside, name, diag);
+	for (unsigned n = 1; rc == 1 && n <= KEEP_ALTERNATIVES; n++) {
+		char *alt = alternative(name, n);
+		rc = alt ? place(aside, alt, diag) : mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		free(alt);
+	}
+	if (rc != 0) /* the other file stays under the private name, never removed */
+		return rc < 0 ? rc
+			      : mpxkit_fail(diag, MPXKIT_EEXIST, "%s: no free name to put back %s",
+					    name, aside);
+	return k < 0 ? k : 1;
+}
+
+/* Claims name for the temporary file unless a file keep() keeps holds it: 0, 1 kept, or an error. */
+static int claim_unless_kept(mpxkit_outfile *f, const char *name, const char *aside,
+			     mpxkit_outfile_keep_fn keep, void *arg, mpxkit_diag *diag)
+{
+	for (int tries = 0; tries < KEEP_RETRIES; tries++) {
+		int rc = place(f->tmp, name, diag);
+		if (rc <= 0)
+			return rc;
+		rc = keep(name, arg, diag);
+		if (rc != 0)
+			return rc;
+		rc = take(name, aside, keep, arg, diag);
+		if (rc != 0)
+			return rc;
+	}
+	return 1;
+}
+
+int mpxkit_outfile_commit_keep(mpxkit_outfile *f, mpxkit_outfile_keep_fn keep, void *arg,
+			       char **written, mpxkit_diag *diag)
+{
+	char *aside = NULL, *name = NULL;
+	int rc;
+
+	if (f->stream) {
+		char *shown = written ? strdup(f->shown) : NULL;
+		rc = mpxkit_outfile_commit(f, diag);
+		if (written && rc == 0 && shown == NULL)
+			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		if (written && rc == 0)
+			*written = shown;
+		else
+			free(shown);
+		return rc;
+	}
+	rc = finish_temp(f, diag);
+	if (rc == 0 && (aside = malloc(strlen(f->tmp) + 6)) == NULL)
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", f->shown);
+	if (aside)
+		sprintf(aside, "%s.prev", f->tmp);
+	for (unsigned n = 0; rc == 0 && n <= KEEP_ALTERNATIVES; n++) {
+		name = n == 0 ? strdup(f->path) : alternative(f->path, n);
+		if (name == NULL) {
+			rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", f->shown);
+			break;
+		}
+		rc = claim_unless_kept(f, name, aside, keep, arg, diag);
+		if (rc == 0)
+			break;
+		free(name);
+		name = NULL;
+		if (rc == 1)
+			rc = n == KEEP_ALTERNATIVES
+				 ? mpxkit_fail(diag, MPXKIT_EEXIST,
+					       "cannot write %s: it and its %d alternative names are "
+					       "taken",
+					       f->shown, KEEP_ALTERNATIVES)
+				 : 0;
+	}
+	if (rc == 0 && written)
+		*written = name;
+	else
+		free(name);
+	unlink(f->tmp); /* gone already on success */
+	free(aside);
 	outfile_free(f);
 	return rc;
 }
