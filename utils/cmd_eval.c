@@ -155,21 +155,25 @@ static int add_estimator(eval *ev, const char *name, size_t len)
 	return 0;
 }
 
-static int parse_estimators(eval *ev, const char *list)
+/* Calls add for each item of a comma-separated list, in order; stops at the first failure. */
+static int for_each_item(eval *ev, const char *list, int (*add)(eval *, const char *, size_t))
 {
-	const char *p = list;
-
-	ev->n_estimators = 0;
-	for (;;) {
+	for (const char *p = list;;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		int rc = add_estimator(ev, p, len);
+		int rc = add(ev, p, len);
 		if (rc != 0)
 			return rc;
 		if (comma == NULL)
 			return 0;
 		p = comma + 1;
 	}
+}
+
+static int parse_estimators(eval *ev, const char *list)
+{
+	ev->n_estimators = 0;
+	return for_each_item(ev, list, add_estimator);
 }
 
 static int parse_clean(eval *ev, const char *parts)
@@ -846,16 +850,7 @@ static int parse_schedules(eval *ev, const char *list)
 		ev->n_schedules = 1;
 		return 0;
 	}
-	for (const char *p = list;;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		int rc = add_schedule(ev, p, len);
-		if (rc != 0)
-			return rc;
-		if (comma == NULL)
-			return 0;
-		p = comma + 1;
-	}
+	return for_each_item(ev, list, add_schedule);
 }
 
 /* Every chosen estimator can be built: a model that will not load is one error line, up front. */
