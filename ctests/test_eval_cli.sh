@@ -376,6 +376,14 @@ else
 	not_ok "plot: status $status"
 	sed 's/^/#   /' "$tmp/err"
 fi
+# The slices that counted a: slice 0 of each of the 2 windows of 2 slices, at -0.25 and 0.75.
+if [ "$(grep -c '<title>counted (round-robin): x = ' "$tmp/p.svg")" -eq 2 ] &&
+	grep -q '<title>counted (round-robin): x = -0.25, ' "$tmp/p.svg" &&
+	grep -q '<title>counted (round-robin): x = 0.75, ' "$tmp/p.svg"; then
+	ok "plot: the slices that counted the event are marked"
+else
+	not_ok "plot: counted slices not marked as expected"
+fi
 run -c 1 --log --plot "$tmp/log.svg" --trace "$tmp/small.csv" --event b -e fixed
 if [ "$status" -eq 0 ] && xmllint --noout "$tmp/log.svg" 2>/dev/null &&
 	grep -q 'log10(1+x) scale' "$tmp/log.svg" && [ "$(grep -c '<polyline' "$tmp/log.svg")" -eq 2 ]; then
