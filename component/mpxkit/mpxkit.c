@@ -260,6 +260,8 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 		rc = mpxkit_pcz_writer_set_meta(w, "model", settings.model, diag);
 	if (rc >= 0 && settings.reference[0])
 		rc = mpxkit_pcz_writer_set_meta(w, "reference", settings.reference, diag);
+	if (rc >= 0 && settings.schedule[0])
+		rc = mpxkit_pcz_writer_set_meta(w, "schedule", settings.schedule, diag);
 	if (rc >= 0 && settings.replay[0])
 		rc = mpxkit_pcz_writer_set_meta(w, "replay", settings.replay, diag);
 	if (rc >= 0)
