@@ -190,6 +190,12 @@ static int init_sync(mpxkit_sched *s)
 	return 0;
 }
 
+/* The schedule's question, passed to the source: can these events count together? */
+static int source_countable(void *arg, const size_t *events, size_t n)
+{
+	return mpxkit_source_countable(arg, events, n);
+}
+
 /*
  * The schedule of cfg over the source's events (their slots' names): a
  * registry spec, or a group file whose groups are those of these events.
@@ -213,7 +219,7 @@ static int make_schedule(mpxkit_sched *s, const mpxkit_sched_config *cfg, mpxkit
 		if (rc < 0)
 			goto out;
 	}
-	mpxkit_schedule_setup setup = {s->n, names, s->C, g, NULL, NULL};
+	mpxkit_schedule_setup setup = {s->n, names, s->C, g, source_countable, s->src};
 	rc = mpxkit_schedule_new(&s->sch, g ? "groups" : spec, &setup, diag);
 	if (rc == 0)
 		snprintf(s->schedule, sizeof s->schedule, "%s",
