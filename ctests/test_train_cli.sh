@@ -156,4 +156,11 @@ if [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/g3.mpxm")" -lt "$(wc -c <"$tmp/g1.mp
 else
 	not_ok "bigru --hidden (status $status, stderr: $(cat "$tmp/err"))"
 fi
+# The prior schedule's table is reproduced byte for byte by its command (doc/schedules.md).
+run -o "$tmp/prior_table.c" --model prior --seed 1 "$top_srcdir/data/corpus"
+if [ "$status" -eq 0 ] && cmp -s "$tmp/prior_table.c" "$top_srcdir/schedules/prior_table.c"; then
+	ok "prior: the shipped table is its command's output"
+else
+	not_ok "prior: schedules/prior_table.c differs from its command's output (status $status)"
+fi
 exit $failed
