@@ -198,7 +198,15 @@ static int bigru_setup(mpxkit_estimator *est, const mpxkit_estimator_options *op
 	}
 	st->steps = (size_t)lookback + lookahead + 1;
 	if (stream) {
-		rc = stream_alloc(&st->stream, st->model, &est->layout, ne, st->half, lookback);
+		/*
+		 * mpxkit_estimator_new widens the look-back and the look-ahead
+		 * by the schedule's gap after init: a window then reaches gap
+		 * rotations further back, and its final rows gap further ahead.
+		 * The stream keeps the counts of all of them, or it could not
+		 * tell that a window continues the run and would start over.
+		 */
+		rc = stream_alloc(&st->stream, st->model, &est->layout, ne, st->half,
+				  lookback + 2 * (unsigned)est->layout.gap);
 	} else {
 		sl = mpxkit_model_seq_scratch_len(st->model, st->steps);
 		st->x = malloc(ne * st->steps * nf * sizeof *st->x);
