@@ -4,25 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "datadir.h"
 #include "learned.h"
-
-#ifndef MPXKIT_PKGDATADIR
-#error "MPXKIT_PKGDATADIR: the installed data directory, from estimators/local.am"
-#endif
-
-/* The default model's path under the data directory; malloc'd. */
-static char *default_path(const char *name)
-{
-	const char *dir = getenv("MPXKIT_DATADIR");
-	char *path;
-
-	if (dir == NULL || dir[0] == '\0')
-		dir = MPXKIT_PKGDATADIR;
-	path = malloc(strlen(dir) + strlen(name) + 2);
-	if (path != NULL)
-		sprintf(path, "%s/%s", dir, name);
-	return path;
-}
 
 int learned_model_load(const char *who, const char *path, const char *default_name,
 		       mpxkit_model **out, char **used, mpxkit_diag *diag)
@@ -31,7 +14,7 @@ int learned_model_load(const char *who, const char *path, const char *default_na
 	int rc;
 
 	*out = NULL;
-	*used = path ? strdup(path) : default_path(default_name);
+	*used = path ? strdup(path) : mpxkit__datadir_path(default_name);
 	if (*used == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory", who);
 	rc = mpxkit_model_load_file(out, *used, &why);

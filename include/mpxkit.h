@@ -17,5 +17,7 @@
 #include "mpxkit/job.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/predict.h"
+#include "mpxkit/simt.h"
 
 #endif

@@ -1,0 +1,1083 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Streamed reader of Accel-Sim/NVBit traces: kernelslist.g and kernel-N.traceg (doc/simt.md). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mpxkit/reader.h"
+#include "simt_impl.h"
+
+#define TRACE_MAX_LINE	  (1u << 20)
+#define MAX_OPCODES	  (1u << 16)
+#define MAX_OPCODE_LEN	  63
+#define MAX_NAME_LEN	  4095
+#define MAX_BLOCK_THREADS 2048
+#define LIST_MAX_BYTES	  (64u << 20)
+
+/* ---- lines: from the shared reader, or from a buffer (tests, fuzzing) ----------------------- */
+
+typedef struct lines {
+	mpxkit_reader *r;
+	const char *buf;
+	size_t len, pos;
+	uint64_t lineno;
+	char *name;
+} lines;
+
+/* The next line without its LF or a CR before it: 1, 0 at the end, or a negative code. */
+static int next_line(lines *l, const char **line, size_t *len, mpxkit_diag *diag)
+{
+	size_t n;
+
+	if (l->r) {
+		char *got;
+		int rc = mpxkit_reader_line(l->r, &got, len, diag);
+		*line = got;
+		if (rc <= 0)
+			return rc;
+		l->lineno = mpxkit_reader_lineno(l->r);
+	} else {
+		const char *nl;
+		if (l->pos >= l->len)
+			return 0;
+		nl = memchr(l->buf + l->pos, '\n', l->len - l->pos);
+		n = nl ? (size_t)(nl - (l->buf + l->pos)) : l->len - l->pos;
+		l->lineno++;
+		if (n > TRACE_MAX_LINE)
+			return mpxkit_fail(diag, MPXKIT_ERANGE,
+					   "%s:%llu: line longer than %u bytes", l->name,
+					   (unsigned long long)l->lineno, TRACE_MAX_LINE);
+		*line = l->buf + l->pos;
+		*len = n;
+		l->pos += n + (nl ? 1 : 0);
+		if (memchr(*line, '\0', n) != NULL)
+			return mpxkit_fail(diag, MPXKIT_EFORMAT,
+					   "%s:%llu: NUL byte: not a text file", l->name,
+					   (unsigned long long)l->lineno);
+	}
+	if (*len > 0 && (*line)[*len - 1] == '\r')
+		(*len)--;
+	return 1;
+}
+
+static int lines_open(lines *l, const char *path, const char *what, mpxkit_diag *diag)
+{
+	mpxkit_reader_options opt = {MPXKIT_READER_TEXT | MPXKIT_READER_GZIP, 0, TRACE_MAX_LINE,
+				     what};
+
+	memset(l, 0, sizeof *l);
+	l->name = strdup(path);
+	if (l->name == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	return mpxkit_reader_open(&l->r, path, &opt, diag);
+}
+
+static void lines_close(lines *l)
+{
+	mpxkit_reader_close(l->r);
+	free(l->name);
+	memset(l, 0, sizeof *l);
+}
+
+/* ---- number parsing: strict, bounded, each token followed by a blank or the end -------------- */
+
+/* The scanners run several times per instruction line: inlined, they cost a few loads each. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT int is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+HOT const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && is_blank(*p))
+		p++;
+	return p;
+}
+
+HOT int at_end_of_token(const char *p, const char *end)
+{
+	return p == end || is_blank(*p);
+}
+
+/* Hex digit values, -1 for anything else: one load per digit in the hot loop. */
+static const signed char hex_digit[256] = {
+    ['0'] = 1,	['1'] = 2,  ['2'] = 3,	['3'] = 4,  ['4'] = 5,	['5'] = 6,  ['6'] = 7,	['7'] = 8,
+    ['8'] = 9,	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+}; /* value + 1, so that the zero of an unlisted byte means "not a digit" */
+
+/* Hex of 1 to max_digits digits (a 0x prefix allowed when prefix is 1). */
+HOT int get_hex(const char **pp, const char *end, int max_digits, int prefix, uint64_t *out)
+{
+	const char *p = skip_blanks(*pp, end), *start;
+	uint64_t v = 0;
+	int d;
+
+	if (prefix && end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	start = p;
+	while (p < end && (d = hex_digit[(unsigned char)*p]) != 0) {
+		v = v << 4 | (uint64_t)(d - 1);
+		p++;
+	}
+	if (p == start || p - start > max_digits || !at_end_of_token(p, end))
+		return -1;
+	*out = v;
+	*pp = p;
+	return 0;
+}
+
+/* A decimal in [0, max]: at most 19 digits accumulate without overflow, then one comparison. */
+HOT int get_dec(const char **pp, const char *end, uint64_t max, uint64_t *out)
+{
+	const char *p = skip_blanks(*pp, end), *start = p;
+	uint64_t v = 0;
+
+	while (p < end && (unsigned)(*p - '0') < 10) {
+		if (p - start == 19) {
+			/* a twentieth digit: only 18446744073709551615 and below fit */
+			unsigned dg = (unsigned)(*p - '0');
+			if (v > (UINT64_MAX - dg) / 10)
+				return -1;
+			v = v * 10 + dg;
+			p++;
+			if (p < end && (unsigned)(*p - '0') < 10)
+				return -1;
+			break;
+		}
+		v = v * 10 + (uint64_t)(*p - '0');
+		p++;
+	}
+	if (p == start || v > max || !at_end_of_token(p, end))
+		return -1;
+	*out = v;
+	*pp = p;
+	return 0;
+}
+
+/* A signed decimal in [-2^(bits-1), 2^(bits-1) - 1], bits <= 64. */
+static int get_sdec(const char **pp, const char *end, int bits, int64_t *out)
+{
+	const char *p = skip_blanks(*pp, end);
+	int neg = 0;
+	uint64_t mag, lim = (uint64_t)1 << (bits - 1);
+
+	if (p < end && (*p == '-' || *p == '+')) {
+		neg = *p == '-';
+		p++;
+		if (p == end || *p < '0' || *p > '9')
+			return -1;
+	}
+	if (get_dec(&p, end, neg ? lim : lim - 1, &mag) < 0)
+		return -1;
+	*out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+	*pp = p;
+	return 0;
+}
+
+HOT int get_reg(const char **pp, const char *end, uint8_t *out)
+{
+	const char *p = skip_blanks(*pp, end);
+	uint64_t v;
+
+	if (p == end || *p != 'R')
+		return -1;
+	p++;
+	if (p == end || *p < '0' || *p > '9' || get_dec(&p, end, 255, &v) < 0)
+		return -1;
+	*out = (uint8_t)v;
+	*pp = p;
+	return 0;
+}
+
+/* ---- kernelslist.g -------------------------------------------------------------------------- */
+
+void mpxkit_simt_commands_free(mpxkit_simt_commands *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->cmd[i].path);
+	free(c->cmd);
+	free(c);
+}
+
+static int ends_with(const char *s, size_t n, const char *tail)
+{
+	size_t t = strlen(tail);
+	return n >= t && memcmp(s + n - t, tail, t) == 0;
+}
+
+static int parse_memcpy(const char *p, const char *end, uint64_t *addr, uint64_t *size)
+{
+	const char *comma = memchr(p, ',', (size_t)(end - p));
+	const char *q;
+
+	if (comma == NULL || end - p < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+		return -1;
+	q = p;
+	if (get_hex(&q, comma, 16, 1, addr) < 0 || q != comma)
+		return -1;
+	q = comma + 1;
+	if (q == end || *q < '0' || *q > '9' || get_dec(&q, end, (uint64_t)1 << 48, size) < 0 ||
+	    q != end)
+		return -1;
+	return 0;
+}
+
+int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxkit_diag *diag)
+{
+	mpxkit_reader_options opt = {MPXKIT_READER_TEXT, LIST_MAX_BYTES, 4096, "kernel list"};
+	mpxkit_simt_commands *c = NULL;
+	char *list = NULL, *dir = NULL;
+	size_t cap = 0;
+	struct stat st;
+	lines l;
+	int rc;
+
+	memset(&l, 0, sizeof l);
+	if (path == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "kernel list: missing argument");
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		dir = strdup(path);
+		list = malloc(strlen(path) + sizeof "/kernelslist.g");
+		if (list)
+			sprintf(list, "%s/kernelslist.g", path);
+	} else {
+		const char *slash = strrchr(path, '/');
+		list = strdup(path);
+		dir = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+	}
+	c = calloc(1, sizeof *c);
+	if (list == NULL || dir == NULL || c == NULL) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+		goto fail;
+	}
+	l.name = list;
+	if ((rc = mpxkit_reader_open(&l.r, list, &opt, diag)) < 0) {
+		l.name = NULL;
+		goto fail;
+	}
+	for (;;) {
+		const char *line, *end;
+		size_t n;
+		mpxkit_simt_command cmd = {0, 0, 0, NULL};
+		if ((rc = next_line(&l, &line, &n, diag)) < 0)
+			goto fail;
+		if (rc == 0)
+			break;
+		if (n == 0)
+			continue;
+		end = line + n;
+		if (n > 11 && memcmp(line, "MemcpyHtoD,", 11) == 0) {
+			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
+				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
+						 "%s:%llu: 'MemcpyHtoD,0xADDRESS,BYTES' expected",
+						 list, (unsigned long long)l.lineno);
+				goto fail;
+			}
+		} else if (n > 11 && memcmp(line, "MemcpyDtoH,", 11) == 0) {
+			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
+				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
+						 "%s:%llu: 'MemcpyDtoH,0xADDRESS,BYTES' expected",
+						 list, (unsigned long long)l.lineno);
+				goto fail;
+			}
+			continue;
+		} else if (n > 6 && memcmp(line, "kernel", 6) == 0 &&
+			   memchr(line, '/', n) == NULL &&
+			   (ends_with(line, n, ".traceg") || ends_with(line, n, ".traceg.gz"))) {
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)line[i] <= ' ' ||
+				    (unsigned char)line[i] >= 0x7f) {
+					rc = mpxkit_fail(
+					    diag, MPXKIT_EFORMAT,
+					    "%s:%llu: kernel file name with a blank or control "
+					    "character",
+					    list, (unsigned long long)l.lineno);
+					goto fail;
+				}
+			cmd.is_kernel = 1;
+			cmd.path = malloc(strlen(dir) + n + 2);
+			if (cmd.path == NULL) {
+				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", list);
+				goto fail;
+			}
+			sprintf(cmd.path, "%s/%.*s", dir, (int)n, line);
+		} else {
+			rc =
+			    mpxkit_fail(diag, MPXKIT_EFORMAT,
+					"%s:%llu: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a "
+					"kernel-N.traceg file name",
+					list, (unsigned long long)l.lineno);
+			goto fail;
+		}
+		if (c->n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			mpxkit_simt_command *g = realloc(c->cmd, ncap * sizeof *g);
+			if (g == NULL) {
+				free(cmd.path);
+				rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", list);
+				goto fail;
+			}
+			c->cmd = g;
+			cap = ncap;
+		}
+		c->cmd[c->n++] = cmd;
+	}
+	mpxkit_reader_close(l.r);
+	free(list);
+	free(dir);
+	*out = c;
+	return 0;
+fail:
+	mpxkit_reader_close(l.r);
+	free(list);
+	free(dir);
+	mpxkit_simt_commands_free(c);
+	return rc;
+}
+
+/* ---- kernel traces -------------------------------------------------------------------------- */
+
+enum state { S_BETWEEN, S_BLOCK_HEAD, S_IN_BLOCK, S_INSTS, S_DONE };
+
+struct mpxkit_simt_trace {
+	lines l;
+	mpxkit_simt_kernel k;
+	enum state state;
+	uint32_t block[3];
+	uint32_t warp;
+	uint32_t warp_lanes; /* mask of the lanes the current warp has */
+	uint64_t warps_seen; /* in the current block */
+	uint64_t left, announced;
+	uint64_t blocks;
+	/* interned opcodes */
+	char **op_names;
+	uint32_t n_ops, op_cap;
+	uint32_t *op_hash; /* open addressing: id + 1, 0 empty */
+	uint32_t hash_cap;
+	mpxkit_simt_inst inst;
+};
+
+/* "FILE:LINE: message" for the line just read. */
+#define TFAIL(t, diag, code, ...)                                                                  \
+	mpxkit_fail(diag, code, "%s:%llu: %s", (t)->l.name, (unsigned long long)(t)->l.lineno,     \
+		    mpxkit__simt_fmt(__VA_ARGS__))
+
+const char *mpxkit__simt_fmt(const char *fmt, ...)
+{
+	static __thread char buf[MPXKIT_DIAG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static uint32_t fnv1a(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/* The id of an opcode's text, added when new; -1 when out of memory or too many. */
+static int64_t intern(mpxkit_simt_trace *t, const char *s, size_t n)
+{
+	uint32_t h = fnv1a(s, n), i;
+
+	if (t->hash_cap == 0 || (t->n_ops + 1) * 2 > t->hash_cap) {
+		uint32_t ncap = t->hash_cap ? t->hash_cap * 2 : 256;
+		uint32_t *nh = calloc(ncap, sizeof *nh);
+		if (nh == NULL)
+			return -1;
+		for (uint32_t id = 0; id < t->n_ops; id++) {
+			const char *nm = t->op_names[id];
+			uint32_t j = fnv1a(nm, strlen(nm)) & (ncap - 1);
+			while (nh[j])
+				j = (j + 1) & (ncap - 1);
+			nh[j] = id + 1;
+		}
+		free(t->op_hash);
+		t->op_hash = nh;
+		t->hash_cap = ncap;
+	}
+	for (i = h & (t->hash_cap - 1); t->op_hash[i]; i = (i + 1) & (t->hash_cap - 1)) {
+		const char *nm = t->op_names[t->op_hash[i] - 1];
+		if (strncmp(nm, s, n) == 0 && nm[n] == '\0')
+			return t->op_hash[i] - 1;
+	}
+	if (t->n_ops == MAX_OPCODES)
+		return -2;
+	if (t->n_ops == t->op_cap) {
+		uint32_t ncap = t->op_cap ? t->op_cap * 2 : 64;
+		char **nn = realloc(t->op_names, ncap * sizeof *nn);
+		if (nn == NULL)
+			return -1;
+		t->op_names = nn;
+		t->op_cap = ncap;
+	}
+	if ((t->op_names[t->n_ops] = strndup(s, n)) == NULL)
+		return -1;
+	t->op_hash[i] = t->n_ops + 1;
+	return t->n_ops++;
+}
+
+const char *mpxkit_simt_trace_opcode(const mpxkit_simt_trace *t, uint32_t id)
+{
+	return t && id < t->n_ops ? t->op_names[id] : NULL;
+}
+
+uint32_t mpxkit_simt_trace_n_opcodes(const mpxkit_simt_trace *t)
+{
+	return t ? t->n_ops : 0;
+}
+
+const mpxkit_simt_kernel *mpxkit_simt_trace_kernel(const mpxkit_simt_trace *t)
+{
+	return &t->k;
+}
+
+const char *mpxkit_simt_trace_name(const mpxkit_simt_trace *t)
+{
+	return t->l.name;
+}
+
+uint64_t mpxkit_simt_trace_line(const mpxkit_simt_trace *t)
+{
+	return t->l.lineno;
+}
+
+void mpxkit_simt_trace_close(mpxkit_simt_trace *t)
+{
+	if (t == NULL)
+		return;
+	lines_close(&t->l);
+	for (uint32_t i = 0; i < t->n_ops; i++)
+		free(t->op_names[i]);
+	free(t->op_names);
+	free(t->op_hash);
+	free(t->k.name);
+	free(t);
+}
+
+/* ---- header --------------------------------------------------------------------------------- */
+
+enum hkey {
+	H_NAME,
+	H_ID,
+	H_GRID,
+	H_BLOCK,
+	H_SHMEM,
+	H_NREGS,
+	H_BINARY,
+	H_STREAM,
+	H_SHMEM_BASE,
+	H_LOCAL_BASE,
+	H_NVBIT,
+	H_TRACER,
+	H_LINEINFO,
+	H_COUNT
+};
+
+static const char *const hkeys[H_COUNT] = {
+    "kernel name",	   "kernel id",	     "grid dim",
+    "block dim",	   "shmem",	     "nregs",
+    "binary version",	   "cuda stream id", "shmem base_addr",
+    "local mem base_addr", "nvbit version",  "accelsim tracer version",
+    "enable lineinfo",
+};
+
+/* "(X,Y,Z)" with each in [1, max[i]]. */
+static int parse_dim(const char *p, const char *end, const uint64_t *max, uint32_t *out)
+{
+	uint64_t v;
+
+	if (p == end || *p++ != '(')
+		return -1;
+	for (int i = 0; i < 3; i++) {
+		const char *stop = p;
+		while (stop < end && *stop >= '0' && *stop <= '9')
+			stop++;
+		if (stop == p || stop == end || *stop != (i < 2 ? ',' : ')') ||
+		    get_dec(&p, stop, max[i], &v) < 0 || v < 1)
+			return -1;
+		out[i] = (uint32_t)v;
+		p = stop + 1;
+	}
+	return p == end ? 0 : -1;
+}
+
+static int header_value(mpxkit_simt_trace *t, int key, const char *v, const char *end,
+			mpxkit_diag *diag)
+{
+	static const uint64_t grid_max[3] = {2147483647u, 65535, 65535};
+	static const uint64_t block_max[3] = {MAX_BLOCK_THREADS, MAX_BLOCK_THREADS, 64};
+	mpxkit_simt_kernel *k = &t->k;
+	const char *p = v;
+	uint64_t u;
+
+	switch (key) {
+	case H_NAME:
+		if (end == v || end - v > MAX_NAME_LEN)
+			return TFAIL(t, diag, MPXKIT_EFORMAT, "kernel name: 1 to %d bytes expected",
+				     MAX_NAME_LEN);
+		if ((k->name = strndup(v, (size_t)(end - v))) == NULL)
+			return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
+		return 0;
+	case H_GRID:
+		if (parse_dim(v, end, grid_max, k->grid) < 0)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "grid dim: '(X,Y,Z)' with X below 2^31, Y and Z at most 65535 "
+				     "expected");
+		return 0;
+	case H_BLOCK:
+		if (parse_dim(v, end, block_max, k->block) < 0 ||
+		    (uint64_t)k->block[0] * k->block[1] * k->block[2] > MAX_BLOCK_THREADS)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "block dim: '(X,Y,Z)' with at most %d threads expected",
+				     MAX_BLOCK_THREADS);
+		return 0;
+	case H_SHMEM_BASE:
+	case H_LOCAL_BASE:
+		if (end - v < 3 || v[0] != '0' || v[1] != 'x' || get_hex(&p, end, 16, 1, &u) < 0 ||
+		    p != end)
+			return TFAIL(t, diag, MPXKIT_EFORMAT, "%s: a hex address '0x...' expected",
+				     hkeys[key]);
+		*(key == H_SHMEM_BASE ? &k->shmem_base : &k->local_base) = u;
+		return 0;
+	case H_NVBIT:
+		if (end - v > 63)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "nvbit version: at most 63 bytes expected");
+		return 0;
+	default:
+		break;
+	}
+	{
+		static const uint64_t max[H_COUNT] = {
+		    [H_ID] = 0xffffffffu, [H_SHMEM] = 0xffffffffu, [H_NREGS] = 256,
+		    [H_BINARY] = 999,	  [H_STREAM] = UINT64_MAX, [H_TRACER] = 99,
+		    [H_LINEINFO] = 1,
+		};
+		if (get_dec(&p, end, max[key], &u) < 0 || p != end)
+			return TFAIL(t, diag, MPXKIT_ERANGE,
+				     "%s: a whole number from 0 to %llu expected", hkeys[key],
+				     (unsigned long long)max[key]);
+	}
+	switch (key) {
+	case H_ID:
+		k->id = (uint32_t)u;
+		break;
+	case H_SHMEM:
+		k->shmem = (uint32_t)u;
+		break;
+	case H_NREGS:
+		k->nregs = (uint32_t)u;
+		break;
+	case H_BINARY:
+		if (u < 10)
+			return TFAIL(t, diag, MPXKIT_ERANGE, "binary version: 10 to 999 expected");
+		k->binary_version = (uint32_t)u;
+		break;
+	case H_STREAM:
+		k->stream = u;
+		break;
+	case H_TRACER:
+		if (u < 2 || u > 5)
+			return TFAIL(t, diag, MPXKIT_EVERSION,
+				     "accelsim tracer version %llu is not supported (2 to 5)",
+				     (unsigned long long)u);
+		k->tracer_version = (uint32_t)u;
+		break;
+	default:
+		k->lineinfo = (int)u;
+		break;
+	}
+	return 0;
+}
+
+static int header_line(mpxkit_simt_trace *t, const char *line, size_t n, unsigned *seen,
+		       mpxkit_diag *diag)
+{
+	const char *end = line + n, *eq = memchr(line, '=', n), *ke, *v;
+	size_t kn;
+
+	if (eq == NULL)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "header line is not '-key = value'");
+	ke = eq;
+	while (ke > line + 1 && is_blank(ke[-1]))
+		ke--;
+	kn = (size_t)(ke - (line + 1));
+	v = eq + 1;
+	if (v < end && *v == ' ')
+		v++;
+	while (end > v && is_blank(end[-1]))
+		end--;
+	for (int k = 0; k < H_COUNT; k++)
+		if (strlen(hkeys[k]) == kn && memcmp(hkeys[k], line + 1, kn) == 0) {
+			if (*seen & (1u << k))
+				return TFAIL(t, diag, MPXKIT_EFORMAT, "header key '%s' given twice",
+					     hkeys[k]);
+			*seen |= 1u << k;
+			return header_value(t, k, v, end, diag);
+		}
+	return 0; /* a newer tracer's key: skipped */
+}
+
+static int is_word(const char *line, size_t n, const char *w)
+{
+	size_t wn = strlen(w);
+	const char *p = line + wn;
+	if (n < wn || memcmp(line, w, wn) != 0)
+		return 0;
+	while (p < line + n && is_blank(*p))
+		p++;
+	return p == line + n;
+}
+
+static int read_header(mpxkit_simt_trace *t, mpxkit_diag *diag)
+{
+	unsigned seen = 0;
+	const char *line;
+	size_t n;
+	int rc;
+	mpxkit_simt_kernel *k = &t->k;
+
+	for (;;) {
+		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
+			return rc;
+		if (rc == 0)
+			return mpxkit_fail(diag, MPXKIT_EFORMAT,
+					   "%s: no '#BEGIN_TB': the trace holds no thread block",
+					   t->l.name);
+		if (n == 0)
+			continue;
+		if (line[0] == '-') {
+			if ((rc = header_line(t, line, n, &seen, diag)) < 0)
+				return rc;
+		} else if (line[0] == '#') {
+			if (is_word(line, n, "#BEGIN_TB"))
+				break;
+			if (is_word(line, n, "#END_TB"))
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "'#END_TB' before any '#BEGIN_TB'");
+		} else {
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "'-key = value' header line expected");
+		}
+	}
+	for (int key = 0; key < H_COUNT; key++)
+		if ((key == H_NAME || key == H_GRID || key == H_BLOCK) && !(seen & (1u << key)))
+			return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: header lacks '-%s'",
+					   t->l.name, hkeys[key]);
+	if (!(seen & (1u << H_TRACER)))
+		k->tracer_version = 2;
+	k->threads_per_block = k->block[0] * k->block[1] * k->block[2];
+	k->warps_per_block = (k->threads_per_block + 31) / 32;
+	k->n_blocks = (uint64_t)k->grid[0] * k->grid[1] * k->grid[2];
+	t->state = S_BLOCK_HEAD;
+	return 0;
+}
+
+static int trace_start(mpxkit_simt_trace *t, mpxkit_simt_trace **out, mpxkit_diag *diag)
+{
+	int rc = read_header(t, diag);
+
+	if (rc < 0) {
+		mpxkit_simt_trace_close(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int mpxkit_simt_trace_open(const char *path, mpxkit_simt_trace **out, mpxkit_diag *diag)
+{
+	mpxkit_simt_trace *t;
+	int rc;
+
+	if (path == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "kernel trace: missing argument");
+	t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+	if ((rc = lines_open(&t->l, path, "kernel trace", diag)) < 0) {
+		mpxkit_simt_trace_close(t);
+		return rc;
+	}
+	return trace_start(t, out, diag);
+}
+
+int mpxkit_simt_trace_open_buffer(const char *name, const char *buf, size_t len,
+				  mpxkit_simt_trace **out, mpxkit_diag *diag)
+{
+	mpxkit_simt_trace *t;
+
+	if (out == NULL || (buf == NULL && len > 0))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "kernel trace: missing argument");
+	t = calloc(1, sizeof *t);
+	if (t == NULL || (t->l.name = strdup(name ? name : "trace")) == NULL) {
+		free(t);
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "kernel trace: out of memory");
+	}
+	t->l.buf = buf;
+	t->l.len = len;
+	return trace_start(t, out, diag);
+}
+
+/* ---- blocks, warps, instructions ------------------------------------------------------------ */
+
+/* "WORD = REST" after optional blanks: REST, or NULL. */
+static const char *after_equals(const char *line, size_t n, const char *word)
+{
+	size_t wn = strlen(word);
+	const char *p = line + wn, *end = line + n;
+
+	if (n <= wn || memcmp(line, word, wn) != 0 || !is_blank(*p))
+		return NULL;
+	p = skip_blanks(p, end);
+	if (p == end || *p != '=')
+		return NULL;
+	return skip_blanks(p + 1, end);
+}
+
+static int parse_block_line(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+{
+	const char *end = line + n, *p = after_equals(line, n, "thread block");
+	uint64_t v;
+
+	while (end > line && is_blank(end[-1]))
+		end--;
+	if (p == NULL)
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "'thread block = X,Y,Z' expected after '#BEGIN_TB'");
+	for (int i = 0; i < 3; i++) {
+		const char *stop = p;
+		while (stop < end && *stop >= '0' && *stop <= '9')
+			stop++;
+		if (stop == p || (i < 2 ? (stop == end || *stop != ',') : stop != end) ||
+		    get_dec(&p, stop, 0xffffffffu, &v) < 0)
+			return TFAIL(t, diag, MPXKIT_EFORMAT, "'thread block = X,Y,Z' expected");
+		if (v >= t->k.grid[i])
+			return TFAIL(t, diag, MPXKIT_ERANGE,
+				     "thread block %c = %llu is outside the grid (%u)", "xyz"[i],
+				     (unsigned long long)v, t -> k.grid[i]);
+		t->block[i] = (uint32_t)v;
+		p = stop + 1;
+	}
+	t->warps_seen = 0;
+	t->blocks++;
+	return 0;
+}
+
+static int parse_warp_lines(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+{
+	const char *end = line + n, *p = after_equals(line, n, "warp");
+	uint64_t v;
+	uint32_t have;
+	int rc;
+
+	if (p == NULL || get_dec(&p, end, 0xffffffffu, &v) < 0 || skip_blanks(p, end) != end)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "'warp = N' or '#END_TB' expected");
+	if (v >= t->k.warps_per_block)
+		return TFAIL(t, diag, MPXKIT_ERANGE, "warp %llu: the block has %u warps",
+			     (unsigned long long)v, t->k.warps_per_block);
+	if (t->warps_seen & (1ull << v))
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "warp %llu appears twice in this block",
+			     (unsigned long long)v);
+	t->warps_seen |= 1ull << v;
+	t->warp = (uint32_t)v;
+	have = t->k.threads_per_block - 32 * t->warp;
+	t->warp_lanes = have >= 32 ? 0xffffffffu : (1u << have) - 1;
+	do {
+		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
+			return rc;
+		if (rc == 0)
+			return mpxkit_fail(diag, MPXKIT_ETRUNC, "%s: ends after 'warp = %u'",
+					   t->l.name, t->warp);
+	} while (n == 0);
+	end = line + n;
+	p = after_equals(line, n, "insts");
+	if (p == NULL || get_dec(&p, end, (uint64_t)1 << 40, &v) < 0 || skip_blanks(p, end) != end)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "'insts = K' expected after 'warp = %u'",
+			     t->warp);
+	t->left = t->announced = v;
+	return 0;
+}
+
+/* Do base + i * step, i < lanes, and their widths all lie below 2^64? */
+static int stride_fits(uint64_t base, int64_t step, uint32_t lanes, uint64_t width)
+{
+	uint64_t span = (uint64_t)(step < 0 ? -step : step) * (lanes - 1);
+
+	if (step < 0)
+		return base >= span && base <= UINT64_MAX - (width - 1);
+	return base <= UINT64_MAX - (width - 1) - span;
+}
+
+/* Lane addresses of the set bits, from mode 0, 1 or 2. */
+static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *end,
+			   mpxkit_diag *diag)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	uint32_t m = in->mask;
+	uint64_t mode, a, width = in->mem_width;
+	int64_t step;
+
+	if (get_dec(pp, end, 2, &mode) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "address mode: 0, 1 or 2 expected");
+	in->addr_mode = (int8_t)mode;
+	if (mode == 0) {
+		for (; m; m &= m - 1) {
+			int lane = __builtin_ctz(m);
+			if (get_hex(pp, end, 16, 1, &a) < 0)
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "address of lane %d: a hex address expected (mode 0 lists one "
+				    "per active lane)",
+				    lane);
+			if (a > UINT64_MAX - (width - 1))
+				return TFAIL(t, diag, MPXKIT_ERANGE,
+					     "address of lane %d wraps past 2^64", lane);
+			in->addr[lane] = a;
+		}
+		return 0;
+	}
+	if (get_hex(pp, end, 16, 1, &a) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "base address: hex expected");
+	if (mode == 1) {
+		if (get_sdec(pp, end, 32, &step) < 0)
+			return TFAIL(t, diag, MPXKIT_ERANGE,
+				     "stride: a decimal in -2^31..2^31-1 expected");
+		if (m != 0) {
+			uint32_t shifted = m >> __builtin_ctz(m);
+			if ((shifted & (shifted + 1)) != 0)
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "address mode 1 with a non-contiguous mask %08x",
+					     in->mask);
+			/* the ends bound every lane: check them once, then fill without checks */
+			if (stride_fits(a, step, mpxkit__simt_popcount(m), width)) {
+				uint32_t lane = (uint32_t)__builtin_ctz(m),
+					 last = lane + mpxkit__simt_popcount(m);
+				for (; lane < last; lane++, a += (uint64_t)step)
+					in->addr[lane] = a;
+				return 0;
+			}
+		}
+	}
+	for (int k = 0; m; m &= m - 1, k++) {
+		int lane = __builtin_ctz(m);
+		if (k > 0) {
+			if (mode == 2 && get_sdec(pp, end, 64, &step) < 0)
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "delta of lane %d: a decimal expected (mode 2 gives one per "
+				    "further active lane)",
+				    lane);
+			if (step < 0 ? a < (uint64_t)0 - (uint64_t)step
+				     : a > UINT64_MAX - (uint64_t)step)
+				return TFAIL(t, diag, MPXKIT_ERANGE,
+					     "address of lane %d wraps past 2^64", lane);
+			a += (uint64_t)step;
+		}
+		if (a > UINT64_MAX - (width - 1))
+			return TFAIL(t, diag, MPXKIT_ERANGE, "address of lane %d wraps past 2^64",
+				     lane);
+		in->addr[lane] = a;
+	}
+	return 0;
+}
+
+static int parse_regs(mpxkit_simt_trace *t, const char **pp, const char *end, uint8_t *n,
+		      uint8_t *regs, const char *what, mpxkit_diag *diag)
+{
+	uint64_t v;
+
+	if (get_dec(pp, end, MPXKIT_SIMT_MAX_REGS, &v) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "%s register count: 0 to %d expected", what,
+			     MPXKIT_SIMT_MAX_REGS);
+	*n = (uint8_t)v;
+	for (unsigned i = 0; i < v; i++)
+		if (get_reg(pp, end, &regs[i]) < 0)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "%s register %u of %llu: R0 to R255 expected", what, i + 1,
+				     (unsigned long long)v);
+	return 0;
+}
+
+static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	const char *p = line, *end = line + n, *op;
+	uint64_t v;
+	int64_t imm;
+	int64_t id;
+	int rc;
+
+	if (t->k.tracer_version < 3) {
+		uint64_t pre[4];
+		for (int i = 0; i < 4; i++)
+			if (get_dec(&p, end, 0xffffffffu, &pre[i]) < 0)
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
+				    "version %u)",
+				    t->k.tracer_version);
+		if (pre[0] != t->block[0] || pre[1] != t->block[1] || pre[2] != t->block[2] ||
+		    pre[3] != t->warp)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "instruction of block %llu,%llu,%llu warp %llu inside block "
+				     "%u,%u,%u warp %u",
+				     (unsigned long long)pre[0], (unsigned long long)pre[1],
+				     (unsigned long long)pre[2], (unsigned long long)pre[3],
+				     t->block[0], t->block[1], t->block[2], t->warp);
+	}
+	in->source_line = 0;
+	if (t->k.lineinfo) {
+		if (get_dec(&p, end, 0xffffffffu, &v) < 0)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "source line number expected (lineinfo is on)");
+		in->source_line = (uint32_t)v;
+	}
+	if (get_hex(&p, end, 16, 0, &in->pc) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "PC: 1 to 16 hex digits expected");
+	if (get_hex(&p, end, 8, 0, &v) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "mask: 1 to 8 hex digits expected");
+	in->mask = (uint32_t)v;
+	if (in->mask & ~t->warp_lanes)
+		return TFAIL(t, diag, MPXKIT_ERANGE,
+			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
+			     in->mask, t->k.threads_per_block, t->warp);
+	if ((rc = parse_regs(t, &p, end, &in->n_dst, in->dst, "destination", diag)) < 0)
+		return rc;
+	p = skip_blanks(p, end);
+	op = p;
+	while (p < end && !is_blank(*p))
+		p++;
+	if (p == op || p - op > MAX_OPCODE_LEN ||
+	    !((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
+			     MAX_OPCODE_LEN);
+	for (const char *q = op; q < p; q++)
+		if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
+		      (*q >= '0' && *q <= '9') || *q == '_' || *q == '.'))
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "opcode: only letters, digits, '_' and '.'");
+	id = intern(t, op, (size_t)(p - op));
+	if (id == -2)
+		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
+	if (id < 0)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
+	in->opcode = (uint32_t)id;
+	if ((rc = parse_regs(t, &p, end, &in->n_src, in->src, "source", diag)) < 0)
+		return rc;
+	if (get_dec(&p, end, 32, &v) < 0 ||
+	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
+	in->mem_width = (uint8_t)v;
+	in->addr_mode = -1;
+	if (v != 0 && (rc = parse_addresses(t, &p, end, diag)) < 0)
+		return rc;
+	in->has_imm = 0;
+	in->imm = 0;
+	if (t->k.tracer_version >= 5) {
+		if (get_sdec(&p, end, 32, &imm) < 0)
+			return TFAIL(
+			    t, diag, MPXKIT_EFORMAT,
+			    "immediate: a decimal 32-bit value expected (tracer version 5)");
+		in->has_imm = 1;
+		in->imm = (int32_t)imm;
+	}
+	if (skip_blanks(p, end) != end)
+		return TFAIL(
+		    t, diag, MPXKIT_EFORMAT,
+		    "unexpected field '%.*s' at the end of the instruction",
+		    (int)((end - skip_blanks(p, end)) > 32 ? 32 : (end - skip_blanks(p, end))),
+		    skip_blanks(p, end));
+	return 0;
+}
+
+int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_diag *diag)
+{
+	const char *line;
+	size_t n;
+	int rc;
+
+	if (t == NULL || step == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "kernel trace: missing argument");
+	for (;;) {
+		if (t->state == S_DONE)
+			return MPXKIT_SIMT_END;
+		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
+			return rc;
+		if (rc == 0) {
+			if (t->state == S_BETWEEN) {
+				t->state = S_DONE;
+				return MPXKIT_SIMT_END;
+			}
+			if (t->state == S_INSTS)
+				return mpxkit_fail(
+				    diag, MPXKIT_ETRUNC,
+				    "%s: ends inside warp %u: %llu of %llu instructions", t->l.name,
+				    t->warp, (unsigned long long)(t->announced - t->left),
+				    (unsigned long long)t->announced);
+			return mpxkit_fail(diag, MPXKIT_ETRUNC,
+					   "%s: ends inside a thread block (no '#END_TB')",
+					   t->l.name);
+		}
+		while (n > 0 && is_blank(line[n - 1]))
+			n--;
+		if (n == 0)
+			continue;
+		switch (t->state) {
+		case S_BETWEEN:
+			if (!is_word(line, n, "#BEGIN_TB"))
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "'#BEGIN_TB' or the end of the file expected");
+			t->state = S_BLOCK_HEAD;
+			continue;
+		case S_BLOCK_HEAD:
+			if ((rc = parse_block_line(t, line, n, diag)) < 0)
+				return rc;
+			memcpy(step->block, t->block, sizeof t->block);
+			t->state = S_IN_BLOCK;
+			return MPXKIT_SIMT_BLOCK;
+		case S_IN_BLOCK:
+			if (is_word(line, n, "#END_TB")) {
+				t->state = S_BETWEEN;
+				return MPXKIT_SIMT_BLOCK_END;
+			}
+			if ((rc = parse_warp_lines(t, line, n, diag)) < 0)
+				return rc;
+			step->warp = t->warp;
+			step->insts = t->announced;
+			if (t->left > 0)
+				t->state = S_INSTS;
+			return MPXKIT_SIMT_WARP;
+		case S_INSTS:
+			if (line[0] == '#' || line[0] == 'w' || line[0] == 't')
+				return TFAIL(t, diag, MPXKIT_EFORMAT,
+					     "warp %u announced %llu instructions, %llu found",
+					     t->warp, (unsigned long long)t->announced,
+					     (unsigned long long)(t->announced - t->left));
+			if ((rc = parse_inst(t, line, n, diag)) < 0)
+				return rc;
+			if (--t->left == 0)
+				t->state = S_IN_BLOCK;
+			step->inst = &t->inst;
+			return MPXKIT_SIMT_INST;
+		default:
+			return MPXKIT_SIMT_END;
+		}
+	}
+}
