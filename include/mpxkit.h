@@ -9,6 +9,7 @@
 #include "mpxkit/trace.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/metric.h"
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"

@@ -147,6 +147,16 @@ int mpxkit_source_reset(mpxkit_source *s, int slot);
 int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap);
 
 /*
+ * 1 when the slots can count together, 0 when not: what a schedule asks
+ * before it puts events in one slice (mpxkit/schedule.h).  A replay and the
+ * kernel's software events count any set.  For hardware events the perf
+ * kind says yes too today: the kernel multiplexes a set the PMU cannot hold
+ * (time_running < time_enabled, which the engine's per-event scaling
+ * absorbs); libpfm4's constraints would plug in here.
+ */
+int mpxkit_source_countable(const mpxkit_source *s, const size_t *slots, size_t n);
+
+/*
  * Virtual-clock sources (replay) only.  mpxkit_source_step moves the clock on
  * by one step: 1 when it did, 0 when the trace has no step left.
  * mpxkit_source_rewind puts the clock back at the first step (counts are
