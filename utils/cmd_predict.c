@@ -174,8 +174,9 @@ static int model_option(opts *o, int c, const char *arg)
 	}
 
 #define MODEL_HELP                                                                                 \
-	"      --met FORM          eq. (1): none, linear, mlp, cpi, auto (default: auto, chosen\n" \
-	"                          by cross-validation over the training workloads)\n"             \
+	"      --met FORM          eq. (1): none, linear, mlp, cpi, auto (default:\n"              \
+	"                          chosen by cross-validation over the training\n"                 \
+	"                          workloads)\n"                                                   \
 	"      --power FORM        eq. (7): per-freq, per-freq-v (default), voltage\n"             \
 	"      --power-events LIST power regressors: roles (cycles, misses, ...), event\n"         \
 	"                          names, 'all' or 'auto' (default: forward selection)\n"          \
@@ -183,8 +184,8 @@ static int model_option(opts *o, int c, const char *arg)
 	"      --xcore FORM        eq. (2): ratio, cpi, cpi-mpki, auto (default)\n"                \
 	"      --unweighted        ordinary least squares instead of relative error\n"             \
 	"      --robust            power fits minimise the absolute relative error (IRLS)\n"       \
-	"      --no-anchor         eval: power elsewhere from the counters alone, not scaled\n"    \
-	"                          by the power measured where the workload ran\n"
+	"      --no-anchor         eval: power elsewhere from the counters alone, not\n"           \
+	"                          scaled by the power measured where the workload ran\n"
 
 static void free_opts(opts *o)
 {
