@@ -179,12 +179,14 @@ static void test_round_trip_vectors(void)
 		snprintf(name, sizeof name, "dump%zu", g + 1);
 		fill_region(&regs[g], name, 1 + g % MAXU, 1, 5, 10000 * g);
 	}
-	for (int codec = 0; codec <= 2; codec++)
+	for (int codec = 0; codec <= 3; codec++)
 		for (int grouping = 0; grouping <= 3; grouping++) {
 			mpxkit_pcz_options_init(&o);
 			o.codec = (mpxkit_pcz_codec)codec;
 			o.grouping = (mpxkit_pcz_grouping)grouping;
-			round_trip(regs, 40, 5, &o);
+			/* The model codec (version 2) has no groups. */
+			if (o.codec != MPXKIT_PCZ_MODEL || o.grouping == MPXKIT_PCZ_GROUP_NONE)
+				round_trip(regs, 40, 5, &o);
 		}
 	round_trip(regs, 40, 5, NULL);
 }
@@ -313,7 +315,12 @@ static void test_fast_predictors_by_hand(void)
 	size_t n, off = PCZ_HEADER_SIZE;
 	uint64_t t = 0;
 
-	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, NULL, 3, ev, &w, &d), 0);
+	mpxkit_pcz_options o;
+
+	/* The fast coder is version 1's: zstd at a fast level, no groups. */
+	mpxkit_pcz_options_init(&o);
+	o.codec = MPXKIT_PCZ_ZSTD;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open(path, &o, 3, ev, &w, &d), 0);
 	for (uint64_t g = 0; g < 40; g++) {
 		uint64_t dur = 100000 + 7919 * g, times[2] = { t, t + dur };
 		uint64_t values[3] = { dur, 5000 + 1000 * g, g % 2 ? 7 : 300000 };
@@ -365,6 +372,8 @@ static void test_round_trip_zero_and_max(void)
 	regs[2].units[1].values[0] = UINT64_MAX;
 	regs[2].units[2].values[1] = 0;
 	mpxkit_pcz_options_init(&o);
+	round_trip(regs, 3, 4, &o);
+	o.codec = MPXKIT_PCZ_ZSTD;
 	round_trip(regs, 3, 4, &o);
 	o.grouping = MPXKIT_PCZ_GROUP_BALANCE;
 	o.threshold_ppm = 0;
@@ -487,7 +496,7 @@ static size_t sample(mpxkit_pcz_codec codec, uint8_t **buf)
 
 static void test_every_bit_flip_detected(void)
 {
-	for (int codec = 0; codec <= 2; codec++) {
+	for (int codec = 0; codec <= 3; codec++) {
 		uint8_t *b;
 		size_t n = sample((mpxkit_pcz_codec)codec, &b), undetected = 0;
 		mpxkit_diag d = { 0 };
@@ -506,17 +515,20 @@ static void test_every_bit_flip_detected(void)
 
 static void test_every_truncation_detected(void)
 {
-	uint8_t *b;
-	size_t n = sample(MPXKIT_PCZ_ZSTD, &b), undetected = 0;
-	mpxkit_diag d = { 0 };
+	static const mpxkit_pcz_codec codecs[] = { MPXKIT_PCZ_ZSTD, MPXKIT_PCZ_MODEL };
 
-	for (size_t len = 0; len < n; len++)
-		if (decode_all(b, len, &d) >= 0)
-			undetected++;
-	CU_ASSERT_EQUAL(undetected, 0);
-	CU_ASSERT_EQUAL(decode_all(b, n - 1, &d), -MPXKIT_ETRUNC);
-	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "t.pcz: offset"));
-	free(b);
+	for (size_t c = 0; c < 2; c++) {
+		uint8_t *b;
+		size_t n = sample(codecs[c], &b), undetected = 0;
+		mpxkit_diag d = { 0 };
+		for (size_t len = 0; len < n; len++)
+			if (decode_all(b, len, &d) >= 0)
+				undetected++;
+		CU_ASSERT_EQUAL(undetected, 0);
+		CU_ASSERT_EQUAL(decode_all(b, n - 1, &d), -MPXKIT_ETRUNC);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "t.pcz: offset"));
+		free(b);
+	}
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -526,6 +538,187 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 /* Reserved bits and versions are checked on their own, not only through the CRC. */
+
+/* ---- Version 2 ---------------------------------------------------------------------------- */
+
+/* A version-2 section frame at *off: its type, payload and size; *off moves past it. */
+static int v2_section(const uint8_t *b, size_t n, size_t *off, const uint8_t **payload,
+		      size_t *len)
+{
+	pcz_cur c = { b + *off + 2, b + n, b, 0 };
+	uint64_t stored, raw;
+	int type = b[*off];
+
+	if (pcz_get_varint(&c, &stored) != 0 || pcz_get_varint(&c, &raw) != 0)
+		return -1;
+	*payload = c.p;
+	*len = (size_t)stored;
+	*off = (size_t)(c.p - b) + (size_t)stored + 4;
+	return type;
+}
+
+/* The REGIONS payload of a one-section version-2 file in memory. */
+static const uint8_t *v2_regions(const uint8_t *b, size_t n, size_t *len)
+{
+	size_t off = PCZ_HEADER_SIZE;
+	const uint8_t *p = NULL;
+
+	while (off < n) {
+		int type = v2_section(b, n, &off, &p, len);
+		if (type == PCZ_REGIONS || type < 0)
+			return type < 0 ? NULL : p;
+	}
+	return NULL;
+}
+
+/*
+ * The version-2 predictor bytes by hand, one unit over 40 regions with
+ * durations d that change each time: A = d (DURATION, 2, ties RATIO and
+ * MATCH and wins as the lower byte), B = 3 d (RATIO, 3: 3 d_h scaled by
+ * d / d_h is exact, and MATCH ties it from above), C = 7 always (HISTORY, 0),
+ * D = 1000 + region number (HISTORY misses by 1, RATIO by far more).  The
+ * durations, 100000 + 7919 g, are best from HISTORY (off by 7919).
+ */
+static void test_model_predictors_by_hand(void)
+{
+	static const char *const ev[] = { "A", "B", "C", "D" };
+	mpxkit_pcz_writer *w;
+	mpxkit_diag d = { 0 };
+	void *mem;
+	size_t n, len;
+	const uint8_t *p;
+	uint64_t t = 0;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 4, ev, &w, &d), 0);
+	for (uint64_t g = 0; g < 40; g++) {
+		uint64_t dur = 100000 + 7919 * g, times[2] = { t, t + dur };
+		uint64_t values[4] = { dur, 3 * dur, 7, 1000 + g };
+		const mpxkit_pcz_unit u = { "t0", 1, times, values, -1, -1 };
+		char name[16];
+		snprintf(name, sizeof name, "dump%u", (unsigned)g + 1);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, name, 1, &u, &d), 0);
+		t += dur;
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &n, &d), 0);
+	CU_ASSERT_EQUAL(decode_all(mem, n, &d), 0);
+	CU_ASSERT_EQUAL(((uint8_t *)mem)[4], 2);           /* version 2 */
+	CU_ASSERT_EQUAL(((uint8_t *)mem)[PCZ_HEADER_SIZE], PCZ_EVENTS); /* no META */
+	p = v2_regions(mem, n, &len);
+	CU_ASSERT_FATAL(p != NULL && len > 6);
+	CU_ASSERT_EQUAL(p[0], 40);                  /* regions */
+	CU_ASSERT_EQUAL(p[1], PCZ_V2_HISTORY);      /* duration */
+	CU_ASSERT_EQUAL(p[2], PCZ_V2_DURATION);     /* A */
+	CU_ASSERT_EQUAL(p[3], PCZ_V2_RATIO);        /* B */
+	CU_ASSERT_EQUAL(p[4], PCZ_V2_HISTORY);      /* C */
+	CU_ASSERT_EQUAL(p[5], PCZ_V2_HISTORY);      /* D */
+	free(mem);
+}
+
+/* More events than column models (PCZ_MODEL_COLUMNS): the last model is shared, exactly. */
+static void test_model_many_events(void)
+{
+	enum { E = 70, U = 3, G = 25 };
+	static char names[E][8];
+	const char *ev[E];
+	static uint64_t times[G][U][2], values[G][U][E];
+	mpxkit_pcz_writer *w;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag d = { 0 };
+	void *mem;
+	size_t n, g = 0;
+	int rc;
+
+	for (size_t e = 0; e < E; e++) {
+		snprintf(names[e], sizeof names[e], "ev%zu", e);
+		ev[e] = names[e];
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, E, ev, &w, &d), 0);
+	for (size_t k = 0; k < G; k++) {
+		mpxkit_pcz_unit u[U];
+		for (size_t x = 0; x < U; x++) {
+			times[k][x][0] = 1000 * k;
+			times[k][x][1] = 1000 * k + 900 + rnd() % 90;
+			for (size_t e = 0; e < E; e++)
+				values[k][x][e] = e % 3 ? rnd() : (e * 1000 + rnd() % 7);
+			u[x] = (mpxkit_pcz_unit){ x == 0 ? "a" : x == 1 ? "b" : "c", 1, times[k][x],
+						  values[k][x], -1, -1 };
+		}
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, "r", U, u, &d), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(mem, n, "many", &r, &d), 0);
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, &d)) == 1) {
+		CU_ASSERT_EQUAL_FATAL(reg->n_units, U);
+		for (size_t x = 0; x < U; x++) {
+			CU_ASSERT(memcmp(reg->units[x].times, times[g][x], sizeof times[g][x]) == 0);
+			CU_ASSERT(memcmp(reg->units[x].values, values[g][x], sizeof values[g][x]) == 0);
+		}
+		g++;
+	}
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_EQUAL(g, G);
+	mpxkit_pcz_reader_free(r);
+	free(mem);
+}
+
+/* The model codec takes no level and no groups; the version-1 codecs keep both. */
+static void test_model_options_checked(void)
+{
+	mpxkit_pcz_options o;
+	mpxkit_pcz_writer *w = NULL;
+	mpxkit_diag d = { 0 };
+
+	mpxkit_pcz_options_init(&o);
+	CU_ASSERT_EQUAL(o.codec, MPXKIT_PCZ_MODEL);
+	o.level = 3;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, events8, &w, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "no level"));
+	o.level = 0;
+	o.grouping = MPXKIT_PCZ_GROUP_AUTO;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, events8, &w, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "grouping"));
+	o.codec = MPXKIT_PCZ_ZSTD;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, events8, &w, &d), 0);
+	mpxkit_pcz_writer_abort(w);
+}
+
+/*
+ * The bits `mpxkit info` gives each column and the structure add up to the
+ * REGIONS streams exactly: every byte the range decoder reads after its first
+ * five, and every raw bit (the last byte's padding aside).
+ */
+static void test_model_coded_bits_add_up(void)
+{
+	uint8_t *b;
+	size_t n = sample(MPXKIT_PCZ_MODEL, &b), len, W = 2 + 3;
+	const uint8_t *p = v2_regions(b, n, &len);
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag d = { 0 };
+	uint64_t sum = 0, bits, rc_size, raw_bytes;
+	pcz_cur c;
+
+	CU_ASSERT_FATAL(p != NULL);
+	c = (pcz_cur){ p, p + len, p, 0 };
+	CU_ASSERT_EQUAL_FATAL(pcz_get_varint(&c, &rc_size), 0); /* regions */
+	c.p += W - 1;                                          /* predictors */
+	CU_ASSERT_EQUAL_FATAL(pcz_get_varint(&c, &rc_size), 0);
+	raw_bytes = (uint64_t)(c.end - c.p) - rc_size;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(b, n, "bits", &r, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, W, &bits), -MPXKIT_ERANGE);
+	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1)
+		;
+	for (size_t col = 0; col <= W; col++) {
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, col < W ? col : SIZE_MAX, &bits), 0);
+		sum += bits;
+	}
+	CU_ASSERT(sum > 8 * (rc_size - 5) + 8 * raw_bytes - 8);
+	CU_ASSERT(sum <= 8 * (rc_size - 5) + 8 * raw_bytes);
+	mpxkit_pcz_reader_free(r);
+	free(b);
+}
+
 static void test_reserved_bits_checked(void)
 {
 	uint8_t *b;
@@ -537,7 +730,7 @@ static void test_reserved_bits_checked(void)
 	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EFORMAT);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "reserved"));
 	b[6] = 0;
-	b[4] = 2; /* a version from the future */
+	b[4] = 3; /* a version from the future */
 	put32(b + 8, pcz_crc32(b, 8));
 	CU_ASSERT_EQUAL(decode_all(b, n, &d), -MPXKIT_EVERSION);
 	b[4] = 1;
@@ -1003,6 +1196,10 @@ static const cutest_case round_trip_cases[] = {
 	{ "all zero and 2^64-1 values", test_round_trip_zero_and_max },
 	{ "many regions, many sections", test_round_trip_many_regions },
 	{ "metadata and topology", test_meta_and_topology },
+	{ "version 2 predictors by hand", test_model_predictors_by_hand },
+	{ "version 2 with more events than column models", test_model_many_events },
+	{ "version 2 options checked", test_model_options_checked },
+	{ "version 2 coded bits add up", test_model_coded_bits_add_up },
 	{ NULL, NULL },
 };
 

@@ -66,7 +66,7 @@ fi
 # Round trips of every golden CSV and every recorded data set, each codec: byte for byte.
 for csv in "$golden"/*.csv "$top_srcdir"/data/threads/*.csv; do
 	name=$(basename "$csv" .csv)
-	for codec in zstd zlib stored; do
+	for codec in model zstd zlib stored; do
 		run pack -c "$codec" "$csv" -o "$tmp/$name.pcz"
 		[ "$status" -eq 0 ] || { not_ok "pack $name ($codec): $(cat "$tmp/err")"; continue; }
 		run unpack "$tmp/$name.pcz" -o "$tmp/$name.csv"
@@ -84,6 +84,33 @@ for csv in "$golden"/*.csv "$top_srcdir"/data/threads/*.csv; do
 		not_ok "unpack $name to stdout"
 	fi
 done
+
+# The development set of issue 16 (data/threads-dev, gzip-compressed CSV), at the defaults.
+for gz in "$top_srcdir"/data/threads-dev/*/*.csv.gz; do
+	name=$(basename "$gz" .csv.gz)
+	gzip -dc "$gz" >"$tmp/dev.csv" || { not_ok "gunzip $name"; continue; }
+	run pack "$tmp/dev.csv" -o "$tmp/dev.pcz"
+	st=$status
+	run unpack "$tmp/dev.pcz"
+	[ "$st" -eq 0 ] && [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$tmp/dev.csv" &&
+		ok "round trip threads-dev $name" || not_ok "round trip threads-dev $name"
+done
+
+# Version-1 options without -c select zstd; the model codec refuses them.
+expect_fail "pack: model codec with a level" 1 "the model codec has no level" \
+	pack -c model -l 3 "$golden/two-threads.csv" -o "$tmp/m.pcz"
+expect_fail "pack: model codec with groups" 1 "grouping needs a version-1 codec" \
+	pack -c model -g auto "$golden/two-threads.csv" -o "$tmp/m.pcz"
+grep -v '^#' "$golden/two-threads.csv" >"$tmp/nometa.csv"
+run pack "$tmp/nometa.csv" -o "$tmp/v2.pcz"
+run info "$tmp/v2.pcz"
+if grep -q '^format: *pcz version 2, codecs: stored model' "$tmp/out" &&
+	grep -q '^  REGIONS' "$tmp/out" && grep -q '^    (durations)' "$tmp/out" &&
+	! grep -q '^  META' "$tmp/out"; then
+	ok "info of a version-2 file: sections and columns"
+else
+	not_ok "info of a version-2 file: $(cat "$tmp/out")"
+fi
 
 # The default output name, grouping options, and input from stdin.
 cp "$golden/two-threads.csv" "$tmp/default.csv"

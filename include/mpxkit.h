@@ -9,6 +9,7 @@
 #include "mpxkit/trace.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/metric.h"
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"
@@ -16,6 +17,8 @@
 #include "mpxkit/job.h"
 #include "mpxkit/source.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/predict.h"
 #include "mpxkit/simt.h"
+#include "mpxkit/spacetime.h"
 
 #endif

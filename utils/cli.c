@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mpxkit/record.h"
 
 __attribute__((format(printf, 2, 0))) static void vreport(const char *cmd, const char *fmt,
 							  va_list ap)
@@ -40,6 +41,16 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag)
 {
 	return cli_error(cmd, "%s", mpxkit_diag_message(diag, code));
+}
+
+int cli_parse_cache_geometry(const char *cmd, const char *text, const char *name,
+			     struct mpxkit_cache_geometry *g)
+{
+	mpxkit_diag diag = {0};
+
+	if (mpxkit_cache_geometry_parse(text, name, g, &diag) < 0)
+		return cli_usage_error(cmd, "--%s: %s", name, diag.msg);
+	return CLI_OK;
 }
 
 int cli_parse_long(const char *text, long min, long max, long *out)

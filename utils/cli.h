@@ -28,6 +28,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Reports a library failure with its diag line; returns CLI_FAIL. */
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag);
 
+struct mpxkit_cache_geometry;
+
+/* A simulated cache's "SIZE,ASSOC,LINE" of option --NAME (record, profile); a usage error
+ * otherwise. */
+int cli_parse_cache_geometry(const char *cmd, const char *text, const char *name,
+			     struct mpxkit_cache_geometry *g);
+
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *text, long min, long max, long *out);
 

@@ -24,10 +24,14 @@ static void pack_usage(FILE *out)
 		"EV1,...\nand one row per unit per region ('-' reads standard input).\n\n"
 		"Options:\n"
 		"  -o, --output=FILE      output file (default: IN with .pcz for .csv)\n"
-		"  -c, --codec=NAME       byte-stream stage: zstd (default), zlib, stored\n"
-		"  -l, --level=N          codec level (zstd -7..22, default 1; zlib 1..9, default 6)\n"
+		"  -c, --codec=NAME       model (default: format version 2, an adaptive model of\n"
+		"                         the counters), or a byte-stream stage for format\n"
+		"                         version 1: zstd, zlib, stored\n"
+		"  -l, --level=N          version 1 codec level (zstd -7..22, default 1; zlib 1..9,\n"
+		"                         default 6); without -c it selects zstd\n"
 		"  -t, --threshold=X      balance-degree threshold in [0, 1] (default 0.9)\n"
-		"  -g, --grouping=MODE    none (default), auto, balance, cluster\n"
+		"  -g, --grouping=MODE    none (default), or for version 1: auto, balance, cluster\n"
+		"                         (without -c, these select zstd)\n"
 		"      --chunk-size=BYTES input per REGIONS section, 8 bytes a value and timestamp\n"
 		"                         (default 1048576)\n"
 		"      --topology[=XML]   store this machine's hwloc topology, or that XML file\n"
@@ -36,7 +40,9 @@ static void pack_usage(FILE *out)
 
 static int parse_codec(const char *t, mpxkit_pcz_codec *c)
 {
-	if (strcmp(t, "zstd") == 0)
+	if (strcmp(t, "model") == 0)
+		*c = MPXKIT_PCZ_MODEL;
+	else if (strcmp(t, "zstd") == 0)
 		*c = MPXKIT_PCZ_ZSTD;
 	else if (strcmp(t, "zlib") == 0)
 		*c = MPXKIT_PCZ_ZLIB;
@@ -126,7 +132,7 @@ int cmd_pack(int argc, char **argv)
 	};
 	const char *cmd = argv[0], *output = NULL, *topology_file = NULL;
 	char *out_alloc = NULL, *xml = NULL;
-	int want_topology = 0, level_set = 0, c, rc;
+	int want_topology = 0, level_set = 0, codec_set = 0, c, rc;
 	mpxkit_pcz_options opt;
 	mpxkit_diag diag = { 0 };
 	long v;
@@ -142,6 +148,7 @@ int cmd_pack(int argc, char **argv)
 		case 'c':
 			if (parse_codec(optarg, &opt.codec) != 0)
 				return cli_usage_error(cmd, "unknown codec '%s'", optarg);
+			codec_set = 1;
 			break;
 		case 'l':
 			if (cli_parse_long(optarg, -7, 22, &v) != 0)
@@ -176,6 +183,13 @@ int cmd_pack(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return cli_usage_error(cmd, "need exactly one input file");
+	/* A level or groups belong to the version-1 codecs: without -c they mean zstd. */
+	if (!codec_set && (level_set || opt.grouping != MPXKIT_PCZ_GROUP_NONE))
+		opt.codec = MPXKIT_PCZ_ZSTD;
+	if (opt.codec == MPXKIT_PCZ_MODEL && level_set)
+		return cli_usage_error(cmd, "the model codec has no level (-l is for zstd and zlib)");
+	if (opt.codec == MPXKIT_PCZ_MODEL && opt.grouping != MPXKIT_PCZ_GROUP_NONE)
+		return cli_usage_error(cmd, "grouping needs a version-1 codec (-c zstd, zlib or stored)");
 	if (level_set && opt.codec == MPXKIT_PCZ_ZLIB && (opt.level < 1 || opt.level > 9))
 		return cli_usage_error(cmd, "zlib level must be 1..9");
 	if (output == NULL && strcmp(argv[optind], "-") == 0)
@@ -339,6 +353,25 @@ static void info_usage(FILE *out)
 		     "Options:\n  -h, --help             show this help\n");
 }
 
+/* Version 2: the REGIONS bytes each column and the structure took, in column order. */
+static void print_columns(mpxkit_pcz_reader *r, const mpxkit_pcz_stats *st)
+{
+	size_t E = mpxkit_pcz_reader_n_events(r);
+	uint64_t bits;
+
+	for (size_t col = 0; col < E + 3; col++) {
+		size_t c = col == E + 2 ? SIZE_MAX : col;
+		const char *name = col == 0	? "(starts)"
+				   : col == 1	? "(durations)"
+				   : c == SIZE_MAX ? "(structure)"
+						   : mpxkit_pcz_reader_event(r, col - 2);
+		if (mpxkit_pcz_reader_coded_bits(r, c, &bits) < 0)
+			return;
+		printf("    %-12.12s %10.0f %20s %7.2f%%\n", name, (double)bits / 8, "",
+		       st->file_size ? 100.0 * (double)bits / 8 / (double)st->file_size : 0.0);
+	}
+}
+
 static void print_info(const char *path, mpxkit_pcz_reader *r, const mpxkit_pcz_stats *st)
 {
 	uint64_t packed = (st->n_values + 2 * st->n_steps) * 8;
@@ -346,10 +379,11 @@ static void print_info(const char *path, mpxkit_pcz_reader *r, const mpxkit_pcz_
 	const char *k, *v;
 
 	printf("file:       %s\n", path);
-	printf("format:     pcz version 1, codecs:%s%s%s\n",
+	printf("format:     pcz version %u, codecs:%s%s%s%s\n", st->version,
 	       st->codecs & (1u << MPXKIT_PCZ_STORED) ? " stored" : "",
 	       st->codecs & (1u << MPXKIT_PCZ_ZLIB) ? " zlib" : "",
-	       st->codecs & (1u << MPXKIT_PCZ_ZSTD) ? " zstd" : "");
+	       st->codecs & (1u << MPXKIT_PCZ_ZSTD) ? " zstd" : "",
+	       st->codecs & (1u << MPXKIT_PCZ_MODEL) ? " model" : "");
 	for (size_t i = 0; mpxkit_pcz_reader_meta(r, i, &k, &v) == 0; i++)
 		printf("meta:       %s=%s\n", k, v);
 	printf("events:     %zu:", mpxkit_pcz_reader_n_events(r));
@@ -369,17 +403,18 @@ static void print_info(const char *path, mpxkit_pcz_reader *r, const mpxkit_pcz_
 	       st->file_size ? (double)packed / (double)st->file_size : 0.0);
 	printf("sections:   %-10s %12s %12s %8s\n", "", "stored", "raw", "of file");
 	print_section("header", st->header_size, st->header_size, st->file_size);
-	print_section("META", st->meta_stored + 20, st->meta_raw, st->file_size);
-	if (st->topology_raw)
-		print_section("TOPOLOGY", st->topology_stored + 20, st->topology_raw,
-			      st->file_size);
-	print_section("EVENTS", st->events_stored + 20, st->events_raw, st->file_size);
-	print_section("REGIONS", st->regions_stored + 20 * st->n_region_sections,
-		      st->regions_raw, st->file_size);
-	print_section("END", st->end_size, 24, st->file_size);
-	printf("  (stored sizes include each section's 20 bytes of frame; %" PRIu64
-	       " REGIONS sections)\n",
-	       st->n_region_sections);
+	if (st->meta_file)
+		print_section("META", st->meta_file, st->meta_raw, st->file_size);
+	if (st->topology_file)
+		print_section("TOPOLOGY", st->topology_file, st->topology_raw, st->file_size);
+	print_section("EVENTS", st->events_file, st->events_raw, st->file_size);
+	print_section("REGIONS", st->regions_file, st->regions_raw, st->file_size);
+	print_columns(r, st);
+	print_section("END", st->end_size, st->end_raw, st->file_size);
+	printf("  (stored sizes include each section's frame and checksums; %" PRIu64
+	       " REGIONS sections%s)\n",
+	       st->n_region_sections,
+	       st->version >= 2 ? ", their raw size is their values as 64-bit integers" : "");
 }
 
 int cmd_info(int argc, char **argv)
@@ -390,6 +425,8 @@ int cmd_info(int argc, char **argv)
 	};
 	const char *cmd = argv[0];
 	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag diag = { 0 };
 	mpxkit_pcz_stats st;
 	int c, rc;
 
@@ -407,8 +444,13 @@ int cmd_info(int argc, char **argv)
 	rc = open_reader(cmd, argv[optind], &r);
 	if (rc != CLI_OK)
 		return rc;
-	rc = check_all(cmd, argv[optind], &st);
-	if (rc == CLI_OK) {
+	/* Every region is decoded (and so checked) before anything is printed. */
+	while ((rc = mpxkit_pcz_reader_next(r, &reg, &diag)) == 1)
+		;
+	if (rc < 0) {
+		rc = cli_lib_error(cmd, rc, &diag);
+	} else {
+		mpxkit_pcz_reader_stats(r, &st);
 		print_info(argv[optind], r, &st);
 		rc = cli_close_stdout(cmd);
 	}

@@ -31,6 +31,7 @@ typedef struct stat_run {
 	const char *series_path, *output_path;
 	mpxkit_trace *series;
 	int series_failed;
+	int exact; /* --exact: the same events counted all the time too, in the same run */
 } stat_run;
 
 static void usage(FILE *out)
@@ -46,6 +47,8 @@ static void usage(FILE *out)
 		"  -e, --events LIST      comma-separated events (default: every event\n"
 		"                         'mpxkit list' shows)\n"
 		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
+		"  -s, --schedule S       schedule: round-robin (default), prior, adaptive,\n"
+		"                         NAME:KEY=VALUE..., or a group file (doc/schedules.md)\n"
 		"  -m, --model FILE       model file of the learned estimators, mlp or bigru\n"
 		"                         (default: each one's model installed with mpxkit)\n"
 		"  -r, --reference EV     also count EV in every slice, outside the C counters,\n"
@@ -55,6 +58,9 @@ static void usage(FILE *out)
 		"      --slice-us US      slice length in microseconds (default %d)\n"
 		"      --series OUT.csv   write each rotation's estimates as a trace (bigru:\n"
 		"                         those of its whole-run pass)\n"
+		"      --exact            also count every event all the time, in the same run,\n"
+		"                         and show each estimate's error against it (software\n"
+		"                         events; hardware ones need a counter each)\n"
 		"  -o, --output FILE      write the report to FILE instead of stderr\n"
 		"  -h, --help             show this help and exit\n"
 		"\n"
@@ -87,7 +93,7 @@ static int split_events(stat_run *st, char *list)
 	return st->n_events ? 0 : cli_usage_error(st->cmd, "-e: no event named");
 }
 
-enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES };
+enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES, OPT_EXACT };
 
 /* Settings that only make sense together (ref-rate without a reference) are a usage error. */
 static int check_settings(stat_run *st)
@@ -105,11 +111,13 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	static const struct option options[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"schedule", required_argument, NULL, 's'},
 	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
 	    {"series", required_argument, NULL, OPT_SERIES},
+	    {"exact", no_argument, NULL, OPT_EXACT},
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -120,7 +128,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:s:o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -135,6 +143,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 		case 'm':
 			rc = set(st, "--model", "MPXKIT_MODEL", optarg);
 			break;
+		case 's':
+			rc = set(st, "--schedule", "MPXKIT_SCHEDULE", optarg);
+			break;
 		case 'c':
 			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
 			break;
@@ -143,6 +154,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case OPT_SLICE:
 			rc = set(st, "--slice-us", "MPXKIT_SLICE_US", optarg);
+			break;
+		case OPT_EXACT:
+			st->exact = 1;
 			break;
 		case OPT_SERIES:
 			st->series_path = optarg;
@@ -215,7 +229,8 @@ static const char *plural(size_t n)
 }
 
 static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
-		   const double *est, const double *fid, int rotations)
+		   const double *est, const double *fid, const mpxkit_source_count *exact,
+		   int rotations)
 {
 	const mpxkit_layout *l = mpxkit_sched_layout(s);
 
@@ -223,14 +238,23 @@ static void report(const stat_run *st, FILE *out, char **argv, const mpxkit_sche
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
 	fprintf(out,
-		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s%s%s):\n\n",
 		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
 		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
 		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
-		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
-	for (size_t e = 0; e < st->n_events; e++)
-		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
+		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference,
+		st->cfg.schedule[0] ? ", schedule " : "", st->cfg.schedule);
+	for (size_t e = 0; e < st->n_events; e++) {
+		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)", est[e], st->events[e],
 			100.0 * fid[e]);
+		if (exact && exact[e].value > 0)
+			fprintf(out, "  exact %20llu  %+7.2f%%", (unsigned long long)exact[e].value,
+				100.0 * (est[e] - (double)exact[e].value) / (double)exact[e].value);
+		else if (exact)
+			fprintf(out, "  exact %20llu  %8s", (unsigned long long)exact[e].value,
+				est[e] == 0 ? "0" : "-");
+		fputc('\n', out);
+	}
 	fprintf(out, "\n %d rotation%s\n\n", rotations, plural((size_t)rotations));
 }
 
@@ -245,9 +269,10 @@ static int exit_status(int status)
 static int run(stat_run *st, char **argv)
 {
 	mpxkit_source_target target = {0, -1, 1, 0};
-	mpxkit_source *src = NULL;
+	mpxkit_source *src = NULL, *truth = NULL;
 	mpxkit_sched *s = NULL;
 	mpxkit_diag diag = {0};
+	mpxkit_source_count exact[MAX_EVENTS];
 	double est[MAX_EVENTS], fid[MAX_EVENTS];
 	int status = 0, rc, exec_rc, rotations;
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
@@ -266,6 +291,16 @@ static int run(stat_run *st, char **argv)
 	if ((rc = mpxkit_sched_new(&s, src, &st->cfg, &diag)) < 0)
 		goto lib_fail;
 	src = NULL;
+	/* --exact: the same events on a second source, enabled from the exec to the end. */
+	if (st->exact) {
+		if ((rc = mpxkit_source_open_perf(&truth, &target, &diag)) < 0)
+			goto lib_fail;
+		for (size_t e = 0; e < st->n_events; e++)
+			if ((rc = mpxkit_source_add(truth, st->events[e], &diag)) < 0)
+				goto lib_fail;
+		if ((rc = mpxkit_source_enable(truth, MPXKIT_SOURCE_ALL)) < 0)
+			goto lib_fail;
+	}
 	if (st->series)
 		mpxkit_sched_on_rotation(s, on_rotation, st);
 	if ((rc = mpxkit_sched_start(s)) < 0)
@@ -279,6 +314,9 @@ static int run(stat_run *st, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	rc = mpxkit_sched_stop(s);
 	rotations = mpxkit_sched_read(s, est, fid);
+	if (truth && rc == 0 &&
+	    (rc = mpxkit_source_read(truth, exact, MAX_EVENTS)) > 0)
+		rc = 0;
 	take_whole_series(st, s);
 	if (rc == 0 && rotations < 0)
 		rc = rotations;
@@ -296,7 +334,7 @@ static int run(stat_run *st, char **argv)
 			rc = cli_error(st->cmd, "out of memory");
 			goto out;
 		}
-		report(st, out, argv, s, est, fid, rotations);
+		report(st, out, argv, s, est, fid, truth ? exact : NULL, rotations);
 		rc = ferror(out) | (fclose(out) != 0) ? -MPXKIT_ENOMEM
 						   : mpxkit_outfile_write_all(st->output_path, text,
 									      len, &diag);
@@ -304,7 +342,7 @@ static int run(stat_run *st, char **argv)
 		if (rc < 0)
 			goto lib_fail;
 	} else {
-		report(st, out, argv, s, est, fid, rotations);
+		report(st, out, argv, s, est, fid, truth ? exact : NULL, rotations);
 	}
 	if (st->series && st->series_failed) {
 		rc = cli_error(st->cmd, "--series: out of memory");
@@ -320,6 +358,7 @@ out:
 	mpxkit_workload_cancel(&w); /* a child never started exits 127 on the closed pipe */
 	mpxkit_sched_free(s);
 	mpxkit_source_free(src);
+	mpxkit_source_free(truth);
 	return rc;
 }
 

@@ -12,8 +12,11 @@ int cmd_info(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_simt(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

@@ -127,10 +127,14 @@ static void format_real(char *buf, size_t size, double v, int prec)
 		snprintf(buf, size, "%.*g", prec, v);
 		return;
 	}
-	for (; p < 17; p++) {
-		snprintf(buf, size, "%.*e", p - 1, v);
+	/* Reading back is monotone in the digits (17 always suffice): bisect, 5 tries, not 17. */
+	for (int hi = 17; p < hi;) {
+		int mid = (p + hi) / 2;
+		snprintf(buf, size, "%.*e", mid - 1, v);
 		if (strtod(buf, NULL) == v)
-			break;
+			hi = mid;
+		else
+			p = mid + 1;
 	}
 	snprintf(buf, size, "%.*e", p - 1, v);
 	exp10 = atoi(strchr(buf, 'e') + 1);

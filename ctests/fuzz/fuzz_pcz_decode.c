@@ -23,10 +23,15 @@ int fuzz_decode(const uint8_t *data, size_t size, FILE *csv)
 	} else {
 		const mpxkit_pcz_region *reg;
 		uint64_t sum = 0;
+		uint64_t bits;
 		while ((rc = mpxkit_pcz_reader_next(r, &reg, NULL)) == 1)
 			for (size_t u = 0; u < reg->n_units; u++)
 				for (size_t i = 0; i < reg->units[u].n_steps; i++)
 					sum += reg->units[u].values[i] + reg->units[u].times[2 * i];
+		/* What `mpxkit info` reads of a version-2 file after the regions. */
+		for (size_t c = 0; c <= 2 + mpxkit_pcz_reader_n_events(r); c++)
+			if (mpxkit_pcz_reader_coded_bits(r, c, &bits) == 0)
+				sum += bits;
 		(void)sum;
 	}
 	mpxkit_pcz_reader_free(r);

@@ -19,11 +19,16 @@ extern "C" {
  * the byte offset (reader) or "FILE:LINE" (CSV) when one is given.
  */
 
-/* Byte-stream stage run over each section. */
+/*
+ * How REGIONS sections are coded.  MODEL (the default) writes format version
+ * 2: an adaptive model of the counters, no level, no groups.  The byte-stream
+ * codecs write version 1: varints under zlib, zstd or nothing.
+ */
 typedef enum mpxkit_pcz_codec {
 	MPXKIT_PCZ_STORED = 0,
 	MPXKIT_PCZ_ZLIB = 1,
 	MPXKIT_PCZ_ZSTD = 2,
+	MPXKIT_PCZ_MODEL = 3,
 } mpxkit_pcz_codec;
 
 /* How the units of a region are split into groups to difference (doc/pcz-format.md). */
@@ -41,8 +46,8 @@ typedef enum mpxkit_pcz_grouping {
 #define MPXKIT_PCZ_MAX_FILE ((uint64_t)1 << 32) /* bytes mpxkit_pcz_reader_open reads, at most */
 
 typedef struct mpxkit_pcz_options {
-	mpxkit_pcz_codec codec;      /* default ZSTD */
-	int level;                   /* codec level; 0 = the default: zstd 1, zlib 6 */
+	mpxkit_pcz_codec codec;      /* default MODEL (format version 2) */
+	int level;                   /* codec level; 0 = the default: zstd 1, zlib 6; MODEL: 0 */
 	uint32_t threshold_ppm;      /* balance threshold in parts per million */
 	mpxkit_pcz_grouping grouping;
 	size_t chunk_size;           /* 0 = MPXKIT_PCZ_CHUNK_DEFAULT; at most MAX_SECTION / 4 */
@@ -50,8 +55,9 @@ typedef struct mpxkit_pcz_options {
 } mpxkit_pcz_options;
 
 /*
- * Fills the defaults: zstd level 1, threshold 0.90, NONE grouping (the fast
- * coder, doc/pcz-format.md), 1 MiB chunks, no placement.
+ * Fills the defaults: the MODEL codec (format version 2), threshold 0.90
+ * and NONE grouping (used by the version-1 codecs), 1 MiB chunks, no
+ * placement.
  */
 void mpxkit_pcz_options_init(mpxkit_pcz_options *opt);
 
@@ -163,8 +169,12 @@ typedef struct mpxkit_pcz_stats {
 	uint64_t events_stored, events_raw;
 	uint64_t regions_stored, regions_raw;
 	uint64_t n_region_sections;
+	/* Bytes each kind of section takes in the file: frames, payloads and checksums. */
+	uint64_t meta_file, topology_file, events_file, regions_file;
 	uint64_t end_size; /* END frame plus end mark */
-	uint32_t codecs;   /* bit c set when a section (END aside) uses codec c */
+	uint64_t end_raw;  /* END payload */
+	uint32_t codecs;   /* bit c set when a section (END aside) uses codec c (MPXKIT_PCZ_*) */
+	unsigned version;  /* format version of the file: 1 or 2 */
 	uint64_t n_regions, n_units;
 	uint64_t n_values;  /* counter values, n_steps * n_events summed over units */
 	uint64_t n_steps;   /* steps (rows), each with a start and an end timestamp */
@@ -198,6 +208,15 @@ int mpxkit_pcz_reader_placement(const mpxkit_pcz_reader *r);
 const char *mpxkit_pcz_reader_topology(const mpxkit_pcz_reader *r, size_t *len);
 /* Section sizes; the group counts cover the regions read so far. */
 void mpxkit_pcz_reader_stats(const mpxkit_pcz_reader *r, mpxkit_pcz_stats *out);
+
+/*
+ * Version 2 only: the bits of the REGIONS sections read so far that went to
+ * column col (0 the starts, 1 the durations, 2 + e event e) or, for col
+ * SIZE_MAX, to the structure (names, unit references, steps, placement),
+ * measured as the coded streams are read.  0, or -MPXKIT_ERANGE for a
+ * version-1 file or a column out of range.
+ */
+int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits);
 
 /* Decodes the next region: 1 and *out set, 0 at the end, or a negative code. */
 int mpxkit_pcz_reader_next(mpxkit_pcz_reader *r, const mpxkit_pcz_region **out,

@@ -50,7 +50,12 @@ typedef struct mpxkit_reader_options {
 int mpxkit_reader_open(mpxkit_reader **r, const char *path, const mpxkit_reader_options *opt,
 		       mpxkit_diag *diag);
 
-/* Reads from an open stream the caller keeps (never closed here); name is used in messages. */
+/*
+ * Reads from an open stream the caller keeps (never closed here); name is
+ * used in messages.  With MPXKIT_READER_GZIP zlib reads the stream's file
+ * descriptor, so the stream must have one (not fmemopen) and must not have
+ * buffered input yet.
+ */
 int mpxkit_reader_from_stream(mpxkit_reader **r, FILE *f, const char *name,
 			      const mpxkit_reader_options *opt, mpxkit_diag *diag);
 

@@ -289,4 +289,293 @@ int pcz_plan_region(const mpxkit_pcz_unit *units, size_t n_units, size_t n_event
 		    mpxkit_pcz_grouping mode, uint32_t threshold_ppm, pcz_plan *plan);
 void pcz_plan_free(pcz_plan *plan);
 
+/* ---- Version 2: the MODEL codec (doc/pcz-format.md, "Version 2") --------------------------- */
+
+#define PCZ_VERSION_MODEL 2
+#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the adaptive model (version 2 only) */
+#define PCZ_MODEL_MAX_VALUES (1u << 21)
+#define PCZ_MODEL_COLUMNS 64     /* columns with a model of their own; later ones share the last */
+#define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
+#define PCZ_PROB_BITS 12
+#define PCZ_PROB_INIT (1u << (PCZ_PROB_BITS - 1))
+
+/*
+ * A probability state: bits 0-11 the chance of a 0 bit in 4096ths, bits
+ * 12-15 how many bits it has seen (saturating at 15), which sets how fast it
+ * moves: fast while it knows little, then steadier.
+ */
+extern const uint8_t pcz_prob_rate[16];
+static inline uint16_t pcz_prob_update(uint16_t s, unsigned bit)
+{
+	unsigned p = s & 0xFFFu, n = s >> 12, sh = pcz_prob_rate[n];
+
+	/* Both moves, then a select: the bit is what the coder cannot predict. */
+	unsigned down = p - (p >> sh), up = p + ((4096u - p) >> sh);
+
+	p = bit ? down : up;
+	n += n < 15;
+	return (uint16_t)(n << 12 | p);
+}
+
+/* Predictor bytes of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
+enum pcz_v2_pred {
+	PCZ_V2_HISTORY = 0,
+	PCZ_V2_NONE = 1,
+	PCZ_V2_DURATION = 2,
+	PCZ_V2_RATIO = 3,
+	PCZ_V2_REFERENCE = 4,
+	PCZ_V2_REFERENCE_RATIO = 5,
+	PCZ_V2_MATCH = 6,
+	PCZ_V2_N_PRED = 7,
+};
+
+/* Rows before this one that MATCH searches for the closest duration. */
+#define PCZ_MATCH_WINDOW 64
+
+/*
+ * One number model (doc/pcz-format.md, "Numbers"): a bit-length tree per
+ * context class (of the previous value's bit length), two modelled mantissa
+ * bits per length.
+ */
+typedef struct pcz_model {
+	uint16_t same[8];
+	uint16_t tree[8][128];
+	uint16_t mant[65][3];
+} pcz_model;
+
+/* Structure fields, each with its own model. */
+enum pcz_field { PCZ_F_NAME_MODE, PCZ_F_LENGTH, PCZ_F_UNIT, PCZ_F_STEPS, PCZ_F_CPU, PCZ_F_NUMA,
+		 PCZ_F_UNITS, PCZ_N_FIELDS };
+
+/* All models of a section: fields, name bytes and the column models. */
+typedef struct pcz_models {
+	pcz_model field[PCZ_N_FIELDS];
+	uint16_t byte[256];
+	pcz_model *col; /* min(2 + n_events, PCZ_MODEL_COLUMNS) */
+	size_t n_col;
+} pcz_models;
+
+int pcz_models_init(pcz_models *m, size_t n_events);
+void pcz_models_free(pcz_models *m);
+static inline pcz_model *pcz_col_model(pcz_models *m, size_t col)
+{
+	return &m->col[col < m->n_col ? col : m->n_col - 1];
+}
+
+/* Context class of a bit length (the table of "Numbers"). */
+static inline unsigned pcz_len_class(unsigned b)
+{
+	static const uint8_t cls[65] = { 0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
+					 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
+	return cls[b];
+}
+
+static inline unsigned pcz_bit_length(uint64_t z)
+{
+	return z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
+}
+
+
+/* The range encoder (LZMA's) and the raw-bit writer, into growable buffers. */
+typedef struct pcz_rc_enc {
+	uint64_t low;
+	uint32_t range;
+	uint8_t cache;
+	uint64_t cache_size;
+	pcz_buf out;
+	uint64_t acc; /* raw bits not yet in bits */
+	unsigned n_acc;
+	pcz_buf bits;
+} pcz_rc_enc;
+
+void pcz_rc_enc_reset(pcz_rc_enc *e);
+void pcz_rc_enc_free(pcz_rc_enc *e);
+/* Makes room for n more bytes of range-coded output and raw bits: 0, or -1 when out of memory. */
+int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n);
+/* Ends both streams. */
+void pcz_rc_enc_finish(pcz_rc_enc *e);
+void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z);
+void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte);
+
+/* The decoder: reads past either end set err, and give zeros. */
+typedef struct pcz_rc_dec {
+	uint32_t range, code;
+	const uint8_t *p, *end;
+	const uint8_t *bits, *bits_end;
+	uint64_t bit_pos; /* bits read from the raw-bit stream */
+	int err;
+} pcz_rc_dec;
+
+/* 0, or -1 when the range-coded stream is shorter than 5 bytes or does not start with 0. */
+int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
+		    size_t bits_len);
+uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx);
+unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs);
+/* Whether both streams were used exactly (see "REGIONS payload"). */
+int pcz_rc_dec_done(const pcz_rc_dec *d);
+
+/*
+ * The writer's MODEL chunk: the section's regions as they arrive (structure
+ * and rows), coded when the section closes.
+ */
+typedef struct pcz_mregion {
+	uint8_t name_mode;
+	size_t name_off, name_len; /* NEW: the name in names */
+	size_t first_unit, n_units;
+} pcz_mregion;
+
+typedef struct pcz_munit {
+	size_t k;       /* dictionary entry */
+	size_t n_steps;
+	int cpu, numa;
+	size_t first_row;
+} pcz_munit;
+
+typedef struct pcz_mchunk {
+	size_t n_events, width; /* width = 2 + n_events: start, end, values */
+	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
+	pcz_mregion *reg;
+	size_t n_reg, cap_reg;
+	pcz_munit *unit;
+	size_t n_unit, cap_unit;
+	uint64_t *rows;
+	struct pcz_mlink {
+		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
+		uint64_t dur;            /* its duration */
+	} *link;
+	size_t n_rows, cap_rows;
+	pcz_buf names;
+	/* Coding state, kept between sections to save allocations. */
+	size_t *slot_of;  /* per dictionary entry */
+	uint64_t *slot_gen;
+	size_t cap_dict;
+	uint64_t gen;
+	size_t n_slots_used;
+	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
+	uint8_t *cls;     /* per slot and column: class of its last value */
+	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
+	size_t cap_slots;
+	pcz_models models;
+	pcz_rc_enc rc;
+} pcz_mchunk;
+
+void pcz_mchunk_free(pcz_mchunk *c);
+/*
+ * Appends a region (units validated, dictionary entries known; dict_n is the
+ * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.
+ */
+int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
+		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
+
+/*
+ * What a row's columns are predicted from ("Rows"): its duration d, its
+ * history, reference and match rows (width 2 + n_events: start, end,
+ * values; NULL when none) and d over each one's duration, taken once per row
+ * (negative when that duration is 0, where scale gives the value itself).
+ */
+typedef struct pcz_sources {
+	uint64_t d;
+	const uint64_t *h, *n, *m;
+	double rh, rn, rm;
+} pcz_sources;
+
+static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
+{
+	uint64_t dref = row ? row[1] - row[0] : 0;
+
+	return dref ? (double)d / (double)dref : -1.0;
+}
+
+static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h,
+				   const uint64_t *n, const uint64_t *m)
+{
+	s->d = d;
+	s->h = h;
+	s->n = n;
+	s->m = m;
+	s->rh = pcz_ratio_of(d, h);
+	s->rn = pcz_ratio_of(d, n);
+	s->rm = pcz_ratio_of(d, m);
+}
+
+/* scale(v, d, d') with r = d / d' already taken (negative: d' is 0). */
+static inline uint64_t pcz_scale_by(uint64_t v, double r)
+{
+	double y;
+
+	if (r < 0)
+		return v;
+	y = (double)v * r + 0.5;
+	return y < 18446744073709551616.0 ? (uint64_t)y : v;
+}
+
+/* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
+static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h, const uint64_t *n)
+{
+	if (pred == PCZ_V2_NONE)
+		return 0;
+	if (pred == PCZ_V2_REFERENCE && n)
+		return n[1] - n[0];
+	return h ? h[1] - h[0] : 0;
+}
+
+/* The prediction of column col (2 + e, event e) of a row under predictor pred. */
+static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, const pcz_sources *s)
+{
+	if (pred == PCZ_V2_MATCH) {
+		if (s->m)
+			return pcz_scale_by(s->m[col], s->rm);
+		pred = PCZ_V2_RATIO;
+	}
+	if (s->n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO))
+		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
+	switch (pred) {
+	case PCZ_V2_HISTORY:
+		return s->h ? s->h[col] : 0;
+	case PCZ_V2_DURATION:
+		return s->d;
+	case PCZ_V2_RATIO:
+		return s->h ? pcz_scale_by(s->h[col], s->rh) : 0;
+	case PCZ_V2_REFERENCE:
+		return s->n[col];
+	case PCZ_V2_REFERENCE_RATIO:
+		return pcz_scale_by(s->n[col], s->rn);
+	default:
+		return 0;
+	}
+}
+
+/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH. */
+typedef struct pcz_ring {
+	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width 2 + n_events */
+	uint64_t dur[PCZ_MATCH_WINDOW];
+	size_t n, next;
+} pcz_ring;
+
+/*
+ * Decodes one row (start, duration, values) into row[0..W) from its history
+ * h and reference n (NULL when none), and pushes it into the ring; cls holds
+ * the unit's previous bit length per column and col_cls each column's last,
+ * both updated.  The coder's state is kept in registers for the row.  bits[col]
+ * grows by the bits each column took from the two streams (bytes read by the
+ * range decoder, which reads as it narrows, and raw bits): what `mpxkit info`
+ * reports per column.
+ */
+void pcz_dec_row(pcz_rc_dec *d, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
+		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
+		 uint64_t *bits);
+
+/* Bits read from both streams, from an arbitrary origin: only differences mean anything. */
+static inline uint64_t pcz_rc_dec_bits(const pcz_rc_dec *d)
+{
+	return 8 * (uint64_t)(uintptr_t)d->p + d->bit_pos;
+}
+
+/* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
+int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);
+/* Forgets the chunk's regions. */
+void pcz_mchunk_reset(pcz_mchunk *c);
+
 #endif

@@ -21,7 +21,8 @@ struct section {
 	uint64_t off; /* of the frame in the file */
 	size_t stored, raw;
 	const uint8_t *body;
-	uint32_t raw_crc;
+	uint32_t raw_crc; /* version 1 */
+	size_t frame;     /* bytes of the frame before the payload */
 };
 
 /* Where the values of one (slot, stream) are read from. */
@@ -32,8 +33,30 @@ struct vcur {
 	uint64_t off;           /* file offset of the first byte, for diags */
 };
 
+/* Version 2's MODEL decoding state (doc/pcz-format.md, "Version 2"). */
+struct model_state {
+	pcz_models models;
+	pcz_rc_dec rc;
+	uint8_t *pred;      /* per column 1 .. 1 + n_events */
+	uint8_t *col_cls;   /* per column: class of its last value */
+	uint64_t *slot_row; /* per slot: the unit's last row (width 2 + n_events) */
+	uint8_t *slot_cls;  /* per slot and column */
+	int64_t *slot_place;
+	uint8_t *slot_has;  /* per slot: a row is in slot_row */
+	size_t cap_slots;
+	uint64_t *rows;     /* the region's rows, contiguous */
+	size_t cap_rows;
+	size_t *first_row;  /* per unit of the region */
+	size_t cap_first;
+	uint64_t values_left, prev_units;
+	pcz_ring ring;      /* the last rows of the section, for MATCH */
+	uint64_t *bits;     /* per column, then the structure: bits read so far (info) */
+};
+
 struct mpxkit_pcz_reader {
 	char *name;
+	unsigned version;
+	struct model_state m;
 	uint8_t *owned;
 	const uint8_t *buf;
 	size_t len;
@@ -130,17 +153,64 @@ static int check_header(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends inside the header");
 	if (!crc_matches(pcz_crc32(p, 8), pcz_le32(p + 8)))
 		return bad(r, diag, MPXKIT_ECHECKSUM, 8, "header checksum mismatch");
-	if (p[4] != PCZ_VERSION)
-		return bad(r, diag, MPXKIT_EVERSION, 4, "format version %u, this reader knows %u",
-			   p[4], PCZ_VERSION);
+	if (p[4] != PCZ_VERSION && p[4] != PCZ_VERSION_MODEL)
+		return bad(r, diag, MPXKIT_EVERSION, 4, "format version %u, this reader knows %u and %u",
+			   p[4], PCZ_VERSION, PCZ_VERSION_MODEL);
+	r->version = p[4];
 	if (p[5] != 0 || p[6] != 0 || p[7] != 0)
 		return bad(r, diag, MPXKIT_EFORMAT, 5, "reserved header bits set");
+	return 0;
+}
+
+/* A version-2 frame: varint sizes, one CRC over frame and payload, checked here. */
+static int read_frame2(mpxkit_pcz_reader *r, uint64_t off, struct section *s, mpxkit_diag *diag)
+{
+	pcz_cur c = { r->buf + off, r->buf + r->len, r->buf + off, off };
+	uint64_t stored, raw, max_raw;
+
+	if (r->len - off < 2)
+		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends inside a section frame");
+	s->type = c.p[0];
+	s->codec = c.p[1];
+	s->off = off;
+	c.p += 2;
+	if (pcz_get_varint(&c, &stored) != 0 || pcz_get_varint(&c, &raw) != 0)
+		return bad(r, diag, c.p >= c.end ? MPXKIT_ETRUNC : MPXKIT_EFORMAT, off + 2,
+			   "bad or truncated section sizes");
+	if (strcmp(section_name(s->type), "unknown") == 0)
+		return bad(r, diag, MPXKIT_EFORMAT, off, "unknown section type %u", s->type);
+	if (s->codec > PCZ_CODEC_MODEL || (s->type == PCZ_END && s->codec != 0) ||
+	    ((s->type == PCZ_REGIONS) != (s->codec == PCZ_CODEC_MODEL)))
+		return bad(r, diag, MPXKIT_EFORMAT, off + 1, "codec %u not allowed for %s", s->codec,
+			   section_name(s->type));
+	max_raw = s->codec == PCZ_CODEC_MODEL ? PCZ_MODEL_MAX_VALUES : MPXKIT_PCZ_MAX_SECTION;
+	if (raw > max_raw || stored > MPXKIT_PCZ_MAX_SECTION)
+		return bad(r, diag, MPXKIT_EFORMAT, off + 2, "%s section of %" PRIu64 " bytes, limit %u",
+			   section_name(s->type), raw > max_raw ? raw : stored,
+			   MPXKIT_PCZ_MAX_SECTION);
+	if ((s->codec == 0 && stored != raw) ||
+	    ((s->codec == 1 || s->codec == 2) && stored > raw + 1024))
+		return bad(r, diag, MPXKIT_EFORMAT, off + 2,
+			   "stored size %" PRIu64 " does not fit raw size %" PRIu64, stored, raw);
+	s->frame = (size_t)(c.p - (r->buf + off));
+	if ((uint64_t)(c.end - c.p) < stored + 4)
+		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends inside the %s section",
+			   section_name(s->type));
+	s->stored = (size_t)stored;
+	s->raw = (size_t)raw;
+	s->body = c.p;
+	if (!crc_matches(pcz_crc32(r->buf + off, s->frame + s->stored),
+			 pcz_le32(s->body + s->stored)))
+		return bad(r, diag, MPXKIT_ECHECKSUM, off + s->frame + s->stored,
+			   "%s section checksum mismatch", section_name(s->type));
 	return 0;
 }
 
 /* Reads the frame at off and checks everything but the payload's CRC. */
 static int read_frame(mpxkit_pcz_reader *r, uint64_t off, struct section *s, mpxkit_diag *diag)
 {
+	if (r->version == PCZ_VERSION_MODEL)
+		return read_frame2(r, off, s, diag);
 	const uint8_t *p = r->buf + off;
 	size_t left = r->len - off;
 
@@ -170,6 +240,7 @@ static int read_frame(mpxkit_pcz_reader *r, uint64_t off, struct section *s, mpx
 			   section_name(s->type));
 	s->body = p + PCZ_FRAME_SIZE;
 	s->raw_crc = pcz_le32(s->body + s->stored);
+	s->frame = PCZ_FRAME_SIZE;
 	return 0;
 }
 
@@ -183,10 +254,11 @@ static int load_payload(mpxkit_pcz_reader *r, const struct section *s, uint8_t *
 		return -MPXKIT_ENOMEM;
 	if (pcz_decompress_with(&r->dz, s->codec, s->body, s->stored, raw, s->raw) != 0) {
 		free(raw);
-		return bad(r, diag, MPXKIT_EFORMAT, s->off + PCZ_FRAME_SIZE,
+		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame,
 			   "%s section: damaged compressed payload", section_name(s->type));
 	}
-	if (!crc_matches(pcz_crc32(raw, s->raw), s->raw_crc)) {
+	/* Version 2's CRC covers the stored bytes and was checked with the frame. */
+	if (r->version == PCZ_VERSION && !crc_matches(pcz_crc32(raw, s->raw), s->raw_crc)) {
 		free(raw);
 		return bad(r, diag, MPXKIT_ECHECKSUM, s->off + PCZ_FRAME_SIZE + s->stored,
 			   "%s section: payload checksum mismatch", section_name(s->type));
@@ -201,15 +273,18 @@ static int check_order(mpxkit_pcz_reader *r, const struct section *s, size_t i, 
 	unsigned prev = i ? r->sec[i - 1].type : 0;
 	int ok;
 
+	/* Version 2 leaves out an empty META. */
+	int first = i == 0 && r->version == PCZ_VERSION_MODEL;
+
 	switch (s->type) {
 	case PCZ_META:
 		ok = i == 0;
 		break;
 	case PCZ_TOPOLOGY:
-		ok = prev == PCZ_META;
+		ok = prev == PCZ_META || first;
 		break;
 	case PCZ_EVENTS:
-		ok = prev == PCZ_META || prev == PCZ_TOPOLOGY;
+		ok = prev == PCZ_META || prev == PCZ_TOPOLOGY || first;
 		break;
 	default: /* REGIONS and END */
 		ok = prev == PCZ_EVENTS || prev == PCZ_REGIONS;
@@ -237,16 +312,9 @@ static int locate_damage(mpxkit_pcz_reader *r, const struct section *end, mpxkit
 		   "content checksum mismatch (the file is damaged)");
 }
 
-static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
+/* The end mark at mark_off, and nothing after it. */
+static int check_end_mark(const mpxkit_pcz_reader *r, uint64_t mark_off, mpxkit_diag *diag)
 {
-	const uint8_t *p = s->body;
-	uint64_t mark_off = s->off + PCZ_FRAME_SIZE + s->stored + 4;
-
-	if (s->raw != PCZ_END_PAYLOAD)
-		return bad(r, diag, MPXKIT_EFORMAT, s->off + 8, "END section of %zu bytes", s->raw);
-	if (!crc_matches(pcz_crc32(p, s->raw), s->raw_crc))
-		return bad(r, diag, MPXKIT_ECHECKSUM, s->off + PCZ_FRAME_SIZE + s->stored,
-			   "END section checksum mismatch");
 	if (r->len - mark_off < 4)
 		return bad(r, diag, MPXKIT_ETRUNC, r->len, "file ends before the end mark");
 	if (pcz_le32(r->buf + mark_off) != PCZ_END_MARK)
@@ -254,6 +322,50 @@ static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag 
 	if (r->len - mark_off > 4)
 		return bad(r, diag, MPXKIT_EFORMAT, mark_off + 4, "%zu stray bytes after the end mark",
 			   (size_t)(r->len - mark_off - 4));
+	return 0;
+}
+
+/* Version 2's END: varint counts, the content CRC; frame and CRC were checked by read_frame2. */
+static int check_end2(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
+{
+	pcz_cur c = { s->body, s->body + s->stored, s->body, s->off + s->frame };
+	uint64_t mark_off = s->off + s->frame + s->stored + 4, n_sec;
+
+	int rc;
+
+	if (pcz_get_varint(&c, &r->end_regions) != 0 || pcz_get_varint(&c, &r->end_units) != 0 ||
+	    pcz_get_varint(&c, &n_sec) != 0 || c.end - c.p != 4)
+		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame, "bad END section");
+	rc = check_end_mark(r, mark_off, diag);
+	if (rc < 0)
+		return rc;
+	if (!crc_matches(pcz_crc32(r->buf, s->off), pcz_le32(c.p)))
+		return bad(r, diag, MPXKIT_ECHECKSUM, pcz_cur_offset(&c),
+			   "content checksum mismatch (the file is damaged)");
+	if (n_sec != r->n_sec)
+		return bad(r, diag, MPXKIT_EFORMAT, s->off + s->frame,
+			   "END counts %" PRIu64 " sections, the file has %zu", n_sec, r->n_sec);
+	r->stats.end_size = s->frame + s->stored + 8;
+	r->stats.end_raw = s->raw;
+	return 0;
+}
+
+static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
+{
+	const uint8_t *p = s->body;
+	uint64_t mark_off = s->off + PCZ_FRAME_SIZE + s->stored + 4;
+	int rc;
+
+	if (r->version == PCZ_VERSION_MODEL)
+		return check_end2(r, s, diag);
+	if (s->raw != PCZ_END_PAYLOAD)
+		return bad(r, diag, MPXKIT_EFORMAT, s->off + 8, "END section of %zu bytes", s->raw);
+	if (!crc_matches(pcz_crc32(p, s->raw), s->raw_crc))
+		return bad(r, diag, MPXKIT_ECHECKSUM, s->off + PCZ_FRAME_SIZE + s->stored,
+			   "END section checksum mismatch");
+	rc = check_end_mark(r, mark_off, diag);
+	if (rc < 0)
+		return rc;
 	if (!crc_matches(pcz_crc32(r->buf, s->off), pcz_le32(p + 20)))
 		return locate_damage(r, s, diag);
 	if (pcz_le32(p + 16) != r->n_sec)
@@ -263,6 +375,7 @@ static int check_end(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag 
 	r->end_regions = pcz_le64(p);
 	r->end_units = pcz_le64(p + 8);
 	r->stats.end_size = PCZ_FRAME_SIZE + s->stored + 8;
+	r->stats.end_raw = s->raw;
 	return 0;
 }
 
@@ -292,7 +405,7 @@ static int scan_sections(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			r->sec = n;
 		}
 		r->sec[r->n_sec++] = s;
-		off += PCZ_FRAME_SIZE + (uint64_t)s.stored + 4;
+		off += s.frame + (uint64_t)s.stored + 4;
 	}
 }
 
@@ -345,7 +458,7 @@ static int expect_end(const mpxkit_pcz_reader *r, const pcz_cur *c, const char *
 /* Payload cursors report offsets as the section's payload offset plus the raw position. */
 static pcz_cur payload_cur(const struct section *s, const uint8_t *raw)
 {
-	pcz_cur c = { raw, raw + s->raw, raw, s->off + PCZ_FRAME_SIZE };
+	pcz_cur c = { raw, raw + s->raw, raw, s->off + s->frame };
 	return c;
 }
 
@@ -436,7 +549,12 @@ static int read_fixed_sections(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 
 	for (size_t i = 0; i < r->n_sec && rc == 0; i++) {
 		const struct section *s = &r->sec[i];
+		uint64_t in_file = s->frame + s->stored + 4;
 		r->stats.codecs |= 1u << s->codec;
+		*(s->type == PCZ_META ? &r->stats.meta_file
+		  : s->type == PCZ_TOPOLOGY ? &r->stats.topology_file
+		  : s->type == PCZ_EVENTS ? &r->stats.events_file
+					   : &r->stats.regions_file) += in_file;
 		switch (s->type) {
 		case PCZ_META:
 			r->stats.meta_stored = s->stored, r->stats.meta_raw = s->raw;
@@ -454,7 +572,8 @@ static int read_fixed_sections(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			break;
 		default:
 			r->stats.regions_stored += s->stored;
-			r->stats.regions_raw += s->raw;
+			/* MODEL counts values: the raw size is their bytes as 64-bit integers. */
+			r->stats.regions_raw += s->codec == PCZ_CODEC_MODEL ? 8 * (uint64_t)s->raw : s->raw;
 			r->stats.n_region_sections++;
 		}
 	}
@@ -500,6 +619,17 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->times);
 	free(r->values);
 	free(r->mask);
+	pcz_models_free(&r->m.models);
+	free(r->m.pred);
+	free(r->m.col_cls);
+	free(r->m.slot_row);
+	free(r->m.slot_cls);
+	free(r->m.slot_place);
+	free(r->m.slot_has);
+	free(r->m.rows);
+	free(r->m.first_row);
+	free(r->m.ring.rows);
+	free(r->m.bits);
 	pcz_decompressor_free(&r->dz);
 	free(r);
 }
@@ -536,6 +666,7 @@ int mpxkit_pcz_reader_open_mem(const void *buf, size_t len, const char *name,
 		return rc;
 	}
 	r->stats.file_size = len;
+	r->stats.version = r->version;
 	r->stats.header_size = PCZ_HEADER_SIZE;
 	r->stats.n_regions = r->end_regions;
 	r->stats.n_units = r->end_units;
@@ -601,6 +732,18 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 }
 
 /* ---- Accessors ------------------------------------------------------------------ */
+
+int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits)
+{
+	size_t W = 2 + r->n_events;
+
+	*bits = 0;
+	if (r->version != PCZ_VERSION_MODEL || (col >= W && col != SIZE_MAX))
+		return -MPXKIT_ERANGE;
+	if (r->m.bits)
+		*bits = r->m.bits[col == SIZE_MAX ? W : col];
+	return 0;
+}
 
 size_t mpxkit_pcz_reader_n_events(const mpxkit_pcz_reader *r)
 {
@@ -1189,18 +1332,311 @@ static int finish(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	return 0;
 }
 
+
+/* ---- Version 2: MODEL-coded REGIONS ---------------------------------------------------------- */
+
+static int model_fail(const mpxkit_pcz_reader *r, const char *what, mpxkit_diag *diag)
+{
+	return bad(r, diag, MPXKIT_EFORMAT, r->cur_sec->off + r->cur_sec->frame,
+		   "REGIONS section %zu: %s", r->sec_index, what);
+}
+
+/* Opens the next REGIONS section of a version-2 file. 0, or 1 at END. */
+static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
+{
+	struct model_state *m = &r->m;
+	const struct section *s;
+	size_t W = 2 + r->n_events;
+	uint64_t n, rc_size;
+	pcz_cur c;
+	int rc;
+
+	if (r->next_sec >= r->n_sec)
+		return 1;
+	s = &r->sec[r->next_sec++];
+	r->cur_sec = s;
+	r->sec_index++;
+	c = (pcz_cur){ s->body, s->body + s->stored, s->body, s->off + s->frame };
+	rc = get_count(r, &c, s->raw, &n, "regions in section", diag);
+	if (rc == 0 && n == 0)
+		rc = bad(r, diag, MPXKIT_EFORMAT, c.base, "REGIONS section without regions");
+	if (rc == 0 && (size_t)(c.end - c.p) < W - 1)
+		rc = bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "payload ends in the predictors");
+	if (rc < 0)
+		return rc;
+	if (m->pred == NULL) {
+		m->pred = malloc(W);
+		m->col_cls = malloc(W);
+		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
+		m->bits = calloc(W + 1, sizeof *m->bits);
+		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL || m->bits == NULL)
+			return -MPXKIT_ENOMEM;
+	}
+	m->ring.n = m->ring.next = 0;
+	for (size_t col = 1; col < W; col++) {
+		unsigned p = *c.p++;
+		m->pred[col] = (uint8_t)p;
+		if (p > PCZ_V2_MATCH ||
+		    (col == 1 && p != PCZ_V2_HISTORY && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE))
+			return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c) - 1,
+				   "unknown predictor %u", p);
+	}
+	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &rc_size, "range-coded bytes", diag);
+	if (rc < 0)
+		return rc;
+	if (pcz_models_init(&m->models, r->n_events) != 0)
+		return -MPXKIT_ENOMEM;
+	if (pcz_rc_dec_init(&m->rc, c.p, (size_t)rc_size, c.p + rc_size,
+			    (size_t)(c.end - c.p - rc_size)) != 0)
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad range-coded stream");
+	memset(m->col_cls, 0, W);
+	m->values_left = s->raw;
+	m->prev_units = 0;
+	r->chunk_left = n;
+	r->next_slot = 0;
+	r->n_slots = SIZE_MAX; /* any number: slots are made as units come */
+	free(r->region_name);
+	r->region_name = NULL;
+	return 0;
+}
+
+/* The section slot of entry k for the MODEL decoder, with room for its state. */
+static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
+{
+	struct model_state *m = &r->m;
+	size_t W = 2 + r->n_events;
+
+	if (r->slot_gen[k] != r->sec_index) {
+		size_t need = r->next_slot + 1, cap = m->cap_slots;
+		if (need > cap) {
+			size_t c2 = cap ? 2 * cap : 16;
+			uint64_t *row = realloc(m->slot_row, c2 * W * sizeof *row);
+			if (row)
+				m->slot_row = row;
+			uint8_t *cls = realloc(m->slot_cls, c2 * W);
+			if (cls)
+				m->slot_cls = cls;
+			int64_t *pl = realloc(m->slot_place, c2 * 2 * sizeof *pl);
+			if (pl)
+				m->slot_place = pl;
+			uint8_t *has = realloc(m->slot_has, c2);
+			if (has)
+				m->slot_has = has;
+			if (!row || !cls || !pl || !has)
+				return -MPXKIT_ENOMEM;
+			m->cap_slots = c2;
+		}
+		r->slot_gen[k] = r->sec_index;
+		r->slot_of[k] = r->next_slot++;
+		memcpy(m->slot_cls + r->slot_of[k] * W, m->col_cls, W);
+		m->slot_place[2 * r->slot_of[k]] = m->slot_place[2 * r->slot_of[k] + 1] = 0;
+		m->slot_has[r->slot_of[k]] = 0;
+	}
+	*slot = r->slot_of[k];
+	return 0;
+}
+
+static uint64_t get_field(struct model_state *m, unsigned f)
+{
+	return pcz_dec_number(&m->rc, &m->models.field[f], 0);
+}
+
+/* A name of the model stream into a new string; NULL when out of memory or invalid (*bad set). */
+static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
+{
+	uint64_t n = get_field(m, PCZ_F_LENGTH) + 1;
+	char *name;
+
+	*bad_name = 0;
+	if (m->rc.err || n > PCZ_MAX_NAME) {
+		*bad_name = 1;
+		return NULL;
+	}
+	name = malloc(n + 1);
+	if (name == NULL)
+		return NULL;
+	for (uint64_t i = 0; i < n; i++)
+		name[i] = (char)pcz_dec_byte(&m->rc, m->models.byte);
+	name[n] = '\0';
+	*len = (size_t)n;
+	if (m->rc.err || !pcz_name_ok(name, *len)) {
+		free(name);
+		*bad_name = 1;
+		return NULL;
+	}
+	return name;
+}
+
+static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
+{
+	struct model_state *m = &r->m;
+	size_t E = r->n_events, W = 2 + E, t = 0, k_prev = SIZE_MAX;
+	uint64_t mode, n_units, bound = 64, region_no = r->regions_read + 1;
+	uint64_t before = pcz_rc_dec_bits(&m->rc), in_rows = 0;
+	int rc;
+
+	mode = get_field(m, PCZ_F_NAME_MODE);
+	if (m->rc.err || mode > PCZ_NAME_NEXT)
+		return model_fail(r, "bad region name mode", diag);
+	if (mode != PCZ_NAME_NEW && r->region_name == NULL)
+		return model_fail(r, "region name refers to no previous region", diag);
+	if (mode == PCZ_NAME_NEXT) {
+		size_t cap = strlen(r->region_name) + 22;
+		char *name = malloc(cap);
+		if (name == NULL)
+			return -MPXKIT_ENOMEM;
+		if (pcz_name_next(r->region_name, name, cap) != 0) {
+			free(name);
+			return model_fail(r, "previous region name has no number", diag);
+		}
+		free(r->region_name);
+		r->region_name = name;
+	} else if (mode == PCZ_NAME_NEW) {
+		size_t len;
+		int bad_name;
+		char *name = get_model_name(m, &len, &bad_name);
+		if (name == NULL)
+			return bad_name ? model_fail(r, "bad region name", diag) : -MPXKIT_ENOMEM;
+		free(r->region_name);
+		r->region_name = name;
+	}
+	n_units = m->prev_units + pcz_unzigzag(get_field(m, PCZ_F_UNITS));
+	if (m->rc.err || n_units == 0 || n_units > PCZ_MAX_UNITS)
+		return model_fail(r, "bad unit count", diag);
+	m->prev_units = n_units;
+	rc = reserve_units(r, (size_t)n_units);
+	if (rc == 0)
+		rc = grow((void **)&m->first_row, &m->cap_first, (size_t)n_units, sizeof *m->first_row);
+	if (rc < 0)
+		return rc;
+	for (uint64_t u = 0; u < n_units; u++) {
+		mpxkit_pcz_unit *x = &r->units[u];
+		uint64_t k = (k_prev + 1) + pcz_unzigzag(get_field(m, PCZ_F_UNIT)), steps;
+		size_t slot;
+		if (m->rc.err || k > r->dict.n)
+			return model_fail(r, "bad unit reference", diag);
+		if (k == r->dict.n) {
+			size_t len;
+			int bad_name;
+			char *name = get_model_name(m, &len, &bad_name);
+			if (name == NULL)
+				return bad_name ? model_fail(r, "bad unit name", diag) : -MPXKIT_ENOMEM;
+			if (pcz_dict_find(&r->dict, name, len) != SIZE_MAX) {
+				free(name);
+				return model_fail(r, "repeated new unit name", diag);
+			}
+			k = pcz_dict_add(&r->dict, name, len);
+			free(name);
+			if (k == SIZE_MAX || grow((void **)&r->seen, &r->cap_seen, r->dict.cap,
+						  sizeof *r->seen) != 0 ||
+			    grow_history(r) != 0)
+				return -MPXKIT_ENOMEM;
+			r->seen[k] = 0;
+		}
+		if (r->seen[k] == region_no)
+			return model_fail(r, "unit twice in one region", diag);
+		r->seen[k] = region_no;
+		k_prev = (size_t)k;
+		steps = get_field(m, PCZ_F_STEPS) + 1;
+		if (m->rc.err || steps > PCZ_MAX_STEPS)
+			return model_fail(r, "bad step count", diag);
+		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
+		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
+			return model_fail(r, "region larger than the format allows", diag);
+		if (steps * W > m->values_left)
+			return model_fail(r, "more values than the section frame declares", diag);
+		m->values_left -= steps * W;
+		rc = model_slot(r, (size_t)k, &slot);
+		if (rc == 0)
+			rc = grow((void **)&m->rows, &m->cap_rows, (size_t)((t + steps) * W),
+				  sizeof *m->rows);
+		if (rc < 0)
+			return rc;
+		x->cpu = x->numa = -1;
+		if (r->placement) {
+			int64_t *pl = m->slot_place + 2 * slot;
+			pl[0] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_CPU));
+			pl[1] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_NUMA));
+			if (m->rc.err || pl[0] < 0 || pl[0] > (int64_t)INT32_MAX + 1 || pl[1] < 0 ||
+			    pl[1] > (int64_t)INT32_MAX + 1)
+				return model_fail(r, "bad cpu or numa node", diag);
+			x->cpu = (int)(pl[0] - 1);
+			x->numa = (int)(pl[1] - 1);
+		}
+		m->first_row[u] = t;
+		in_rows -= pcz_rc_dec_bits(&m->rc);
+		for (uint64_t s2 = 0; s2 < steps; s2++) {
+			uint64_t *row = m->rows + (t + s2) * W;
+			const uint64_t *h = s2 ? row - W : m->slot_has[slot] ? m->slot_row + slot * W : NULL;
+			const uint64_t *n = NULL;
+			if (u > 0) {
+				size_t ps = r->units[u - 1].n_steps;
+				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
+			}
+			pcz_dec_row(&m->rc, &m->models, m->pred, W, row, h, n, &m->ring,
+				    m->slot_cls + slot * W, m->col_cls, m->bits);
+		}
+		in_rows += pcz_rc_dec_bits(&m->rc);
+		if (m->rc.err)
+			return model_fail(r, "damaged range-coded stream", diag);
+		memcpy(m->slot_row + slot * W, m->rows + (t + steps - 1) * W, W * sizeof *m->rows);
+		m->slot_has[slot] = 1;
+		x->name = r->dict.names[k];
+		x->n_steps = (size_t)steps;
+		r->kidx[u] = (size_t)k;
+		t += steps;
+	}
+	/* Everything but the rows: names, unit references, steps, placement. */
+	m->bits[W] += pcz_rc_dec_bits(&m->rc) - before - in_rows;
+	/* The public layout: times in pairs, values step-major. */
+	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
+	if (rc == 0)
+		rc = grow((void **)&r->values, &r->cap_values, t * E, sizeof *r->values);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < t; i++) {
+		r->times[2 * i] = m->rows[i * W];
+		r->times[2 * i + 1] = m->rows[i * W + 1];
+		memcpy(r->values + i * E, m->rows + i * W + 2, E * sizeof *r->values);
+	}
+	for (uint64_t u = 0; u < n_units; u++) {
+		r->units[u].times = r->times + 2 * m->first_row[u];
+		r->units[u].values = r->values + m->first_row[u] * E;
+		r->dur[u] = pcz_unit_duration(&r->units[u]);
+		r->group_of[u] = SIZE_MAX;
+	}
+	r->region.name = r->region_name;
+	r->region.n_units = (size_t)n_units;
+	r->region.units = r->units;
+	r->region.balance_ppm = pcz_balance_ppm(r->dur, (size_t)n_units);
+	r->region.n_groups = 0;
+	r->region.group_of = r->group_of;
+	r->region.group_ref = r->group_ref;
+	return 0;
+}
+
+static int model_consumed(const mpxkit_pcz_reader *r, mpxkit_diag *diag)
+{
+	if (r->m.values_left != 0)
+		return model_fail(r, "fewer values than the section frame declares", diag);
+	if (!pcz_rc_dec_done(&r->m.rc))
+		return model_fail(r, "coded streams do not end with the last region", diag);
+	return 0;
+}
+
 static int next_region(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
+	int v2 = r->version == PCZ_VERSION_MODEL;
 	int rc;
 
 	if (r->chunk_left == 0) {
-		rc = begin_chunk(r, diag);
+		rc = v2 ? begin_chunk_model(r, diag) : begin_chunk(r, diag);
 		if (rc == 1)
 			return finish(r, diag);
 		if (rc < 0)
 			return rc;
 	}
-	rc = read_region(r, diag);
+	rc = v2 ? read_region_model(r, diag) : read_region(r, diag);
 	if (rc < 0)
 		return rc;
 	r->regions_read++;
@@ -1215,7 +1651,7 @@ static int next_region(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			r->stats.n_grouped++;
 	}
 	if (--r->chunk_left == 0) {
-		rc = chunk_consumed(r, diag);
+		rc = v2 ? model_consumed(r, diag) : chunk_consumed(r, diag);
 		if (rc < 0)
 			return rc;
 	}

@@ -51,6 +51,8 @@ struct mpxkit_pcz_writer {
 	uint64_t chunk_values; /* timestamps and values in the chunk (slow coder) */
 	int fast;              /* the fast coder holds the chunk's values (pcz_fast) */
 	pcz_fast fast_rows;
+	int model;             /* format version 2: the MODEL coder holds the chunk (pcz_mchunk) */
+	pcz_mchunk mchunk;
 	int vals_oom;
 	char *prev_region; /* name of the chunk's last region, when has_prev */
 	size_t prev_cap, prev_len;
@@ -77,7 +79,7 @@ static int thorough(const mpxkit_pcz_writer *w);
 void mpxkit_pcz_options_init(mpxkit_pcz_options *opt)
 {
 	memset(opt, 0, sizeof *opt);
-	opt->codec = MPXKIT_PCZ_ZSTD;
+	opt->codec = MPXKIT_PCZ_MODEL;
 	opt->level = 0;
 	opt->threshold_ppm = MPXKIT_PCZ_THRESHOLD_DEFAULT;
 	opt->grouping = MPXKIT_PCZ_GROUP_NONE;
@@ -87,8 +89,15 @@ void mpxkit_pcz_options_init(mpxkit_pcz_options *opt)
 
 static int check_options(const mpxkit_pcz_options *o, mpxkit_diag *diag)
 {
-	if ((unsigned)o->codec > MPXKIT_PCZ_ZSTD)
+	if ((unsigned)o->codec > MPXKIT_PCZ_MODEL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "unknown codec %d", (int)o->codec);
+	if (o->codec == MPXKIT_PCZ_MODEL && o->level != 0)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "the model codec has no level (levels are for zstd and zlib)");
+	if (o->codec == MPXKIT_PCZ_MODEL && o->grouping != MPXKIT_PCZ_GROUP_NONE)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "grouping needs a version-1 codec (zstd, zlib or stored); the "
+				   "model codec predicts each unit from the previous one instead");
 	if ((unsigned)o->grouping > MPXKIT_PCZ_GROUP_NONE)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "unknown grouping %d", (int)o->grouping);
 	if (o->threshold_ppm > 1000000)
@@ -126,6 +135,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 	pcz_buf_free(&w->payload);
 	pcz_buf_free(&w->stored);
 	pcz_fast_free(&w->fast_rows);
+	pcz_mchunk_free(&w->mchunk);
 	pcz_compressor_free(&w->cz);
 	for (size_t i = 0; i < w->n_staged; i++) {
 		struct staged *s = &w->staged[i];
@@ -196,8 +206,11 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	if (w->prev_ref == NULL)
 		goto fail;
 	/* Groups and codec trials need every predictor's values: the slow coder. */
-	w->fast = w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
+	w->model = w->opt.codec == MPXKIT_PCZ_MODEL;
+	w->fast = !w->model && w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
 	w->fast_rows.n_events = n_events;
+	w->mchunk.n_events = n_events;
+	w->mchunk.width = 2 + n_events;
 	w->to_mem = path == NULL;
 	rc = w->to_mem ? 0 : mpxkit_outfile_open(&w->out, path, diag);
 	if (rc < 0)
@@ -351,6 +364,34 @@ static int encode(mpxkit_pcz_writer *w, const uint8_t *raw, size_t n, pcz_buf *o
 	return 0;
 }
 
+/*
+ * Version 2's frame: type, codec, varint sizes, the payload, one CRC of it
+ * all.  raw_size is the decoded size, or for MODEL the number of values.
+ */
+static int write_framed2(mpxkit_pcz_writer *w, unsigned type, unsigned codec, const uint8_t *body,
+			 size_t body_len, uint64_t raw_size, mpxkit_diag *diag)
+{
+	uint8_t head[22], *o = head, c[4];
+	uint32_t crc;
+	int rc;
+
+	*o++ = (uint8_t)type;
+	*o++ = (uint8_t)codec;
+	o = pcz_put_varint(o, body_len);
+	o = pcz_put_varint(o, raw_size);
+	crc = pcz_crc32_update(pcz_crc32(head, (size_t)(o - head)), body, body_len);
+	for (int i = 0; i < 4; i++)
+		c[i] = (uint8_t)(crc >> (8 * i));
+	rc = file_write(w, head, (size_t)(o - head), diag);
+	if (rc == 0)
+		rc = file_write(w, body, body_len, diag);
+	if (rc == 0)
+		rc = file_write(w, c, 4, diag);
+	if (rc == 0 && type != PCZ_END)
+		w->n_sections++;
+	return rc;
+}
+
 /* Frames and writes one section whose payload raw[0..n) was encoded as body. */
 static int write_framed(mpxkit_pcz_writer *w, unsigned type, mpxkit_pcz_codec codec,
 			const uint8_t *body, size_t body_len, const uint8_t *raw, size_t n,
@@ -390,12 +431,16 @@ static int write_section(mpxkit_pcz_writer *w, unsigned type, const uint8_t *raw
 	 * lines) without trying the codec, which seldom shrinks them and costs
 	 * a context reset per call.
 	 */
-	int small = w->fast && n < PCZ_SMALL_SECTION;
-	mpxkit_pcz_codec codec = type == PCZ_END || small ? MPXKIT_PCZ_STORED : w->opt.codec;
+	int small = (w->fast || w->model) && n < PCZ_SMALL_SECTION;
+	mpxkit_pcz_codec codec = type == PCZ_END || small ? MPXKIT_PCZ_STORED
+				 : w->model			 ? MPXKIT_PCZ_ZSTD
+								 : w->opt.codec;
 	int rc = encode(w, raw, n, &w->stored, &codec);
 
 	if (rc < 0)
 		return rc;
+	if (w->model)
+		return write_framed2(w, type, codec, w->stored.data, w->stored.len, n, diag);
 	return write_framed(w, type, codec, w->stored.data, w->stored.len, raw, n, diag);
 }
 
@@ -406,7 +451,7 @@ static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 
 	w->content_crc = 0;
 	pcz_buf_u32(&b, PCZ_MAGIC);
-	pcz_buf_u8(&b, PCZ_VERSION);
+	pcz_buf_u8(&b, w->model ? PCZ_VERSION_MODEL : PCZ_VERSION);
 	pcz_buf_u8(&b, 0);
 	pcz_buf_u16(&b, 0);
 	if (b.oom)
@@ -416,7 +461,8 @@ static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	b.len = 0;
 	pcz_buf_varint(&b, w->n_meta);
 	pcz_buf_put(&b, w->meta.data, w->meta.len);
-	if (rc == 0)
+	/* Version 2 leaves out an empty META. */
+	if (rc == 0 && (!w->model || w->n_meta > 0))
 		rc = b.oom ? -MPXKIT_ENOMEM : write_section(w, PCZ_META, b.data, b.len, diag);
 	if (rc == 0 && w->topology)
 		rc = write_section(w, PCZ_TOPOLOGY, (const uint8_t *)w->topology, w->topology_len,
@@ -438,6 +484,8 @@ static uint64_t chunk_raw_size(const mpxkit_pcz_writer *w)
 {
 	uint64_t values = w->fast ? w->fast_rows.n_values : w->chunk_values;
 
+	if (w->model)
+		return w->mchunk.names.len + 8 * (uint64_t)w->mchunk.n_rows * w->mchunk.width;
 	return w->structure.len + 8 * values;
 }
 
@@ -681,6 +729,21 @@ static int write_chunk_slow(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	return rc;
 }
 
+/* The MODEL coder's chunk: one payload, framed with the number of values as raw size. */
+static int write_chunk_model(mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	int rc = pcz_mchunk_payload(&w->mchunk, &w->dict, w->opt.placement, &w->payload);
+
+	if (rc == 0 && w->payload.len > MPXKIT_PCZ_MAX_SECTION)
+		rc = mpxkit_fail(diag, MPXKIT_ERANGE, "REGIONS section above %u bytes",
+				 MPXKIT_PCZ_MAX_SECTION);
+	if (rc == 0)
+		rc = write_framed2(w, PCZ_REGIONS, PCZ_CODEC_MODEL, w->payload.data, w->payload.len,
+				   (uint64_t)w->mchunk.n_rows * w->mchunk.width, diag);
+	pcz_mchunk_reset(&w->mchunk);
+	return rc;
+}
+
 static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 {
 	int rc;
@@ -689,7 +752,9 @@ static int flush_chunk(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 		return 0;
 	if (w->vals_oom || w->structure.oom)
 		return -MPXKIT_ENOMEM;
-	rc = w->fast ? write_chunk_fast(w, diag) : write_chunk_slow(w, diag);
+	rc = w->model ? write_chunk_model(w, diag)
+	     : w->fast ? write_chunk_fast(w, diag)
+		       : write_chunk_slow(w, diag);
 	/* Every predictor restarts with the next section. */
 	w->chunk_regions = 0;
 	w->structure.len = 0;
@@ -928,21 +993,21 @@ static int code_times(mpxkit_pcz_writer *w, const mpxkit_pcz_unit *units, size_t
 	return 0;
 }
 
-/* Dumps are often named loop1, loop2, ...: code such a name as "the previous one, plus one". */
-static int code_region_name(mpxkit_pcz_writer *w, const char *name)
+/*
+ * Dumps are often named loop1, loop2, ...: such a name is "the previous one,
+ * plus one" (PCZ_NAME_*); the chunk's last name is kept for the next.
+ */
+static int region_name_mode(mpxkit_pcz_writer *w, const char *name, unsigned *mode)
 {
 	size_t len = strlen(name);
 
 	if (w->has_prev && w->prev_len == len && memcmp(w->prev_region, name, len) == 0) {
-		pcz_buf_varint(&w->structure, PCZ_NAME_SAME);
+		*mode = PCZ_NAME_SAME;
 		return 0;
 	}
-	if (w->has_prev && pcz_name_is_next(w->prev_region, w->prev_len, name, len)) {
-		pcz_buf_varint(&w->structure, PCZ_NAME_NEXT);
-	} else {
-		pcz_buf_varint(&w->structure, PCZ_NAME_NEW);
-		pcz_buf_string(&w->structure, name);
-	}
+	*mode = w->has_prev && pcz_name_is_next(w->prev_region, w->prev_len, name, len)
+			? PCZ_NAME_NEXT
+			: PCZ_NAME_NEW;
 	if (len + 1 > w->prev_cap) {
 		char *p = realloc(w->prev_region, len + 1);
 		if (p == NULL)
@@ -954,6 +1019,17 @@ static int code_region_name(mpxkit_pcz_writer *w, const char *name)
 	w->prev_len = len;
 	w->has_prev = 1;
 	return 0;
+}
+
+static int code_region_name(mpxkit_pcz_writer *w, const char *name)
+{
+	unsigned mode;
+	int rc = region_name_mode(w, name, &mode);
+
+	pcz_buf_varint(&w->structure, mode);
+	if (mode == PCZ_NAME_NEW)
+		pcz_buf_string(&w->structure, name);
+	return rc;
 }
 
 /* Appends one planned region to the current chunk (lock held). */
@@ -1077,6 +1153,35 @@ static int code_region_fast(mpxkit_pcz_writer *w, const char *name, size_t n_uni
 	return 0;
 }
 
+/* The MODEL coder's region: dictionary entries here, everything else when the chunk closes. */
+static int code_region_model(mpxkit_pcz_writer *w, const char *name, size_t n_units,
+			     const mpxkit_pcz_unit *units, const struct name_key *keys)
+{
+	size_t few[32], *kidx = n_units <= 32 ? few : malloc(n_units * sizeof *kidx);
+	size_t dict_n = w->dict.n;
+	unsigned mode;
+	int rc = kidx ? region_name_mode(w, name, &mode) : -MPXKIT_ENOMEM;
+
+	for (size_t u = 0; rc == 0 && u < n_units; u++) {
+		size_t k = pcz_dict_find_hashed(&w->dict, units[u].name, keys[u].len, keys[u].hash);
+		if (k == SIZE_MAX)
+			k = pcz_dict_add(&w->dict, units[u].name, keys[u].len);
+		if (k == SIZE_MAX)
+			rc = -MPXKIT_ENOMEM;
+		kidx[u] = k;
+	}
+	if (rc == 0)
+		rc = pcz_mchunk_add(&w->mchunk, mode, name, n_units, units, kidx, dict_n);
+	if (kidx != few)
+		free(kidx);
+	if (rc < 0)
+		return rc;
+	w->chunk_regions++;
+	w->n_regions++;
+	w->n_units += n_units;
+	return 0;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -1090,14 +1195,16 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 	const char **names;
 	int rc = 0;
 
-	if (!pcz_name_ok(region, strlen(region)))
+	if (!pcz_name_ok(region, strlen(region)) ||
+	    (w->model && strlen(region) > PCZ_MAX_NAME))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': bad name", region);
 	if (n_units == 0 || n_units > PCZ_MAX_UNITS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': %zu units, need 1 to %u",
 				   region, n_units, PCZ_MAX_UNITS);
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		if (x->name == NULL || !pcz_name_scan(x->name, &keys[u].len, &keys[u].hash))
+		if (x->name == NULL || !pcz_name_scan(x->name, &keys[u].len, &keys[u].hash) ||
+		    (w->model && keys[u].len > PCZ_MAX_NAME))
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': unit %zu: bad name",
 					   region, u);
 		if (x->n_steps == 0 || x->n_steps > PCZ_MAX_STEPS || !x->times || !x->values)
@@ -1169,8 +1276,9 @@ static int add_region_locked(mpxkit_pcz_writer *w, const char *region, size_t n_
 	}
 	rc = w->started ? 0 : write_start(w, diag);
 	if (rc == 0)
-		rc = plan ? code_region(w, region, n_units, units, keys, plan, members)
-			  : code_region_fast(w, region, n_units, units, keys);
+		rc = plan	? code_region(w, region, n_units, units, keys, plan, members)
+		     : w->model ? code_region_model(w, region, n_units, units, keys)
+				: code_region_fast(w, region, n_units, units, keys);
 	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
 		rc = flush_chunk(w, diag);
 	if (rc < 0)
@@ -1220,8 +1328,8 @@ int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_
 	}
 	rc = check_region(w, region, n_units, units, keys, diag);
 	if (rc == 0)
-		rc = (w->fast ? add_region_fast : add_region_slow)(w, region, n_units, units, keys,
-								   diag);
+		rc = (w->fast || w->model ? add_region_fast : add_region_slow)(w, region, n_units,
+										units, keys, diag);
 	if (keys != few)
 		free(keys);
 	return rc;
@@ -1354,9 +1462,15 @@ static int write_end(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 	pcz_buf b = { 0 };
 	int rc;
 
-	pcz_buf_u64(&b, w->n_regions);
-	pcz_buf_u64(&b, w->n_units);
-	pcz_buf_u32(&b, w->n_sections);
+	if (w->model) {
+		pcz_buf_varint(&b, w->n_regions);
+		pcz_buf_varint(&b, w->n_units);
+		pcz_buf_varint(&b, w->n_sections);
+	} else {
+		pcz_buf_u64(&b, w->n_regions);
+		pcz_buf_u64(&b, w->n_units);
+		pcz_buf_u32(&b, w->n_sections);
+	}
 	pcz_buf_u32(&b, w->content_crc);
 	rc = b.oom ? -MPXKIT_ENOMEM : write_section(w, PCZ_END, b.data, b.len, diag);
 	b.len = 0;

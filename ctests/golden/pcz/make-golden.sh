@@ -10,6 +10,11 @@ $mpxkit pack -c stored -g auto two-threads.csv -o two-threads.pcz
 $mpxkit pack -c zlib -g auto series-placement.csv -o series-placement.pcz
 $mpxkit pack -c zstd -l 3 -g auto callgrind-stencil.csv -o callgrind-stencil.pcz
 $mpxkit pack -c zstd -l 1 -g none fast-default.csv -o fast-default.pcz
+# Version 2 (the model codec, the default since): the same inputs under model-*.
+for f in two-threads series-placement callgrind-stencil; do
+	cp $f.csv model-$f.csv
+	$mpxkit pack -c model model-$f.csv -o model-$f.pcz
+done
 
 # flip FILE OUT BYTE MASK: OUT is FILE with BYTE xor MASK.
 flip() {
@@ -35,7 +40,7 @@ head -c 40 two-threads.pcz >bad-truncated-meta.pcz
 head -c 11 two-threads.pcz >bad-truncated-header.pcz
 flip two-threads.pcz bad-magic.pcz 0 0x01
 flip two-threads.pcz bad-header-crc.pcz 9 0x10
-flip two-threads.pcz bad-version.pcz 4 0x03 && header_fix bad-version.pcz
+flip two-threads.pcz bad-version.pcz 4 0x02 && header_fix bad-version.pcz   # version 3
 flip two-threads.pcz bad-reserved-flags.pcz 7 0x80 && header_fix bad-reserved-flags.pcz
 flip two-threads.pcz bad-region-value.pcz 124 0x01     # a value byte of the REGIONS payload
 flip two-threads.pcz bad-end-mark.pcz $((size - 1)) 0x40
@@ -44,3 +49,31 @@ flip series-placement.pcz bad-zlib-payload.pcz 200 0x02
 flip fast-default.pcz bad-fast-payload.pcz 230 0x04    # inside the fast coder's zstd REGIONS payload
 cp two-threads.pcz bad-trailing-byte.pcz && printf 'x' >>bad-trailing-byte.pcz
 printf 'region,unit,start_ns,end_ns,A\nr,u,0,1,1\n' >bad-csv-not-pcz.pcz
+
+# Version 2: truncated, a flipped byte under a section CRC, a version-1 file called version 2,
+# and a REGIONS stream damaged behind correct CRCs (so the model decoder's own checks must
+# catch it: the section CRC covers bytes A..B-1 at B, the content CRC everything before END).
+size=$(wc -c <model-callgrind-stencil.pcz)
+head -c $((size - 5)) model-callgrind-stencil.pcz >bad-model-truncated.pcz
+flip model-callgrind-stencil.pcz bad-model-region-byte.pcz 300 0x10
+flip two-threads.pcz bad-model-v1-body.pcz 4 0x03 && header_fix bad-model-v1-body.pcz
+# crc_at FILE FROM LEN AT: writes the CRC32 of LEN bytes from FROM at offset AT.
+crc_at() {
+	tail -c +$(($2 + 1)) "$1" | head -c "$3" | gzip -c | tail -c 8 | head -c 4 >"$1.crc"
+	dd if="$1.crc" of="$1" bs=1 seek="$4" conv=notrunc 2>/dev/null
+	rm -f "$1.crc"
+}
+# Walk model-two-threads.pcz's sections (each under 128 bytes: one-byte varint sizes).
+byte() { od -An -tu1 -j "$2" -N1 "$1" | tr -d ' '; }
+pos=12
+while :; do
+	type=$(byte model-two-threads.pcz $pos) len=$(byte model-two-threads.pcz $((pos + 2)))
+	[ "$type" -eq 4 ] && reg=$pos reg_len=$len
+	[ "$type" -eq 255 ] && end=$pos && break
+	pos=$((pos + 4 + len + 4))
+done
+# The range-coded stream's first byte must be 0: regions varint, 3 predictor bytes, rc_size.
+flip model-two-threads.pcz bad-model-rc-start.pcz $((reg + 4 + 1 + 3 + 1)) 0x01
+crc_at bad-model-rc-start.pcz "$reg" $((4 + reg_len)) $((reg + 4 + reg_len))
+crc_at bad-model-rc-start.pcz 0 "$end" $((end + 4 + 3))
+crc_at bad-model-rc-start.pcz "$end" $((4 + 7)) $((end + 4 + 7))
