@@ -287,7 +287,7 @@ static void test_windows_match_lines(void)
 	struct {
 		const char *path;
 		const mpxkit_reader_options *opt;
-	} cases[9];
+	} cases[10];
 	size_t nc = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
@@ -295,26 +295,33 @@ static void test_windows_match_lines(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
 	for (size_t i = 0; i < n; i++)
 		data[i] = cutest_urand(&state) > 0.97 ? '\n' : 'a' + (char)(i % 26);
-	cases[nc].path = put_file("w-long.txt", data, n); /* lines across chunks, no final LF */
+	/* the paths copied: cutest_scratch_path reuses four buffers */
+	/* lines across chunks, no final LF */
+	cases[nc].path = strdup(put_file("w-long.txt", data, n));
 	cases[nc++].opt = &text;
 	data[70000] = '\0'; /* a NUL in a later chunk */
-	cases[nc].path = put_file("w-nul.txt", data, n);
+	cases[nc].path = strdup(put_file("w-nul.txt", data, n));
 	cases[nc++].opt = &text;
-	cases[nc].path = put_file("w-lines.txt", "a,b\n\nlast without LF", 20);
+	cases[nc].path = strdup(put_file("w-lines.txt", "a,b\n\nlast without LF", 20));
 	cases[nc++].opt = &text;
-	cases[nc].path = put_file("w-crlf.txt", "x\r\ny\r\n", 6);
+	cases[nc].path = strdup(put_file("w-crlf.txt", "x\r\ny\r\n", 6));
 	cases[nc++].opt = &text;
-	cases[nc].path = put_file("w-empty.txt", "", 0);
+	/* a last line without LF that fills the copy buffer: putting the LF back grows it */
+	memset(want, 'x', 255);
+	cases[nc].path = strdup(put_file("w-last255.txt", want, 255));
 	cases[nc++].opt = &text;
-	cases[nc].path = put_file("w-nul1.txt", "one\ntwo\nth\0ree\n", 15);
+	cases[nc].path = strdup(put_file("w-empty.txt", "", 0));
 	cases[nc++].opt = &text;
-	cases[nc].path = put_file("w-bound.txt", "abcd\nab\nabcde\nx\n", 17);
+	cases[nc].path = strdup(put_file("w-nul1.txt", "one\ntwo\nth\0ree\n", 15));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-bound.txt", "abcd\nab\nabcde\nx\n", 17));
 	cases[nc++].opt = &bound;
-	cases[nc].path = put_gzip("w-gz.gz", "p\nq\nlast", 8);
+	cases[nc].path = strdup(put_gzip("w-gz.gz", "p\nq\nlast", 8));
 	cases[nc++].opt = &gz;
-	cases[nc].path = put_file("w-plain-gz.txt", "p\nq\n", 4);
+	cases[nc].path = strdup(put_file("w-plain-gz.txt", "p\nq\n", 4));
 	cases[nc++].opt = &gz;
-	for (size_t c = 0; c < nc; c++)
+	for (size_t c = 0; c < nc; c++) {
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cases[c].path);
 		for (int one = 0; one < 2; one++) {
 			mpxkit_diag dl = { 0 }, dw = { 0 };
 			mpxkit_reader *r;
@@ -339,6 +346,8 @@ static void test_windows_match_lines(void)
 			}
 			mpxkit_reader_close(r);
 		}
+		free((char *)cases[c].path);
+	}
 	free(data);
 	free(want);
 	free(got);

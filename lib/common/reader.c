@@ -343,13 +343,13 @@ int mpxkit_reader_lines(mpxkit_reader *r, char **text, size_t *len, mpxkit_diag 
 	 */
 	if ((rc = mpxkit_reader_line(r, &line, &n, diag)) <= 0)
 		return rc;
-	if (line == r->line && n + 2 > r->line_cap && (rc = grow_line(r, n + 2, diag)) < 0)
-		return rc;
-	if (line == r->line)
+	if (line == r->line) { /* a copy: room for the LF and a NUL after it */
+		if (n + 2 > r->line_cap && (rc = grow_line(r, n + 2, diag)) < 0)
+			return rc;
 		line = r->line;
-	line[n] = '\n';
-	if (line == r->line)
 		line[n + 1] = '\0';
+	}
+	line[n] = '\n';
 	r->window_read = 1;
 	*text = line;
 	*len = n + 1;
