@@ -42,7 +42,7 @@ static double best_online(mpxkit_estimator *est, const uint64_t *obs, const uint
 		double t0 = now();
 		mpxkit_estimator_reset(est);
 		for (size_t k = 0; k < N_ROTATIONS; k++) {
-			mpxkit_rotation rot = {obs + k * N_EVENTS, ref + k * N_GROUPS};
+			mpxkit_rotation rot = {obs + k * N_EVENTS, ref + k * N_GROUPS, NULL, NULL};
 			if (mpxkit_estimator_push(est, &rot, out) < 0)
 				return -1;
 		}
@@ -58,7 +58,7 @@ static double best_online(mpxkit_estimator *est, const uint64_t *obs, const uint
 static int bench_estimators(void)
 {
 	size_t slice[N_EVENTS];
-	mpxkit_layout layout = {N_EVENTS, N_GROUPS, slice, 1};
+	mpxkit_layout layout = {N_EVENTS, N_GROUPS, slice, 1, 0};
 	uint64_t *obs = malloc((size_t)N_ROTATIONS * N_EVENTS * sizeof *obs);
 	uint64_t *ref = malloc((size_t)N_ROTATIONS * N_GROUPS * sizeof *ref);
 	double *out = malloc((size_t)N_ROTATIONS * N_EVENTS * sizeof *out);

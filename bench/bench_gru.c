@@ -93,7 +93,7 @@ static double time_estimator(mpxkit_estimator *est, int online, const uint64_t *
 		} else {
 			mpxkit_estimator_reset(est);
 			for (size_t k = 0; k < EST_ROTATIONS; k++) {
-				mpxkit_rotation rot = {obs + k * EST_EVENTS, NULL};
+				mpxkit_rotation rot = {obs + k * EST_EVENTS, NULL, NULL, NULL};
 				if (mpxkit_estimator_push(est, &rot, out) < 0)
 					return -1;
 			}
@@ -113,7 +113,7 @@ static double time_estimator(mpxkit_estimator *est, int online, const uint64_t *
 static int bench_estimator(const char *model_path, double *sink)
 {
 	static const size_t slice[EST_EVENTS] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3};
-	const mpxkit_layout l = {EST_EVENTS, EST_GROUPS, slice, 0};
+	const mpxkit_layout l = {EST_EVENTS, EST_GROUPS, slice, 0, 0};
 	char tmp[] = "/tmp/bench_gru.XXXXXX";
 	mpxkit_estimator_options opts = {model_path ? model_path : tmp};
 	mpxkit_model *m = NULL;

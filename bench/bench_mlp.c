@@ -60,7 +60,7 @@ static double time_estimator(mpxkit_estimator *est, int online, const uint64_t *
 	}
 	mpxkit_estimator_reset(est);
 	for (size_t k = 0; k < N_ROTATIONS; k++) {
-		mpxkit_rotation rot = {obs + k * N_EVENTS, NULL};
+		mpxkit_rotation rot = {obs + k * N_EVENTS, NULL, NULL, NULL};
 		if (mpxkit_estimator_push(est, &rot, out) < 0)
 			return -1;
 	}
@@ -72,7 +72,7 @@ static double time_estimator(mpxkit_estimator *est, int online, const uint64_t *
 int main(int argc, char **argv)
 {
 	static const size_t slice[N_EVENTS] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3};
-	const mpxkit_layout l = {N_EVENTS, N_GROUPS, slice, 0};
+	const mpxkit_layout l = {N_EVENTS, N_GROUPS, slice, 0, 0};
 	uint64_t *obs = malloc(N_ROTATIONS * N_EVENTS * sizeof(*obs)), rng = 7;
 	double *out = malloc(N_ROTATIONS * N_EVENTS * sizeof(*out)), best_run = 1e30,
 	       best_fw = 1e30;

@@ -18,7 +18,7 @@ fi
 # embedded scripts), no script, no element that loads something by reference.  The SVG
 # namespace is a name, never fetched: it is taken out before the search.
 bad=$(sed 's|xmlns="http://www.w3.org/2000/svg"||g' "$page" |
-	grep -Eion 'https?:|ftp:|file:|<script|<iframe|<object|<embed|<link|@import|url\(|(src|href)="[^#]' |
+	grep -Eion 'https?:|ftp:|\bfile:|<script|<iframe|<object|<embed|<link|@import|url\(|(src|href)="[^#]' |
 	head -3)
 if [ -n "$bad" ]; then
 	echo "html_renders: $page is not self-contained:"

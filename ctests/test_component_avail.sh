@@ -47,6 +47,26 @@ echo "$reason" | grep -q '^MPXKIT_ESTIMATOR=ref-rate: it needs a reference' ||
 reason=$(disabled_reason MPXKIT_REFERENCE=perf::NOPE)
 echo "$reason" | grep -q '^MPXKIT_REFERENCE=perf::NOPE: .*no such perf event' ||
 	fail "MPXKIT_REFERENCE=perf::NOPE: disabled reason '$reason'"
+# Bad schedules: an unknown name that is no file, a bad key, a bad group file.
+reason=$(disabled_reason MPXKIT_SCHEDULE=nosuch)
+echo "$reason" | grep -q "^MPXKIT_SCHEDULE=nosuch: no schedule of that name (round-robin, prior, adaptive) and no such group file$" ||
+	fail "MPXKIT_SCHEDULE=nosuch: disabled reason '$reason'"
+reason=$(disabled_reason MPXKIT_SCHEDULE=adaptive:floor=0)
+echo "$reason" | grep -q "^MPXKIT_SCHEDULE=adaptive:floor=0: schedule 'adaptive:floor=0': floor takes a whole number" ||
+	fail "MPXKIT_SCHEDULE=adaptive:floor=0: disabled reason '$reason'"
+groups=$(mktemp)
+printf 'perf::TASK-CLOCK\nperf::TASK-CLOCK\n' >"$groups"
+reason=$(disabled_reason MPXKIT_SCHEDULE="$groups")
+rm -f "$groups"
+echo "$reason" | grep -q "^MPXKIT_SCHEDULE=$groups: $groups:2: event 'perf::TASK-CLOCK' is already in group 1" ||
+	fail "MPXKIT_SCHEDULE=bad group file: disabled reason '$reason'"
+# adaptive through PAPI's own tool: 1 ms slices, so its short workload outlasts the start-up
+# phase, in which page faults hold the one counter.
+out=$(MPXKIT_SCHEDULE=adaptive MPXKIT_COUNTERS=1 MPXKIT_SLICE_US=1000 "$bin/papi_command_line" \
+	mpxkit:::perf::TASK-CLOCK mpxkit:::perf::PAGE-FAULTS) ||
+	fail "papi_command_line with MPXKIT_SCHEDULE=adaptive exited with $?"
+value=$(echo "$out" | sed -n "s/^mpxkit:::perf::TASK-CLOCK :[[:space:]]*\([0-9][0-9]*\).*/\1/p")
+[ -n "$value" ] && [ "$value" -gt 0 ] || fail "adaptive: TASK-CLOCK '$value'"
 
 # ref-rate online, task-clock in every slice, through PAPI's own tool.
 out=$(MPXKIT_ESTIMATOR=ref-rate MPXKIT_REFERENCE=perf::TASK-CLOCK MPXKIT_COUNTERS=1 \
@@ -55,4 +75,4 @@ out=$(MPXKIT_ESTIMATOR=ref-rate MPXKIT_REFERENCE=perf::TASK-CLOCK MPXKIT_COUNTER
 echo "$out"
 value=$(echo "$out" | sed -n "s/^mpxkit:::perf::CPU-CLOCK :[[:space:]]*\([0-9][0-9]*\).*/\1/p")
 [ -n "$value" ] && [ "$value" -gt 0 ] || fail "ref-rate: CPU-CLOCK '$value'"
-echo "PASS: mpxkit active; papi_command_line read TASK-CLOCK and PAGE-FAULTS; ref-rate online"
+echo "PASS: mpxkit active; papi_command_line read TASK-CLOCK and PAGE-FAULTS; bad schedules disable it; adaptive and ref-rate online"

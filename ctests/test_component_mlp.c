@@ -218,7 +218,7 @@ static void test_default_model(void)
 {
 	const char *datadir = getenv("MPXKIT_DATADIR");
 	char path[512];
-	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path};
+	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path, NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_model *m = NULL;
 	double *out, sum[N_EVENTS] = {0}, seen[N_EVENTS] = {0};
@@ -350,7 +350,7 @@ static void test_bigru(void)
 {
 	const char *datadir = getenv("MPXKIT_DATADIR");
 	char path[512];
-	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path};
+	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path, NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_model *m = NULL;
 	mpxkit_estimator *est = NULL;

@@ -26,6 +26,7 @@ int main(void)
 
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/trace.h"
 
 #define N_EVENTS  7
@@ -33,7 +34,10 @@ int main(void)
 #define REFERENCE "ev6" /* with a reference, ev0 .. ev5 are multiplexed and ev6 counted always */
 
 static char trace_path[256];
+static char groups_path[256];
 static mpxkit_trace *trace;
+/* The schedule of the runs (MPXKIT_SCHEDULE, mpxkit_mpx_config.schedule); NULL: round-robin. */
+static const char *schedule;
 
 /* Bursty counts with zeros and large values, so every estimator gives its own numbers. */
 static int make_trace(void)
@@ -54,6 +58,11 @@ static int make_trace(void)
 			return -1;
 	}
 	snprintf(trace_path, sizeof trace_path, "%s/replay.csv", dir);
+	snprintf(groups_path, sizeof groups_path, "%s/groups.txt", dir);
+	/* Groups in another order than the columns', with one of three events. */
+	FILE *g = fopen(groups_path, "w");
+	if (g == NULL || fputs("ev4 ev1\nev0\nev5, ev3 # and\nev2 ev6\n", g) < 0 || fclose(g) != 0)
+		return -1;
 	return mpxkit_trace_write(trace, trace_path, NULL);
 }
 
@@ -72,12 +81,22 @@ static size_t n_multiplexed(const char *reference)
 static int offline_run(const char *estimator, size_t C, const char *reference, int whole,
 		       long long *totals)
 {
-	mpxkit_mpx_config cfg = {C, reference, NULL, 0, trace_path};
+	mpxkit_mpx_config cfg = {C, reference, NULL, 0, trace_path, NULL, 0};
 	mpxkit_mpx_run *run = NULL;
 	mpxkit_estimator *est = NULL;
+	mpxkit_groups *groups = NULL;
 	size_t n = n_multiplexed(reference);
 	double *out = NULL, sum[N_EVENTS] = {0};
-	int rc = mpxkit_mpx_simulate(trace, &cfg, &run, NULL);
+	int rc = 0;
+
+	/* A group file: its groups, its events in its order (mapped back to columns below). */
+	if (schedule && !mpxkit_schedule_is_name(schedule))
+		rc = mpxkit_groups_read(schedule, &groups, NULL);
+	else
+		cfg.schedule = schedule;
+	cfg.groups = groups;
+	if (rc == 0)
+		rc = mpxkit_mpx_simulate(trace, &cfg, &run, NULL);
 
 	if (rc == 0 && (run->layout.n_events != n || (reference && run->ref == NULL)))
 		rc = -1;
@@ -85,18 +104,20 @@ static int offline_run(const char *estimator, size_t C, const char *reference, i
 		rc = mpxkit_estimator_new(&est, estimator, &run->layout, NULL, NULL);
 	if (rc == 0 && (out = calloc(run->n_rotations * n, sizeof *out)) == NULL)
 		rc = -1;
-	if (rc == 0)
-		rc = whole ? mpxkit_estimator_run_whole(est, run->n_rotations, run->obs, run->ref,
-							out, NULL)
-			   : mpxkit_estimator_run(est, run->n_rotations, run->obs, run->ref, out);
+	if (rc == 0) {
+		mpxkit_series series = mpxkit_mpx_series(run);
+		rc = whole ? mpxkit_estimator_run_whole_series(est, &series, out, NULL)
+			   : mpxkit_estimator_run_series(est, &series, out);
+	}
 	for (size_t k = 0; rc == 0 && k < run->n_rotations; k++)
 		for (size_t e = 0; e < n; e++)
-			sum[e] += out[k * n + e];
+			sum[run->column[e]] += out[k * n + e];
 	for (size_t e = 0; e < n; e++)
 		totals[e] = llround(sum[e]);
 	free(out);
 	mpxkit_estimator_free(est);
 	mpxkit_mpx_run_free(run);
+	mpxkit_groups_free(groups);
 	return rc;
 }
 
@@ -121,6 +142,8 @@ static int papi_child(const char *estimator, size_t C, const char *reference, in
 		setenv("MPXKIT_REFERENCE", reference, 1);
 	setenv("MPXKIT_REPLAY", trace_path, 1);
 	setenv("MPXKIT_ESTIMATOR", estimator, 1);
+	if (schedule)
+		setenv("MPXKIT_SCHEDULE", schedule, 1);
 	snprintf(buf, sizeof buf, "%zu", C);
 	setenv("MPXKIT_COUNTERS", buf, 1);
 	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
@@ -182,9 +205,11 @@ static void check_one(const char *estimator, size_t C, const char *reference)
 	CU_ASSERT_EQUAL_FATAL(offline(estimator, C, reference, want), 0);
 	CU_ASSERT_EQUAL_FATAL(offline_run(estimator, C, reference, 1, whole), 0);
 	CU_ASSERT_EQUAL_FATAL(replay_via_papi(estimator, C, reference, v), 0);
-	printf("\n  %-12s C=%zu %-13s ev0 read %lld stop %lld (offline %lld, whole %lld)",
-	       estimator, C, reference ? "ref " REFERENCE : "no reference", v[0][0], v[1][0],
-	       want[0], whole[0]);
+	printf("\n  %-12s C=%zu %-13s %-12s ev0 read %lld stop %lld (offline %lld, whole %lld)",
+	       estimator, C, reference ? "ref " REFERENCE : "no reference",
+	       schedule ? (mpxkit_schedule_is_name(schedule) ? schedule : "group file")
+			: "round-robin",
+	       v[0][0], v[1][0], want[0], whole[0]);
 	for (size_t e = 0; e < n_multiplexed(reference); e++) {
 		CU_ASSERT_EQUAL(v[0][e], want[e]);  /* read: the trace served whole */
 		CU_ASSERT_EQUAL(v[1][e], whole[e]); /* stop: with the whole-run pass */
@@ -218,6 +243,34 @@ static void test_every_estimator(void)
 	CU_ASSERT(with_reference >= 2);			    /* ref-rate, both layouts */
 }
 
+/*
+ * Every schedule: the sets the engine chooses slice by slice, and so every
+ * total, are the simulator's, for the estimators that read one event at a
+ * time and the learned ones (whose features read every event, in column
+ * order: the group file's order differs, so they are checked on the named
+ * schedules).
+ */
+static void test_every_schedule(void)
+{
+	static const char *const named[] = {"prior", "adaptive", "adaptive:floor=5:startup=1",
+					    "round-robin"};
+	static const char *const simple[] = {"fixed", "linear-dira", "linear-tam", "cam", "dcam"};
+
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+		schedule = named[i];
+		for (size_t x = 0; x < sizeof simple / sizeof simple[0]; x++)
+			check_one(simple[x], 2, x == 0 ? REFERENCE : NULL);
+		check_one("ref-rate", 3, REFERENCE);
+		check_one("mlp", 2, NULL);
+		check_one("bigru", 3, NULL);
+	}
+	schedule = groups_path;
+	for (size_t x = 0; x < sizeof simple / sizeof simple[0]; x++)
+		check_one(simple[x], 2, NULL);
+	schedule = NULL;
+	printf("\n  ");
+}
+
 /* The estimators differ on this trace, so an exact match is not the same number five times. */
 static void test_estimators_differ(void)
 {
@@ -236,6 +289,7 @@ static void test_estimators_differ(void)
 static const cutest_case replay_cases[] = {
     {"estimators differ on the trace", test_estimators_differ},
     {"every estimator: PAPI replay = offline", test_every_estimator},
+    {"every schedule: PAPI replay = the simulator", test_every_schedule},
     {NULL, NULL},
 };
 
@@ -251,6 +305,7 @@ int main(void)
 	}
 	rc = cutest_run("test_component_replay", suites);
 	unlink(trace_path);
+	unlink(groups_path);
 	*strrchr(trace_path, '/') = '\0';
 	rmdir(trace_path);
 	mpxkit_trace_free(trace);

@@ -22,7 +22,7 @@
  * positive, and a last rotation.  Event 1 is constant 7.
  */
 static const size_t two_slices[2] = {0, 2};
-static const mpxkit_layout g4 = {2, 4, two_slices, 0};
+static const mpxkit_layout g4 = {2, 4, two_slices, 0, 0};
 static const uint64_t g4_obs[N_ROT * 2] = {10, 7, 20, 7, 0, 7, 0, 7, 5, 7};
 
 /*
@@ -141,7 +141,7 @@ static void test_dcam(void)
 static void test_cam_floor_and_ratio_one(void)
 {
 	const size_t s[1] = {0};
-	const mpxkit_layout l = {1, 4, s, 0};
+	const mpxkit_layout l = {1, 4, s, 0, 0};
 	/* r = 1/1000: 4 (r - 1)/ln r = 0.578 < 1, so the floor a = 1000 holds. */
 	const uint64_t obs[2] = {1000, 1};
 	/* Ratio within rounding of 1: no 0/0, just G a. */
@@ -161,7 +161,7 @@ static void test_cam_floor_and_ratio_one(void)
 
 static void test_ref_rate(void)
 {
-	const mpxkit_layout l = {2, 4, two_slices, 1};
+	const mpxkit_layout l = {2, 4, two_slices, 1, 0};
 	/* Reference 10 30 0 60 (total 100).  Event 0 in slice 0: 5/10 x 100.  Event 1 in
 	 * slice 2, where the reference counted nothing: fixed, 4 x 9. */
 	const uint64_t obs[2] = {5, 9}, ref[4] = {10, 30, 0, 60};
@@ -233,8 +233,8 @@ static double g1_want(size_t k, size_t e)
 static void test_edge_cases_all_estimators(void)
 {
 	const size_t one_slice[2] = {0, 0};
-	const mpxkit_layout g1 = {2, 1, one_slice, 1};
-	const mpxkit_layout g4r = {2, 4, two_slices, 1};
+	const mpxkit_layout g1 = {2, 1, one_slice, 1, 0};
+	const mpxkit_layout g4r = {2, 4, two_slices, 1, 0};
 	const uint64_t zeros[6] = {0};
 	const uint64_t ref_zero[12] = {0};
 	const uint64_t ref_flat[4] = {1, 1, 1, 1};
@@ -293,7 +293,8 @@ static size_t online_all(mpxkit_estimator *est, const mpxkit_layout *l, size_t n
 
 	mpxkit_estimator_reset(est);
 	for (size_t k = 0; k < n; k++) {
-		mpxkit_rotation rot = {obs + k * l->n_events, ref ? ref + k * l->n_groups : NULL};
+		mpxkit_rotation rot = {obs + k * l->n_events, ref ? ref + k * l->n_groups : NULL, NULL,
+				       NULL};
 		got += mpxkit_estimator_push(est, &rot, out + got * l->n_events) == 1;
 		CU_ASSERT(mpxkit_estimator_peek(est, peek) >= 0);
 	}
@@ -379,7 +380,7 @@ static void test_constant_runs(void)
 			uint64_t c[MAX_E], cref = all_zero ? 0 : 1 + (uint64_t)rand_r(&seed) % 5000;
 			uint64_t obs[MAX_N * MAX_E], ref[MAX_N * 6];
 			double want[MAX_N * MAX_E];
-			mpxkit_layout l = {ne, ng, slice, (int)(n % 2)};
+			mpxkit_layout l = {ne, ng, slice, (int)(n % 2), 0};
 			exact_run r = {&l, n, obs, l.has_reference ? ref : NULL, want};
 
 			for (size_t e = 0; e < ne; e++) {
@@ -420,7 +421,7 @@ static void test_learned_short_runs(void)
 			size_t slice[MAX_E], len = n * ne;
 			uint64_t obs[MAX_N * MAX_E];
 			double fixed[MAX_N * MAX_E], out[MAX_N * MAX_E];
-			mpxkit_layout l = {ne, ng, slice, 0};
+			mpxkit_layout l = {ne, ng, slice, 0, 0};
 			mpxkit_estimator *est = NULL;
 			int is_fixed;
 
@@ -459,7 +460,7 @@ static void test_learned_flat_windows(void)
 {
 	enum { N = 60, BURST = 30 };
 	const size_t slice[3] = {0, 1, 1};
-	const mpxkit_layout l = {3, 3, slice, 0};
+	const mpxkit_layout l = {3, 3, slice, 0, 0};
 	uint64_t obs[N * 3];
 	double out[N * 3], fixed[N * 3];
 
@@ -515,7 +516,7 @@ static void test_registry(void)
 	CU_ASSERT_STRING_EQUAL(d.msg, "no estimator named 'bogus'");
 	{
 		const size_t bad[1] = {4};
-		const mpxkit_layout l = {1, 4, bad, 0};
+		const mpxkit_layout l = {1, 4, bad, 0, 0};
 		CU_ASSERT_EQUAL(mpxkit_estimator_new(&est, "fixed", &l, NULL, NULL),
 				-MPXKIT_EINVAL);
 	}
@@ -583,7 +584,7 @@ static void test_online_equals_offline(void)
 		size_t *slice = malloc(ne * sizeof *slice);
 		uint64_t *obs = malloc(n * ne * sizeof *obs), *ref = malloc(n * ng * sizeof *ref);
 		double *off = malloc(n * ne * sizeof *off), *on = malloc(n * ne * sizeof *on);
-		mpxkit_layout l = {ne, ng, slice, 1};
+		mpxkit_layout l = {ne, ng, slice, 1, 0};
 
 		for (size_t e = 0; e < ne; e++)
 			slice[e] = (size_t)rand_r(&seed) % ng;
@@ -617,7 +618,7 @@ static void test_estimates_bound_below(void)
 	/* No estimate may fall below what the active slice alone counted. */
 	unsigned seed = 99;
 	const size_t s[3] = {0, 1, 2};
-	const mpxkit_layout l = {3, 3, s, 0};
+	const mpxkit_layout l = {3, 3, s, 0, 0};
 	uint64_t obs[30 * 3];
 	double out[30 * 3];
 
@@ -725,7 +726,7 @@ static void check_const_model(const char *name, const mpxkit_estimator_options *
 {
 	enum { N = 11 };
 	const size_t s[2] = {0, 2};
-	const mpxkit_layout l = {2, 3, s, 0};
+	const mpxkit_layout l = {2, 3, s, 0, 0};
 	/* Rotation by rotation: event 0, event 1. */
 	/* clang-format off */
 	const uint64_t obs[N * 2] = {
@@ -776,7 +777,7 @@ static void test_mlp_equals_mlp_run(void)
 		size_t *slice = malloc(ne * sizeof *slice);
 		uint64_t *obs = malloc(n * ne * sizeof *obs), *ref = malloc(n * ng * sizeof *ref);
 		double *a = malloc(n * ne * sizeof *a), *b = malloc(n * ne * sizeof *b);
-		mpxkit_layout l = {ne, ng, slice, has_ref};
+		mpxkit_layout l = {ne, ng, slice, has_ref, 0};
 		mpxkit_estimator *est = NULL;
 
 		for (size_t e = 0; e < ne; e++)
@@ -903,7 +904,7 @@ static void test_uninstalled_default_models(void)
 	char *saved = old ? strdup(old) : NULL;
 	uint64_t obs[40 * 2];
 	const size_t s[2] = {0, 1};
-	const mpxkit_layout l = {2, 2, s, 0};
+	const mpxkit_layout l = {2, 2, s, 0, 0};
 
 	for (size_t i = 0; i < 40 * 2; i++)
 		obs[i] = 1000 + (i * 7919) % 5000;
@@ -1043,7 +1044,7 @@ static void gru_run_make(gru_run *r, unsigned *seed, size_t max_n, const gru_run
 		r->obs[i] = rand_r(seed) % 4 == 0 ? 0 : (uint64_t)(rand_r(seed) % 100000);
 	for (size_t i = 0; has_ref && i < r->n * r->ng; i++)
 		r->ref[i] = (uint64_t)(rand_r(seed) % 1000);
-	r->l = (mpxkit_layout){r->ne, r->ng, r->slice, has_ref};
+	r->l = (mpxkit_layout){r->ne, r->ng, r->slice, has_ref, 0};
 }
 
 static void gru_run_free(gru_run *r)
@@ -1073,7 +1074,8 @@ static void bigru_reference(const mpxkit_model *m, const gru_run *r, size_t k, d
 	for (size_t e = 0; e < ne; e++) {
 		for (size_t j = 0; j <= top; j++) {
 			mpxkit_window w;
-			mlp_run_window(&w, &r->l, newest + 1, r->obs, r->ref, h, j, rot);
+			mpxkit_series run = {newest + 1, r->obs, r->ref, NULL, NULL};
+			mlp_run_window(&w, &r->l, &run, h, j, rot);
 			mlp_levels(&w, h, lev, lev + ne);
 			mlp_features(&w, e, h, lev, lev + ne, x + j * nf);
 			if (j == k)
@@ -1096,7 +1098,8 @@ static void push_peeking(mpxkit_estimator *est, const gru_run *r, size_t from, s
 	double *peek = malloc(r->ne * sizeof *peek);
 
 	for (size_t k = from; k < to; k++) {
-		mpxkit_rotation rot = {r->obs + k * r->ne, r->ref ? r->ref + k * r->ng : NULL};
+		mpxkit_rotation rot = {r->obs + k * r->ne, r->ref ? r->ref + k * r->ng : NULL, NULL,
+				       NULL};
 		int rc = mpxkit_estimator_push(est, &rot, out + *got * r->ne);
 		CU_ASSERT(rc == 0 || rc == 1);
 		*got += rc == 1;

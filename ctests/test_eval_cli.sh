@@ -105,11 +105,21 @@ expect "nothing from --from-step on" 2 "small.csv: 4 steps leave nothing from st
 expect "negative --from-step" 1 "--from-step -1: not a whole number in \[0, 1099511627776\]" \
 	--from-step -1 "$tmp/small.csv"
 printf 'step,a,b\n0,1,2\n' >"$tmp/one-row.csv"
-expect "one slice, two groups" 2 "1 slices make no whole rotation of 2 slices" -c 1 "$tmp/one-row.csv"
+expect "one slice, two groups" 2 "1 slices make no whole window of 2 slices" -c 1 "$tmp/one-row.csv"
 printf 'a\nzz\n' >"$tmp/groups.txt"
 expect "group file naming a missing event" 2 "groups.txt:2: .*small.csv has no event 'zz'" \
 	-g "$tmp/groups.txt" "$tmp/small.csv"
 mkdir "$tmp/empty"
+expect "unknown schedule, no such file" 1 \
+	"no schedule named 'nosuch' and no group file 'nosuch' (schedules: round-robin, groups, prior, adaptive)" \
+	-s nosuch "$tmp/small.csv"
+expect "bad schedule key" 1 "schedule 'adaptive:speed=2': adaptive has no setting 'speed'; it takes floor=M, startup=S, weight=K, decay=D" \
+	-s round-robin,adaptive:speed=2 "$tmp/small.csv"
+expect "groups without a file" 1 "schedule groups needs --groups FILE" -s groups "$tmp/small.csv"
+printf 'a a\n' >"$tmp/dup-groups.txt"
+expect "bad group file as a schedule" 2 "dup-groups.txt:1: event 'a' is already in group 1" \
+	-s "$tmp/dup-groups.txt" "$tmp/small.csv"
+expect "zero window" 1 "--window takes a whole number >= 1" -w 0 "$tmp/small.csv"
 expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
 
 # --- hand-computed scores ---------------------------------------------------------------------
@@ -122,13 +132,13 @@ expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
 run -c 1 -f csv "$tmp/small.csv"
 check_csv() {
 	line=$(grep -F ",$1,$2," "$tmp/out")
-	if [ "$line" = "$tmp/small.csv,$1,$2,$3" ]; then
+	if [ "$line" = "$tmp/small.csv,$1,$2,$3,round-robin" ]; then
 		ok "csv: $1 by $2 = $3"
 	else
 		not_ok "csv: $1 by $2: got '$line', want '...,$3'"
 	fi
 }
-if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw" ] &&
+if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw,schedule" ] &&
 	[ "$(wc -l <"$tmp/out")" -eq 11 ]; then
 	ok "csv: header and 2 events x 5 estimators"
 else
@@ -149,8 +159,8 @@ cp "$tmp/out" "$tmp/small.out.csv"
 # 0.077760; b is seen in step 2 (2): 4 against 3 + 2 = 5, RA 0.8, DTW log10(6/5) = 0.079181.
 run -c 1 -f csv -e fixed --from-step 1 "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 3 ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760" "$tmp/out" &&
-	grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181" "$tmp/out"; then
+	grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760,round-robin" "$tmp/out" &&
+	grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181,round-robin" "$tmp/out"; then
 	ok "--from-step 1: hand-computed scores of the rotation after it"
 else
 	not_ok "--from-step 1: status $status"
@@ -169,7 +179,7 @@ fi
 printf '# b alone, then a\nb\n\na\n' >"$tmp/ba.txt"
 run -c 1 -f csv -e fixed -g "$tmp/ba.txt" "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(sed -n 2p "$tmp/out" | cut -d, -f2)" = b ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546" "$tmp/out"; then
+	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,groups" "$tmp/out"; then
 	ok "group file: order and slice follow the file"
 else
 	not_ok "group file: status $status"
@@ -208,7 +218,7 @@ fi
 run -c 1 -f json -r b "$tmp/small.csv"
 if [ "$status" -eq 0 ] &&
 	jq -e 'type == "array" and length == 6 and
-		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "total_accuracy", "trace"])
+		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "schedule", "total_accuracy", "trace"])
 			and (.ra | type) == "number" and (.dtw | type) == "number")' "$tmp/out" >/dev/null &&
 	[ "$(jq -r '[.[].estimator] | join(",")' "$tmp/out")" = "fixed,linear-dira,linear-tam,cam,dcam,ref-rate" ] &&
 	[ "$(jq -r '[.[].event] | unique | join(",")' "$tmp/out")" = "a" ]; then
@@ -222,6 +232,34 @@ if [ "$(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")" = "1" 
 	ok "json: ref-rate exact when G = 1"
 else
 	not_ok "json: ref-rate RA $(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")"
+fi
+
+# --- schedules ---------------------------------------------------------------------------------
+# Two schedules x two estimators: 2 events x 4 rows, each with its schedule; windows of 2 slices.
+run -c 1 -f json -w 2 -s round-robin,adaptive -e fixed,linear-dira "$tmp/small.csv"
+if [ "$status" -eq 0 ] &&
+	jq -e 'length == 8 and ([.[].schedule] | unique) == ["adaptive", "round-robin"] and
+		all(.[]; has("schedule"))' "$tmp/out" >/dev/null; then
+	ok "--schedule: one row per trace, event, schedule and estimator, with its schedule"
+else
+	not_ok "--schedule json: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+# A group file given as the schedule is --groups FILE.
+run -c 1 -f csv -e fixed -s "$tmp/ba.txt" "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,$tmp/ba.txt" "$tmp/out"; then
+	ok "--schedule FILE: the group file's groups"
+else
+	not_ok "--schedule FILE: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+run -c 1 -s round-robin,prior "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -q '^# schedule prior, windows of G slices$' "$tmp/out" &&
+	grep -q 'round-robin/fixed' "$tmp/out" && grep -q 'prior/dcam' "$tmp/out"; then
+	ok "table: a column per schedule and estimator"
+else
+	not_ok "table with schedules: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
 fi
 
 # --- directories --------------------------------------------------------------------------------
@@ -377,6 +415,14 @@ if [ "$status" -eq 0 ] && xmllint --noout "$tmp/p.svg" 2>/dev/null &&
 else
 	not_ok "plot: status $status"
 	sed 's/^/#   /' "$tmp/err"
+fi
+# The slices that counted a: slice 0 of each of the 2 windows of 2 slices, at -0.25 and 0.75.
+if [ "$(grep -c '<title>counted (round-robin): x = ' "$tmp/p.svg")" -eq 2 ] &&
+	grep -q '<title>counted (round-robin): x = -0.25, ' "$tmp/p.svg" &&
+	grep -q '<title>counted (round-robin): x = 0.75, ' "$tmp/p.svg"; then
+	ok "plot: the slices that counted the event are marked"
+else
+	not_ok "plot: counted slices not marked as expected"
 fi
 run -c 1 --log --plot "$tmp/log.svg" --trace "$tmp/small.csv" --event b -e fixed
 if [ "$status" -eq 0 ] && xmllint --noout "$tmp/log.svg" 2>/dev/null &&

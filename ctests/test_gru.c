@@ -675,7 +675,7 @@ static void make_run(void)
 /* The same rows as the mlp's samples, each event's rotations gathered into one sequence. */
 static void test_bigru_samples(void)
 {
-	const mpxkit_layout l = {BR_EVENTS, 2, br_slice, 0};
+	const mpxkit_layout l = {BR_EVENTS, 2, br_slice, 0, 0};
 	mpxkit_mlp_samples ms;
 	mpxkit_bigru_samples bs;
 	const unsigned half = 3;
@@ -720,7 +720,7 @@ static void test_bigru_samples(void)
  */
 static void test_bigru_run(void)
 {
-	const mpxkit_layout l = {BR_EVENTS, 2, br_slice, 0};
+	const mpxkit_layout l = {BR_EVENTS, 2, br_slice, 0, 0};
 	const unsigned half = 2;
 	size_t nf = mpxkit_mlp_feature_count(half);
 	mpxkit_model_shape ms = {.n_layers = 1,

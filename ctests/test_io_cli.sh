@@ -54,6 +54,7 @@ zero "merge /dev/zero" "/dev/zero" merge -o "$tmp/z.pcz" /dev/zero
 zero "report /dev/zero" "/dev/zero" report /dev/zero
 zero "unpack /dev/zero" "/dev/zero" unpack /dev/zero -o "$tmp/z.csv"
 zero "stat --model /dev/zero" "magic" stat --model /dev/zero --estimator mlp -e perf::TASK-CLOCK -- true
+zero "analyze /dev/zero" "/dev/zero: not a profile file" analyze /dev/zero
 zero "--model a directory" "cannot read $tmp: Is a directory" eval -e mlp --model "$tmp" "$trace"
 zero "pack -o a directory/" "cannot write $tmp/: Is a directory" pack "$top_srcdir/data/threads/stencil.csv" -o "$tmp/"
 for f in "$tmp"/*; do
@@ -172,6 +173,13 @@ outputs "report --svg" fast report --svg @OUT@ "$tmp/rank.pcz"
 outputs "train -o" slow train -o @OUT@ --epochs 1 "$trace" "$corpus/awk.csv.gz" "$corpus/bc.csv.gz"
 if command -v valgrind >/dev/null 2>&1; then
 	outputs "record -o" slow record -o @OUT@ -- true
+	outputs "profile -o" slow profile -s callgrind -o @OUT@ -- true
+	if $MPXKIT profile -s callgrind -o "$tmp/run.prof" -- true >/dev/null 2>&1; then
+		outputs "analyze -o" fast analyze -q -o @OUT@ "$tmp/run.prof"
+		outputs "analyze --html" fast analyze -q --html @OUT@ "$tmp/run.prof"
+	else
+		not_ok "profile -s callgrind -- true"
+	fi
 fi
 if [ "$stat_works" -eq 1 ]; then
 	outputs "stat -o" fast stat -e perf::TASK-CLOCK -c 1 -o @OUT@ -- true

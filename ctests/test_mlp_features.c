@@ -138,7 +138,7 @@ static void test_run_as_dira(void)
 {
 	enum { NR = 9, NE = 3, G = 2, H = 3 };
 	const size_t sl[NE] = {0, 1, 1};
-	mpxkit_layout l = {NE, G, sl, 0};
+	mpxkit_layout l = {NE, G, sl, 0, 0};
 	uint64_t o[NR * NE], oc[NR * NE];
 	double out[NR * NE];
 	mpxkit_model_shape s = {.n_layers = 1,

@@ -188,7 +188,7 @@ static void test_errors(void)
 		    "g.txt:1: group 1 has more events than the 1 counters");
 	/* 1 counter: G = 5; 4 slices are no rotation. */
 	expect_fail(NULL, &short_run, MPXKIT_ERANGE,
-		    "t.csv: 4 slices make no whole rotation of 5 slices");
+		    "t.csv: 4 slices make no whole window of 5 slices");
 
 	{
 		mpxkit_diag d = {0};
@@ -218,7 +218,7 @@ static void test_overflow(void)
 	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_append(t, 0, big), 0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_append(t, 1, two), 0);
 	CU_ASSERT_EQUAL(mpxkit_mpx_simulate(t, &cfg, &r, &d), -MPXKIT_ERANGE);
-	CU_ASSERT_STRING_EQUAL(d.msg, "t.csv: rotation 0 of 'a' sums past 2^64-1");
+	CU_ASSERT_STRING_EQUAL(d.msg, "t.csv: window 0 of 'a' sums past 2^64-1");
 	mpxkit_trace_free(t);
 }
 

@@ -71,7 +71,7 @@ if [ $shared = no ]; then
 fi
 
 # What the lines wrote, each a real file of its kind.
-written="lu.csv.gz my.mpxm out.svg matvec.pcz back.csv"
+written="lu.csv.gz my.mpxm out.svg matvec.pcz back.csv lu.prof report.html"
 [ $shared = yes ] && written="$written nikov-cbench.csv"
 for f in $written; do
 	if [ -s "$tmp/tree/$f" ]; then

@@ -38,6 +38,10 @@ expect 1 "^mpxkit stat: --slice-us 5: " $MPXKIT stat --slice-us 5 -- true
 expect 1 "^mpxkit stat: --estimator magic: no such estimator" $MPXKIT stat --estimator magic -- true
 expect 1 "^mpxkit stat: --estimator ref-rate needs --reference EV" $MPXKIT stat --estimator ref-rate -- true
 expect 1 "^mpxkit stat: --reference : not an event name" $MPXKIT stat --reference '' -- true
+expect 1 "^mpxkit stat: --schedule nosuch: no schedule of that name .round-robin, prior, adaptive. and no such group file" \
+	$MPXKIT stat --schedule nosuch -- true
+expect 1 "^mpxkit stat: --schedule prior:floor=x: schedule 'prior:floor=x': floor takes a whole number 1 to 1e.06, not 'x'" \
+	$MPXKIT stat --schedule prior:floor=x -- true
 expect 1 "unknown option '--bogus'" $MPXKIT stat --bogus -- true
 expect 1 "option '-e' needs an argument" $MPXKIT stat -e
 expect 1 "unexpected argument 'x'" $MPXKIT list x
@@ -65,6 +69,11 @@ expect 2 "^mpxkit stat: cannot run '$tmp/none': No such file or directory" $MPXK
 # CMD's exit status passes through; its own options are its own.
 expect 3 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- sh -c 'exit 3'
 expect 0 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- ls -c /
+# --exact: every event beside its count all the time in the same run; a task clock comes out exact.
+expect 0 'perf::TASK-CLOCK .*exact +[0-9]+ +[+]0[.]00%' \
+	$MPXKIT stat -e perf::TASK-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --exact -- \
+	sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done'
+grep -Eq 'perf::PAGE-FAULTS .*exact +[0-9]+ ' "$tmp/err" || fail "--exact: no exact page faults: $(cat "$tmp/err")"
 
 # A real run: three events on one counter, busy enough for rotations, report in a file.
 busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'

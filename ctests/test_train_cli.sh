@@ -59,7 +59,7 @@ expect "bad --seed" 1 "--seed x: not a whole number in \[0, 2147483647\]" -o "$t
 expect "bad --loss" 1 "--loss takes ra or mse" -o "$tmp/m.mpxm" --loss l1 "$tmp/prog1.csv"
 expect "bad --hidden" 1 "--hidden 0: not a whole number in \[1, 1024\]" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
 expect "bad --dropout" 1 "--dropout takes" -o "$tmp/m.mpxm" --dropout 1 "$tmp/prog1.csv"
-expect "bad --model" 1 "--model takes mlp or bigru" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
+expect "bad --model" 1 "--model takes mlp, bigru or prior" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
 expect "bigru --hidden too wide" 1 "--hidden takes 1 to 512 for a bigru" -o "$tmp/m.mpxm" \
 	--model bigru --hidden 513 "$tmp/prog1.csv"
 expect "too few programs" 1 "at least 3" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv"
@@ -155,5 +155,12 @@ if [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/g3.mpxm")" -lt "$(wc -c <"$tmp/g1.mp
 	ok "bigru --hidden 4 --loss mse --dropout: a smaller, other model"
 else
 	not_ok "bigru --hidden (status $status, stderr: $(cat "$tmp/err"))"
+fi
+# The prior schedule's table is reproduced byte for byte by its command (doc/schedules.md).
+run -o "$tmp/prior_table.c" --model prior --seed 1 "$top_srcdir/data/corpus"
+if [ "$status" -eq 0 ] && cmp -s "$tmp/prior_table.c" "$top_srcdir/schedules/prior_table.c"; then
+	ok "prior: the shipped table is its command's output"
+else
+	not_ok "prior: schedules/prior_table.c differs from its command's output (status $status)"
 fi
 exit $failed

@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Records the development corpus (data/corpus/NAME.csv.gz) again with `mpxkit record`; see data/README.md.
 #
-# usage: data/record-corpus.sh [-m MPXKIT] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]
+# usage: data/record-corpus.sh [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]
 #   -m  the mpxkit binary (default: $MPXKIT, else mpxkit on PATH)
-#   -o  where the traces go (default: data/corpus next to this script)
+#   -s  corpus (default: training, validation and test programs) or heldout (programs
+#       recorded for schedules' held-out side, doc/schedules.md; never trained or tuned on)
+#   -o  where the traces go (default: data/corpus or data/heldout next to this script)
 #   -w  scratch directory for binaries and inputs (default: /tmp/mpxkit-corpus)
 #   -l  list the workloads and exit
 # With NAMEs, only those workloads are recorded.
@@ -19,21 +21,28 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 mpxkit=${MPXKIT:-mpxkit}
-out=$here/corpus
+out=
+set_name=corpus
 work=/tmp/mpxkit-corpus
 list_only=0
 
-while getopts m:o:w:lh opt; do
+while getopts m:s:o:w:lh opt; do
 	case $opt in
 	m) mpxkit=$OPTARG ;;
+	s) set_name=$OPTARG ;;
 	o) out=$OPTARG ;;
 	w) work=$OPTARG ;;
 	l) list_only=1 ;;
-	h) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [-m MPXKIT] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]" >&2; exit 1 ;;
+	h) sed -n '3,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
+case $set_name in
+corpus | heldout) ;;
+*) echo "$0: -s takes corpus or heldout, not '$set_name'" >&2; exit 1 ;;
+esac
+[ -n "$out" ] || out=$here/$set_name
 
 # rec NAME INTERVAL_BB STDIN INPUT CMD [ARGS...]: records one workload (or lists it with -l).
 rec() {
@@ -47,8 +56,9 @@ rec() {
 		return 0
 	fi
 	printf 'recording %s (interval_bb=%s): %s\n' "$name" "$interval" "$*" >&2
+	# shellcheck disable=SC2086 # OMP holds whole --env options
 	if ! "$mpxkit" record -o "$out/$name.csv.gz" --interval-bb "$interval" \
-		--clean-env --env PATH=/usr/bin:/bin --env LC_ALL=C --env HOME=/nonexistent \
+		--clean-env --env PATH=/usr/bin:/bin --env LC_ALL=C --env HOME=/nonexistent ${OMP:-} \
 		--env PYTHONHASHSEED=0 --meta "name=$name" --meta "input=$input" \
 		-- "$@" <"$stdin" >"$name.out" 2>"$name.err"; then
 		failed="$failed $name"
@@ -101,10 +111,33 @@ workloads() {
 	rec bc 2000000 workload.bc "workload.bc on stdin: pi and e to 1200 digits" bc -l
 }
 
+# Held out for schedules (doc/schedules.md): OpenMP and MPI-style kernels and more Debian tools,
+# recorded after every schedule setting was chosen, and never trained or tuned on.
+heldout() {
+	gen="generated in the kernel (fixed seed)"
+	OMP="--env OMP_NUM_THREADS=2 --env OMP_WAIT_POLICY=passive"
+	rec omp-heat 90000 /dev/null "$gen; OpenMP, 2 threads" ./omp_heat
+	rec omp-matmul 250000 /dev/null "$gen; OpenMP, 2 threads" ./omp_matmul
+	rec omp-hist 43000 /dev/null "$gen; OpenMP, 2 threads" ./omp_hist
+	OMP=
+	rec halo 75000 /dev/null "$gen; 4 x 4 ranks in one process" ./halo
+	rec cg 120000 /dev/null "$gen; 8 ranks in one process" ./cg
+	rec bunzip2 250000 /dev/null "text.txt.bz2 (bzip2 -9 of gendata text 100000)" \
+		bzip2 -d -c text.txt.bz2
+	rec unzstd 60000 /dev/null "big.txt.zst (zstd -19 of gendata text 500000)" \
+		zstd -d -T1 -c big.txt.zst
+	rec wc 60000 /dev/null "big.txt (gendata text 500000)" wc -lwm big.txt
+	rec base64 60000 /dev/null "big.txt (gendata text 500000)" base64 big.txt
+	rec sort-numeric 600000 /dev/null "sales.csv (gendata csv 400000), by the 4th field" \
+		sort --parallel=1 -S 512M -t, -k4,4n -k1,1 sales.csv
+	rec gzip-fast 400000 /dev/null "big.txt (gendata text 500000)" gzip -1 -c big.txt
+	rec tac 90000 /dev/null "big.txt (gendata text 500000)" tac big.txt
+}
+
 selected="$*"
 failed=
 if [ "$list_only" = 1 ]; then
-	workloads
+	if [ "$set_name" = heldout ]; then heldout; else workloads; fi
 	exit 0
 fi
 
@@ -131,8 +164,11 @@ out=$(cd "$out" && pwd)
 cd "$work"
 
 # Inputs: built once, deterministic (fixed seeds), reused when present.
-for k in stencil spmv bfs kmeans lu nbody fft sort gendata; do
+for k in stencil spmv bfs kmeans lu nbody fft sort gendata halo cg; do
 	[ -x "$k" ] || cc -O2 -o "$k" "$here/kernels/$k.c" -lm
+done
+for k in omp_heat omp_matmul omp_hist; do
+	[ -x "$k" ] || cc -O2 -fopenmp -o "$k" "$here/kernels/$k.c" -lm
 done
 [ -f text.txt ] || ./gendata text 100000 >text.txt
 [ -f small.txt ] || ./gendata text 30000 >small.txt
@@ -140,6 +176,8 @@ done
 [ -f big.txt ] || ./gendata text 500000 >big.txt
 [ -f big.txt.gz ] || gzip -9 -n -c big.txt >big.txt.gz
 [ -f big.txt.xz ] || xz -6 -T1 -c big.txt >big.txt.xz
+[ -f big.txt.zst ] || zstd -q -19 -T1 -c big.txt >big.txt.zst
+[ -f text.txt.bz2 ] || bzip2 -9 -c text.txt >text.txt.bz2
 [ -f sales.csv ] || ./gendata csv 400000 >sales.csv
 [ -f items.json ] || ./gendata json 15000 >items.json
 [ -f workload.sql ] || ./gendata sql 60000 >workload.sql
@@ -212,7 +250,7 @@ EOF
 
 printf 'scale=1200\n4*a(1)\ne(1)\n' >workload.bc
 
-workloads
+if [ "$set_name" = heldout ]; then heldout; else workloads; fi
 if [ -n "$failed" ]; then
 	echo "$0: failed:$failed" >&2
 	exit 1

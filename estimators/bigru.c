@@ -198,7 +198,15 @@ static int bigru_setup(mpxkit_estimator *est, const mpxkit_estimator_options *op
 	}
 	st->steps = (size_t)lookback + lookahead + 1;
 	if (stream) {
-		rc = stream_alloc(&st->stream, st->model, &est->layout, ne, st->half, lookback);
+		/*
+		 * mpxkit_estimator_new widens the look-back and the look-ahead
+		 * by the schedule's gap after init: a window then reaches gap
+		 * rotations further back, and its final rows gap further ahead.
+		 * The stream keeps the counts of all of them, or it could not
+		 * tell that a window continues the run and would start over.
+		 */
+		rc = stream_alloc(&st->stream, st->model, &est->layout, ne, st->half,
+				  lookback + 2 * (unsigned)est->layout.gap);
 	} else {
 		sl = mpxkit_model_seq_scratch_len(st->model, st->steps);
 		st->x = malloc(ne * st->steps * nf * sizeof *st->x);
@@ -283,9 +291,11 @@ static void bigru_estimate_window(const mpxkit_estimator *est, const mpxkit_wind
  * as the window gives them.  The state is only read, so the scratch of the
  * window stays free for the online path.
  */
-static int bigru_whole_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
-			   const uint64_t *ref, double *out, mpxkit_diag *diag)
+static int bigru_whole_run(const mpxkit_estimator *est, const mpxkit_series *run, double *out,
+			   mpxkit_diag *diag)
 {
+	size_t n_rotations = run->n_windows;
+	const uint64_t *obs = run->obs;
 	const bigru_state *st = est->state;
 	const mpxkit_layout *l = &est->layout;
 
@@ -294,7 +304,7 @@ static int bigru_whole_run(const mpxkit_estimator *est, size_t n_rotations, cons
 			out[i] = (double)obs[i];
 		return 0;
 	}
-	return mpxkit_bigru_run(st->model, l, n_rotations, obs, ref, out, diag);
+	return mpxkit_bigru_run_series(st->model, l, run, out, diag);
 }
 
 /* Row j's own window within w: its H rotations either side, clipped to the run and to w. */

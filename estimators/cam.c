@@ -31,15 +31,29 @@ double estimate_cam(double g, double a, double b)
 	return est < a ? a : est;
 }
 
+/*
+ * Under any schedule, where its formula applies (the window counted the
+ * event): the rate grows geometrically from the observed rate r to the next
+ * observed rn over the window's time T, never below what was counted; a
+ * window that counted it not at all interpolates linearly.
+ */
+double estimate_cam_rates(const event_rates *x)
+{
+	double v;
+
+	if (!(x->k.t > 0))
+		return estimate_unseen(x);
+	/* The last observation has no next one: ratio 1, which is fixed's. */
+	v = estimate_cam(x->k.T, x->r, x->dn ? x->rn : x->r);
+	return v < x->k.c ? x->k.c : v;
+}
+
 static void cam_estimate(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
 {
-	double g = (double)w->layout->n_groups;
 	(void)est;
 	for (size_t e = 0; e < w->layout->n_events; e++) {
-		double a = (double)window_obs(w, 0, e);
-		/* The last rotation has no next observation: r = 1, which is fixed's G a. */
-		double b = w->n_after ? (double)window_obs(w, 1, e) : a;
-		out[e] = estimate_cam(g, a, b);
+		event_rates x = window_rates(w, e);
+		out[e] = estimate_cam_rates(&x);
 	}
 }
 

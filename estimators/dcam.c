@@ -36,15 +36,30 @@ double estimate_dcam(double g, double a, double b)
 	return geometric_sum(a, pow(b / a, 1.0 / g), n);
 }
 
+/*
+ * Under any schedule, where its formula applies (the window counted the
+ * event): the W slices of the window on the geometric ramp from the observed
+ * rate r to the next observed rn, scaled by the window's time over W (1
+ * when the slices are nominal); a window that counted it not at all
+ * interpolates linearly.
+ */
+static double estimate_dcam_rates(const event_rates *x, double g)
+{
+	double v;
+
+	if (!(x->k.t > 0))
+		return estimate_unseen(x);
+	/* The last observation has no next one: m = 1, which is fixed's. */
+	v = estimate_dcam(g, x->r, x->dn ? x->rn : x->r) * (x->k.T / g);
+	return v < x->k.c ? x->k.c : v;
+}
+
 static void dcam_estimate(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
 {
-	double g = (double)w->layout->n_groups;
 	(void)est;
 	for (size_t e = 0; e < w->layout->n_events; e++) {
-		double a = (double)window_obs(w, 0, e);
-		/* The last rotation has no next observation: m = 1, which is fixed's G a. */
-		double b = w->n_after ? (double)window_obs(w, 1, e) : a;
-		out[e] = estimate_dcam(g, a, b);
+		event_rates x = window_rates(w, e);
+		out[e] = estimate_dcam_rates(&x, (double)w->layout->n_groups);
 	}
 }
 

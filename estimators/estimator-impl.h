@@ -25,8 +25,8 @@ typedef struct estimator_ops {
 	 * mpxkit_estimator_run_whole; NULL means mpxkit_estimator_run is the
 	 * whole-run estimate.
 	 */
-	int (*whole_run)(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
-			 const uint64_t *ref, double *out, mpxkit_diag *diag);
+	int (*whole_run)(const mpxkit_estimator *est, const mpxkit_series *run, double *out,
+			 mpxkit_diag *diag);
 } estimator_ops;
 
 struct mpxkit_estimator {
@@ -46,6 +46,9 @@ struct mpxkit_estimator {
 	size_t ring_len;
 	uint64_t *ring_obs;	 /* ring_len rows of n_events */
 	uint64_t *ring_ref;	 /* ring_len rows of n_groups, or NULL */
+	uint64_t *ring_val;	 /* ring_len rows of n_groups x n_events: what each slice counted */
+	double *ring_len_ns;	 /* ring_len rows of n_groups: slice lengths */
+	unsigned char *ring_has; /* ring_len: the window came with val (else layout.slice) */
 	mpxkit_rotation *window; /* ring_len entries, rebuilt for each estimate */
 	double *scratch;	 /* n_events estimates, for peek */
 	size_t pushed;		 /* rotations pushed since the last reset */
@@ -57,6 +60,61 @@ static inline uint64_t window_obs(const mpxkit_window *w, long d, size_t e)
 {
 	return w->rot[(long)w->n_before + d].obs[e];
 }
+
+/* Slice j's count of event e in window r: MPXKIT_NOT_COUNTED where it did not count e. */
+static inline uint64_t rot_val(const mpxkit_layout *l, const mpxkit_rotation *r, size_t j,
+			       size_t e)
+{
+	if (r->val)
+		return r->val[j * l->n_events + e];
+	return l->slice[e] == j ? r->obs[e] : MPXKIT_NOT_COUNTED;
+}
+
+/* Slice j's length in nominal slices. */
+static inline double rot_len(const mpxkit_rotation *r, size_t j)
+{
+	return r->len ? r->len[j] : 1.0;
+}
+
+/*
+ * What window k + d saw of event e (doc/estimators.md, "Under any
+ * schedule"): its count c over the slices that counted it, their time t and
+ * the window's time T, in nominal slices.  Round-robin gives c = obs, t = 1
+ * and T = G, so the formulas below reduce to v1's bit for bit.
+ */
+typedef struct event_seen {
+	double c, t, T;
+} event_seen;
+
+event_seen window_seen(const mpxkit_window *w, long d, size_t e);
+
+/*
+ * Event e's rates in window k and its nearest observed neighbours, within
+ * the window's look-back and look-ahead: r (c / t, valid when t > 0), the
+ * previous observed window's rate rp at distance dp (0: none) and the
+ * next one's rn at distance dn (0: none).
+ */
+typedef struct event_rates {
+	event_seen k;
+	double r, rp, rn;
+	size_t dp, dn;
+} event_rates;
+
+event_rates window_rates(const mpxkit_window *w, size_t e);
+
+/*
+ * Window k's estimate when it counted e not at all: the rate interpolated
+ * linearly between the nearest observed windows (held past the last, or
+ * before the first), times the window's time; 0 with no observation in
+ * reach.
+ */
+double estimate_unseen(const event_rates *x);
+
+/* The estimators' formulas on one event's rates, for reuse (a learned model's features). */
+double estimate_fixed_rates(const event_rates *x);
+double estimate_dira_rates(const event_rates *x);
+double estimate_tam_rates(const event_rates *x);
+double estimate_cam_rates(const event_rates *x);
 
 /* The registry (estimators/registry.c) and the estimators it lists, one file each. */
 extern const estimator_ops estimator_fixed;

@@ -15,6 +15,9 @@ void mpxkit_estimator_free(mpxkit_estimator *est)
 	free(est->slice);
 	free(est->ring_obs);
 	free(est->ring_ref);
+	free(est->ring_val);
+	free(est->ring_len_ns);
+	free(est->ring_has);
 	free(est->window);
 	free(est->scratch);
 	free(est);
@@ -22,11 +25,10 @@ void mpxkit_estimator_free(mpxkit_estimator *est)
 
 static int check_layout(const mpxkit_layout *layout, const estimator_ops *ops, mpxkit_diag *diag)
 {
-	if (layout == NULL || layout->n_groups == 0 ||
-	    (layout->n_events > 0 && layout->slice == NULL))
+	if (layout == NULL || layout->n_groups == 0 || layout->gap > (1u << 20))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "estimator %s: invalid layout",
 				   ops->info.name);
-	for (size_t e = 0; e < layout->n_events; e++)
+	for (size_t e = 0; layout->slice && e < layout->n_events; e++)
 		if (layout->slice[e] >= layout->n_groups)
 			return mpxkit_fail(diag, MPXKIT_EINVAL,
 					   "estimator %s: event %zu's slice %zu is outside the "
@@ -46,6 +48,12 @@ static int alloc_ring(mpxkit_estimator *est)
 
 	est->ring_len = n;
 	est->ring_obs = calloc(n * (l->n_events ? l->n_events : 1), sizeof *est->ring_obs);
+	est->ring_val = calloc(n * l->n_groups * (l->n_events ? l->n_events : 1),
+			       sizeof *est->ring_val);
+	est->ring_len_ns = calloc(n * l->n_groups, sizeof *est->ring_len_ns);
+	est->ring_has = calloc(n, 1);
+	if (est->ring_val == NULL || est->ring_len_ns == NULL || est->ring_has == NULL)
+		return -MPXKIT_ENOMEM;
 	est->window = calloc(n, sizeof *est->window);
 	est->scratch = calloc(l->n_events ? l->n_events : 1, sizeof *est->scratch);
 	if (l->has_reference)
@@ -80,11 +88,13 @@ int mpxkit_estimator_new(mpxkit_estimator **out, const char *name, const mpxkit_
 	est->ops = ops;
 	est->info = ops->info;
 	est->layout = *layout;
-	est->slice = malloc((layout->n_events ? layout->n_events : 1) * sizeof *est->slice);
-	if (est->slice == NULL)
-		goto nomem;
-	if (layout->n_events)
-		memcpy(est->slice, layout->slice, layout->n_events * sizeof *est->slice);
+	if (layout->slice) {
+		est->slice = malloc((layout->n_events ? layout->n_events : 1) * sizeof *est->slice);
+		if (est->slice == NULL)
+			goto nomem;
+		if (layout->n_events)
+			memcpy(est->slice, layout->slice, layout->n_events * sizeof *est->slice);
+	}
 	est->layout.slice = est->slice;
 	if (ops->init) {
 		rc = ops->init(est, opts ? opts : &none, diag);
@@ -94,6 +104,9 @@ int mpxkit_estimator_new(mpxkit_estimator **out, const char *name, const mpxkit_
 			return rc;
 		}
 	}
+	/* Up to gap windows in a row may miss an event: the nearest observation lies beyond. */
+	est->info.lookback += (unsigned)layout->gap;
+	est->info.lookahead += (unsigned)layout->gap;
 	est->own_lookahead = est->info.lookahead;
 	if ((est->info.flags & MPXKIT_ESTIMATOR_LEARNED) &&
 	    est->info.lookahead + 1 < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS)
@@ -120,18 +133,39 @@ void mpxkit_estimator_reset(mpxkit_estimator *est)
 	est->emitted = 0;
 }
 
-/* Every estimate of rotation k is fixed's: G times what its one slice saw. */
-static void estimate_as_fixed(const mpxkit_layout *l, const uint64_t *obs, double *out)
+/*
+ * Window k's estimates as fixed gives them, on the window cut to fixed's own
+ * reach (the layout's gap either side), so they are the registry's fixed's
+ * bit for bit.
+ */
+static void estimate_as_fixed(const mpxkit_window *w, double *out)
 {
-	for (size_t e = 0; e < l->n_events; e++)
-		out[e] = estimate_fixed((double)l->n_groups, (double)obs[e]);
+	size_t gap = w->layout->gap;
+	size_t before = w->n_before < gap ? w->n_before : gap;
+	size_t after = w->n_after < gap ? w->n_after : gap;
+	mpxkit_window own = {w->layout, w->k, before, after, w->rot + (w->n_before - before)};
+
+	estimator_fixed.estimate(NULL, &own, out);
 }
 
-/* Rotations a and b counted the same: every event, and the reference. */
-static int same_rotation(const mpxkit_layout *l, const mpxkit_rotation *a, const mpxkit_rotation *b)
+/* Windows a and b counted the same: every event in every slice, and the reference. */
+static int same_window(const mpxkit_layout *l, const mpxkit_rotation *a, const mpxkit_rotation *b)
 {
-	return memcmp(a->obs, b->obs, l->n_events * sizeof *a->obs) == 0 &&
-	       (!l->has_reference || memcmp(a->ref, b->ref, l->n_groups * sizeof *a->ref) == 0);
+	size_t ne = l->n_events, W = l->n_groups;
+
+	if (memcmp(a->obs, b->obs, ne * sizeof *a->obs) != 0 ||
+	    (l->has_reference && memcmp(a->ref, b->ref, W * sizeof *a->ref) != 0))
+		return 0;
+	if (a->val == NULL && b->val == NULL)
+		return 1; /* the layout's slices: obs is what each counted */
+	for (size_t j = 0; j < W; j++) {
+		if (rot_len(a, j) != rot_len(b, j))
+			return 0;
+		for (size_t e = 0; e < ne; e++)
+			if (rot_val(l, a, j, e) != rot_val(l, b, j, e))
+				return 0;
+	}
+	return 1;
 }
 
 /*
@@ -147,16 +181,16 @@ static int learned_holds_back(const mpxkit_estimator *est, const mpxkit_window *
 	    w->k + w->n_after + 1 < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS)
 		return 1;
 	for (size_t i = 1; i < len; i++)
-		if (!same_rotation(w->layout, &w->rot[0], &w->rot[i]))
+		if (!same_window(w->layout, &w->rot[0], &w->rot[i]))
 			return 0;
 	return 1;
 }
 
 /*
  * Every window goes through here, online and offline.  The estimator always
- * runs (its own state, bigru's stream, follows every rotation), on the
- * window trimmed to its own look-ahead; the learned rules may then replace
- * what it gave.
+ * runs (its own state, bigru's stream, follows every window), on the window
+ * trimmed to its own look-ahead; the learned rules may then replace what it
+ * gave.
  */
 static void estimate_window(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
 {
@@ -166,7 +200,7 @@ static void estimate_window(const mpxkit_estimator *est, const mpxkit_window *w,
 		own.n_after = est->own_lookahead;
 	est->ops->estimate(est, &own, out);
 	if ((est->info.flags & MPXKIT_ESTIMATOR_LEARNED) && learned_holds_back(est, w))
-		estimate_as_fixed(w->layout, w->rot[w->n_before].obs, out);
+		estimate_as_fixed(w, out);
 }
 
 /* Estimates rotation k from the ring, with what has been pushed after it. */
@@ -178,10 +212,12 @@ static void estimate_at(mpxkit_estimator *est, size_t k, double *out)
 	mpxkit_window w = {&est->layout, k, before, after, est->window};
 
 	for (size_t i = 0; i < before + after + 1; i++) {
-		size_t slot = (k - before + i) % est->ring_len;
+		size_t slot = (k - before + i) % est->ring_len, W = est->layout.n_groups;
 		est->window[i].obs = est->ring_obs + slot * est->layout.n_events;
-		est->window[i].ref =
-		    est->ring_ref ? est->ring_ref + slot * est->layout.n_groups : NULL;
+		est->window[i].ref = est->ring_ref ? est->ring_ref + slot * W : NULL;
+		est->window[i].val =
+		    est->ring_has[slot] ? est->ring_val + slot * W * est->layout.n_events : NULL;
+		est->window[i].len = est->ring_has[slot] ? est->ring_len_ns + slot * W : NULL;
 	}
 	estimate_window(est, &w, out);
 }
@@ -198,12 +234,21 @@ int mpxkit_estimator_push(mpxkit_estimator *est, const mpxkit_rotation *rot, dou
 
 	if (est == NULL || rot == NULL || out == NULL ||
 	    (est->layout.n_events > 0 && rot->obs == NULL) ||
-	    (est->layout.has_reference && rot->ref == NULL))
+	    (est->layout.has_reference && rot->ref == NULL) ||
+	    (rot->val == NULL && est->layout.slice == NULL && est->layout.n_events > 0))
 		return -MPXKIT_EINVAL;
 	slot = est->pushed % est->ring_len;
 	if (est->layout.n_events)
 		memcpy(est->ring_obs + slot * est->layout.n_events, rot->obs,
 		       est->layout.n_events * sizeof *rot->obs);
+	est->ring_has[slot] = rot->val != NULL;
+	if (rot->val) {
+		size_t W = est->layout.n_groups;
+		memcpy(est->ring_val + slot * W * est->layout.n_events, rot->val,
+		       W * est->layout.n_events * sizeof *rot->val);
+		for (size_t j = 0; j < W; j++)
+			est->ring_len_ns[slot * W + j] = rot->len ? rot->len[j] : 1.0;
+	}
 	if (est->ring_ref)
 		memcpy(est->ring_ref + slot * est->layout.n_groups, rot->ref,
 		       est->layout.n_groups * sizeof *rot->ref);
@@ -241,37 +286,58 @@ int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum)
 	return (int)(est->pushed - est->emitted);
 }
 
-int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
-			 const uint64_t *ref, double *out)
+/* Window r of a series, as mpxkit_rotation: the rows of each array that belong to it. */
+static mpxkit_rotation series_window(const mpxkit_layout *l, const mpxkit_series *run, size_t r)
+{
+	size_t ne = l->n_events, W = l->n_groups;
+	mpxkit_rotation rot = {run->obs + r * ne, l->has_reference ? run->ref + r * W : NULL,
+			       run->val ? run->val + r * W * ne : NULL,
+			       run->val && run->len ? run->len + r * W : NULL};
+
+	return rot;
+}
+
+static int series_ok(const mpxkit_layout *l, const mpxkit_series *run)
+{
+	return run != NULL &&
+	       (run->n_windows == 0 ||
+		(run->obs != NULL && (!l->has_reference || run->ref != NULL) &&
+		 (run->val != NULL || l->slice != NULL || l->n_events == 0)));
+}
+
+int mpxkit_estimator_run_series(const mpxkit_estimator *est, const mpxkit_series *run, double *out)
 {
 	const mpxkit_layout *l;
 	mpxkit_rotation *rot;
-	size_t ne, ng;
+	size_t ne, n;
 
-	if (est == NULL || (n_rotations > 0 && (out == NULL || obs == NULL)))
+	if (est == NULL || !series_ok(&est->layout, run) || (run->n_windows > 0 && out == NULL))
 		return -MPXKIT_EINVAL;
 	l = &est->layout;
-	if (l->has_reference && n_rotations > 0 && ref == NULL)
-		return -MPXKIT_EINVAL;
 	ne = l->n_events;
-	ng = l->n_groups;
+	n = run->n_windows;
 	rot = malloc(est->ring_len * sizeof *rot);
 	if (rot == NULL)
 		return -MPXKIT_ENOMEM;
-	for (size_t k = 0; k < n_rotations; k++) {
+	for (size_t k = 0; k < n; k++) {
 		size_t before = k < est->info.lookback ? k : est->info.lookback;
-		size_t left = n_rotations - 1 - k;
+		size_t left = n - 1 - k;
 		size_t after = left < est->info.lookahead ? left : est->info.lookahead;
 		mpxkit_window w = {l, k, before, after, rot};
-		for (size_t i = 0; i < before + after + 1; i++) {
-			size_t r = k - before + i;
-			rot[i].obs = obs + r * ne;
-			rot[i].ref = l->has_reference ? ref + r * ng : NULL;
-		}
+		for (size_t i = 0; i < before + after + 1; i++)
+			rot[i] = series_window(l, run, k - before + i);
 		estimate_window(est, &w, out + k * ne);
 	}
 	free(rot);
 	return 0;
+}
+
+int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
+			 const uint64_t *ref, double *out)
+{
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_estimator_run_series(est, &run, out);
 }
 
 int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est)
@@ -282,60 +348,150 @@ int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est)
 /*
  * The learned rules over a whole-run pass, with the windows the online path
  * would build: a run shorter than MIN_LEARNED_ROTATIONS is fixed's, and so
- * is each rotation whose window shows no change.  same_to[r] is the last
- * rotation up to which rotations r, r + 1, ... all count the same, so each
- * window is checked in constant time.
+ * is each window whose neighbourhood shows no change.  same_to[r] is the
+ * last window up to which windows r, r + 1, ... all count the same, so each
+ * neighbourhood is checked in constant time.
  */
-static int whole_run_holds_back(const mpxkit_estimator *est, size_t n, const uint64_t *obs,
-				const uint64_t *ref, double *out, mpxkit_diag *diag)
+static int whole_run_holds_back(const mpxkit_estimator *est, const mpxkit_series *run, double *out,
+				mpxkit_diag *diag)
 {
 	const mpxkit_layout *l = &est->layout;
-	size_t ne = l->n_events, ng = l->n_groups, *same_to;
+	size_t n = run->n_windows, ne = l->n_events, gap = l->gap, *same_to;
+	mpxkit_rotation *rot = malloc((2 * gap + 1) * sizeof *rot);
 
-	if (n < MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS) {
-		for (size_t k = 0; k < n; k++)
-			estimate_as_fixed(l, obs + k * ne, out + k * ne);
-		return 0;
-	}
 	same_to = malloc(n * sizeof *same_to);
-	if (same_to == NULL)
+	if (rot == NULL || same_to == NULL) {
+		free(rot);
+		free(same_to);
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory",
 				   est->info.name);
+	}
 	same_to[n - 1] = n - 1;
 	for (size_t r = n - 1; r-- > 0;) {
-		mpxkit_rotation a = {obs + r * ne, ref ? ref + r * ng : NULL},
-				b = {obs + (r + 1) * ne, ref ? ref + (r + 1) * ng : NULL};
-		same_to[r] = same_rotation(l, &a, &b) ? same_to[r + 1] : r;
+		mpxkit_rotation a = series_window(l, run, r), b = series_window(l, run, r + 1);
+		same_to[r] = same_window(l, &a, &b) ? same_to[r + 1] : r;
 	}
 	for (size_t k = 0; k < n; k++) {
 		size_t lo = k < est->info.lookback ? 0 : k - est->info.lookback;
 		size_t hi = n - 1 - k < est->info.lookahead ? n - 1 : k + est->info.lookahead;
-		if (same_to[lo] >= hi)
-			estimate_as_fixed(l, obs + k * ne, out + k * ne);
+		size_t before = k < gap ? k : gap, after = n - 1 - k < gap ? n - 1 - k : gap;
+		mpxkit_window w = {l, k, before, after, rot};
+
+		if (n >= MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS && same_to[lo] < hi)
+			continue;
+		for (size_t i = 0; i < before + after + 1; i++)
+			rot[i] = series_window(l, run, k - before + i);
+		estimate_as_fixed(&w, out + k * ne);
 	}
+	free(rot);
 	free(same_to);
 	return 0;
+}
+
+int mpxkit_estimator_run_whole_series(const mpxkit_estimator *est, const mpxkit_series *run,
+				      double *out, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (est == NULL || !series_ok(&est->layout, run) || (run->n_windows > 0 && out == NULL))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "estimator: missing argument");
+	if (run->n_windows == 0)
+		return 0;
+	if (est->ops->whole_run != NULL) {
+		rc = est->ops->whole_run(est, run, out, diag);
+		if (rc == 0 && (est->info.flags & MPXKIT_ESTIMATOR_LEARNED))
+			rc = whole_run_holds_back(est, run, out, diag);
+		return rc;
+	}
+	rc = mpxkit_estimator_run_series(est, run, out);
+	/* Its arguments were checked above: only its window array can fail. */
+	return rc < 0
+		   ? mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory", est->info.name)
+		   : 0;
 }
 
 int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
 			       const uint64_t *ref, double *out, mpxkit_diag *diag)
 {
-	int rc;
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
 
-	if (est == NULL || (n_rotations > 0 && (out == NULL || obs == NULL)) ||
-	    (est->layout.has_reference && n_rotations > 0 && ref == NULL))
-		return mpxkit_fail(diag, MPXKIT_EINVAL, "estimator: missing argument");
-	if (n_rotations == 0)
-		return 0;
-	if (est->ops->whole_run != NULL) {
-		rc = est->ops->whole_run(est, n_rotations, obs, ref, out, diag);
-		if (rc == 0 && (est->info.flags & MPXKIT_ESTIMATOR_LEARNED))
-			rc = whole_run_holds_back(est, n_rotations, obs, ref, out, diag);
-		return rc;
+	return mpxkit_estimator_run_whole_series(est, &run, out, diag);
+}
+
+/* ---- what a window saw, for the formulas of every estimator ---------------------------- */
+
+event_seen window_seen(const mpxkit_window *w, long d, size_t e)
+{
+	const mpxkit_layout *l = w->layout;
+	const mpxkit_rotation *r = &w->rot[(long)w->n_before + d];
+	event_seen x = {(double)r->obs[e], 0.0, 0.0};
+
+	for (size_t j = 0; j < l->n_groups; j++) {
+		double len = rot_len(r, j);
+		x.T += len;
+		if (rot_val(l, r, j, e) != MPXKIT_NOT_COUNTED)
+			x.t += len;
 	}
-	rc = mpxkit_estimator_run(est, n_rotations, obs, ref, out);
-	/* Its arguments were checked above: only its window array can fail. */
-	return rc < 0
-		   ? mpxkit_fail(diag, MPXKIT_ENOMEM, "estimator %s: out of memory", est->info.name)
-		   : 0;
+	return x;
+}
+
+/*
+ * The rate of the last (dir < 0) or first (dir > 0) slice of window k + d
+ * that counted e, per nominal slice; 0 when none did.
+ */
+static int edge_rate(const mpxkit_window *w, long d, size_t e, int dir, double *rate)
+{
+	const mpxkit_layout *l = w->layout;
+	const mpxkit_rotation *r = &w->rot[(long)w->n_before + d];
+
+	for (size_t i = 0; i < l->n_groups; i++) {
+		size_t j = dir < 0 ? l->n_groups - 1 - i : i;
+		uint64_t v = rot_val(l, r, j, e);
+		double len = rot_len(r, j);
+		if (v != MPXKIT_NOT_COUNTED && len > 0) {
+			*rate = (double)v / len;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The neighbours' rates are those of the slices nearest to window k: the
+ * previous observed window's last counted slice and the next one's first,
+ * so a burst that one slice saw and the next did not is not carried into
+ * the windows around it.  Round-robin counts one slice per window, so this
+ * is v1's obs of rotation k -+ 1.
+ */
+event_rates window_rates(const mpxkit_window *w, size_t e)
+{
+	event_rates x = {window_seen(w, 0, e), 0, 0, 0, 0, 0};
+
+	x.r = x.k.t > 0 ? x.k.c / x.k.t : 0.0;
+	for (size_t d = 1; d <= w->n_before; d++)
+		if (edge_rate(w, -(long)d, e, -1, &x.rp)) {
+			x.dp = d;
+			break;
+		}
+	for (size_t d = 1; d <= w->n_after; d++)
+		if (edge_rate(w, (long)d, e, 1, &x.rn)) {
+			x.dn = d;
+			break;
+		}
+	return x;
+}
+
+double estimate_unseen(const event_rates *x)
+{
+	double rate;
+
+	if (x->dp && x->dn)
+		rate = x->rp + (x->rn - x->rp) * (double)x->dp / (double)(x->dp + x->dn);
+	else if (x->dp)
+		rate = x->rp;
+	else if (x->dn)
+		rate = x->rn;
+	else
+		return 0.0;
+	return rate * x->k.T;
 }

@@ -11,15 +11,27 @@ double estimate_dira(double g, double a, double b)
 	return g * a + (b - a) * (g - 1.0) / 2.0;
 }
 
+/*
+ * Under any schedule: the window's T slices at the observed rate r, plus the
+ * ramp towards the next observed rate rn over the uncounted time T - t:
+ * r T + (rn - r)(T - t)/2, which is v1's G a + (b - a)(G - 1)/2 when t = 1.
+ */
+double estimate_dira_rates(const event_rates *x)
+{
+	/* The last observation has no next one: hold r, as fixed does. */
+	double b = x->dn ? x->rn : x->r;
+
+	if (!(x->k.t > 0))
+		return estimate_unseen(x);
+	return x->k.T * x->r + (b - x->r) * (x->k.T - x->k.t) / 2.0;
+}
+
 static void dira_estimate(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
 {
-	double g = (double)w->layout->n_groups;
 	(void)est;
 	for (size_t e = 0; e < w->layout->n_events; e++) {
-		double a = (double)window_obs(w, 0, e);
-		/* The last rotation has no next observation: hold a, as fixed does. */
-		double b = w->n_after ? (double)window_obs(w, 1, e) : a;
-		out[e] = estimate_dira(g, a, b);
+		event_rates x = window_rates(w, e);
+		out[e] = estimate_dira_rates(&x);
 	}
 }
 

@@ -12,15 +12,27 @@ double estimate_tam(double g, double p, double a)
 	return g * (p + a) / 2.0 + (a - p) / 2.0;
 }
 
+/*
+ * Under any schedule: the uncounted time T - t on the line from the previous
+ * observed rate p to this window's r, the counted time at r:
+ * T (p + r)/2 + (r - p) t/2, which is v1's formula when t = 1.
+ */
+double estimate_tam_rates(const event_rates *x)
+{
+	/* The first observation has no previous one: hold r, as fixed does. */
+	double p = x->dp ? x->rp : x->r;
+
+	if (!(x->k.t > 0))
+		return estimate_unseen(x);
+	return x->k.T * (p + x->r) / 2.0 + (x->r - p) * x->k.t / 2.0;
+}
+
 static void tam_estimate(const mpxkit_estimator *est, const mpxkit_window *w, double *out)
 {
-	double g = (double)w->layout->n_groups;
 	(void)est;
 	for (size_t e = 0; e < w->layout->n_events; e++) {
-		double a = (double)window_obs(w, 0, e);
-		/* The first rotation has no previous observation: hold a, as fixed does. */
-		double p = w->n_before ? (double)window_obs(w, -1, e) : a;
-		out[e] = estimate_tam(g, p, a);
+		event_rates x = window_rates(w, e);
+		out[e] = estimate_tam_rates(&x);
 	}
 }
 

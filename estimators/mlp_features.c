@@ -26,12 +26,25 @@ static void span(const mpxkit_window *w, unsigned h, long *lo, long *hi)
 	*hi = (long)(w->n_after < h ? w->n_after : h);
 }
 
-/* log10(1 + obs) of the window's rotation k + d, from the memo when it holds that row. */
+/*
+ * log10(1 + obs) of the window's rotation k + d, from the memo when it holds
+ * that row.  A window that says which slices counted what (any schedule)
+ * gives log10(1 + c / t), the count per counted slice, and NAN for an event
+ * it did not count, which the levels and features leave out; round-robin's
+ * one counted slice per window makes that log10(1 + obs), as v1.
+ */
 static void lg_row(const mpxkit_window *w, long d, double *row, mlp_memo *memo)
 {
 	size_t ne = w->layout->n_events;
 	const uint64_t *obs = w->rot[(long)w->n_before + d].obs;
 
+	if (w->rot[(long)w->n_before + d].val != NULL) {
+		for (size_t e = 0; e < ne; e++) {
+			event_seen x = window_seen(w, d, e);
+			row[e] = x.t > 0 ? lg(x.c / x.t) : NAN;
+		}
+		return;
+	}
 	if (!memo || memo->n_events != ne) {
 		for (size_t e = 0; e < ne; e++)
 			row[e] = lg((double)obs[e]);
@@ -61,9 +74,13 @@ void mlp_levels_memo(const mpxkit_window *w, unsigned h, double *level, double *
 		lg_row(w, d, lgw + (size_t)(d + (long)h) * ne, memo);
 	for (size_t e = 0; e < ne; e++) {
 		double s = 0.0;
-		for (long d = -lo; d <= hi; d++)
-			s += lgw[(size_t)(d + (long)h) * ne + e];
-		level[e] = s / (double)(lo + hi + 1);
+		long n = 0;
+		for (long d = -lo; d <= hi; d++) {
+			double v = lgw[(size_t)(d + (long)h) * ne + e];
+			if (!isnan(v))
+				s += v, n++;
+		}
+		level[e] = n ? s / (double)n : 0.0;
 	}
 }
 
@@ -95,6 +112,21 @@ void mlp_memo_free(mlp_memo *memo)
 	*memo = (mlp_memo){0};
 }
 
+/* Whether events e and f counted in one slice of window k (round-robin: the same group). */
+static int counted_together(const mpxkit_window *w, size_t e, size_t f)
+{
+	const mpxkit_layout *l = w->layout;
+	const mpxkit_rotation *r = &w->rot[w->n_before];
+
+	if (r->val == NULL)
+		return l->slice[f] == l->slice[e];
+	for (size_t j = 0; j < l->n_groups; j++)
+		if (rot_val(l, r, j, e) != MPXKIT_NOT_COUNTED &&
+		    rot_val(l, r, j, f) != MPXKIT_NOT_COUNTED)
+			return 1;
+	return 0;
+}
+
 /* Mean of the other events' own normalised observations at k: same group (same slice), or all. */
 static void others(const mpxkit_window *w, size_t e, const double *level, const double *lg_k,
 		   float *x)
@@ -104,11 +136,11 @@ static void others(const mpxkit_window *w, size_t e, const double *level, const 
 	size_t n_grp = 0, n_all = 0;
 
 	for (size_t f = 0; f < l->n_events; f++) {
-		if (f == e)
+		if (f == e || isnan(lg_k[f])) /* f not counted in window k */
 			continue;
 		double v = lg_k[f] - level[f];
 		s_all += v, n_all++;
-		if (l->slice[f] == l->slice[e])
+		if (counted_together(w, e, f))
 			s_grp += v, n_grp++;
 	}
 	x[0] = n_grp ? (float)(s_grp / (double)n_grp) : 0.0f;
@@ -138,8 +170,14 @@ static void reference(const mpxkit_window *w, size_t e, unsigned h, float *x)
 			s += (double)r[j];
 		lvl += lg(s);
 	}
+	/* The reference over e's slices (round-robin: its one slice), against the mean slice. */
+	double in = 0.0;
+	size_t n_in = 0;
+	for (size_t j = 0; j < g; j++)
+		if (rot_val(l, &w->rot[w->n_before], j, e) != MPXKIT_NOT_COUNTED)
+			in += (double)ref[j], n_in++;
 	x[0] = 1.0f;
-	x[1] = (float)(lg((double)ref[l->slice[e]]) - lg(sum_k / (double)g));
+	x[1] = n_in ? (float)(lg(in / (double)n_in) - lg(sum_k / (double)g)) : 0.0f;
 	x[2] = (float)(lg(sum_k) - lvl / (double)(lo + hi + 1));
 }
 
@@ -159,20 +197,26 @@ static void slots(const mpxkit_window *w, size_t e, const double *level, const d
 	double rel[MLP_SLOTS] = {0}, rel_max[MLP_SLOTS], abs[MLP_SLOTS] = {0}, abs_max[MLP_SLOTS];
 	size_t n[MLP_SLOTS] = {0};
 
+	const mpxkit_rotation *r = &w->rot[w->n_before];
+
 	for (size_t f = 0; f < l->n_events; f++) {
-		size_t j = l->slice[f];
-		if (f == e || j >= MLP_SLOTS)
+		if (f == e)
 			continue;
 		double v = lg_k[f] - level[f], u = lg_k[f] - level[e];
-		rel[j] += v;
-		abs[j] += u;
-		rel_max[j] = n[j] == 0 || v > rel_max[j] ? v : rel_max[j];
-		abs_max[j] = n[j] == 0 || u > abs_max[j] ? u : abs_max[j];
-		n[j]++;
+		/* Each slice that counted f (round-robin: its group's one slice). */
+		for (size_t j = 0; j < l->n_groups && j < MLP_SLOTS; j++) {
+			if (rot_val(l, r, j, f) == MPXKIT_NOT_COUNTED)
+				continue;
+			rel[j] += v;
+			abs[j] += u;
+			rel_max[j] = n[j] == 0 || v > rel_max[j] ? v : rel_max[j];
+			abs_max[j] = n[j] == 0 || u > abs_max[j] ? u : abs_max[j];
+			n[j]++;
+		}
 	}
 	for (size_t j = 0; j < MLP_SLOTS; j++, x += 6) {
 		x[0] = j < l->n_groups ? 1.0f : 0.0f;
-		x[1] = j == l->slice[e] ? 1.0f : 0.0f;
+		x[1] = j < l->n_groups && rot_val(l, r, j, e) != MPXKIT_NOT_COUNTED ? 1.0f : 0.0f;
 		x[2] = n[j] ? (float)(rel[j] / (double)n[j]) : 0.0f;
 		x[3] = n[j] ? (float)rel_max[j] : 0.0f;
 		x[4] = n[j] ? (float)(abs[j] / (double)n[j]) : 0.0f;
@@ -183,24 +227,29 @@ static void slots(const mpxkit_window *w, size_t e, const double *level, const d
 void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *level,
 		  const double *lgw, float *x)
 {
-	size_t ne = w->layout->n_events, n = 2 * (size_t)h + 1;
-	double g = (double)w->layout->n_groups, lv = level[e];
-	double a = (double)window_obs(w, 0, e);
-	double b = w->n_after ? (double)window_obs(w, 1, e) : a;
-	double p = w->n_before ? (double)window_obs(w, -1, e) : a;
+	size_t ne = w->layout->n_events, n = 2 * (size_t)h + 1, first = w->layout->n_groups;
+	event_rates r = window_rates(w, e);
+	double g = r.k.T, lv = level[e];
+
+	/* The first slice that counted e (round-robin: its group's). */
+	for (size_t j = 0; j < w->layout->n_groups && first == w->layout->n_groups; j++)
+		if (rot_val(w->layout, &w->rot[w->n_before], j, e) != MPXKIT_NOT_COUNTED)
+			first = j;
 
 	for (long d = -(long)h; d <= (long)h; d++) {
 		int present = d < 0 ? (size_t)-d <= w->n_before : (size_t)d <= w->n_after;
 		size_t i = (size_t)(d + (long)h);
+		/* The gaps: a window that did not count e is absent, as one past the run's end. */
+		present = present && !isnan(lgw[i * ne + e]);
 		x[i] = present ? (float)(lgw[i * ne + e] - lv) : 0.0f;
 		x[n + i] = present ? 1.0f : 0.0f;
 	}
 	x += 2 * n;
-	x[0] = (float)((double)w->layout->slice[e] / g);
+	x[0] = (float)((double)first / (double)w->layout->n_groups);
 	x[1] = (float)log10(g);
-	x[2] = (float)(lg(estimate_dira(g, a, b) / g) - lv);
-	x[3] = (float)(lg(estimate_cam(g, a, b) / g) - lv);
-	x[4] = (float)(lg(estimate_tam(g, p, a) / g) - lv);
+	x[2] = (float)(lg(estimate_dira_rates(&r) / g) - lv);
+	x[3] = (float)(lg(estimate_cam_rates(&r) / g) - lv);
+	x[4] = (float)(lg(estimate_tam_rates(&r) / g) - lv);
 	others(w, e, level, lgw + (size_t)h * ne, x + 5);
 	reference(w, e, h, x + 7);
 	slots(w, e, level, lgw + (size_t)h * ne, x + 10);
@@ -237,18 +286,19 @@ size_t mpxkit_mlp_feature_count(unsigned half)
 	return mlp_feature_count(half);
 }
 
-void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, size_t n_rotations,
-		    const uint64_t *obs, const uint64_t *ref, unsigned h, size_t k,
-		    mpxkit_rotation *rot)
+void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, const mpxkit_series *run,
+		    unsigned h, size_t k, mpxkit_rotation *rot)
 {
-	size_t before = k < h ? k : h, left = n_rotations - 1 - k;
-	size_t after = left < h ? left : h;
+	size_t before = k < h ? k : h, left = run->n_windows - 1 - k;
+	size_t after = left < h ? left : h, ne = l->n_events, W = l->n_groups;
 
 	*w = (mpxkit_window){l, k, before, after, rot};
 	for (size_t i = 0; i < before + after + 1; i++) {
 		size_t r = k - before + i;
-		rot[i].obs = obs + r * l->n_events;
-		rot[i].ref = l->has_reference && ref ? ref + r * l->n_groups : NULL;
+		rot[i].obs = run->obs + r * ne;
+		rot[i].ref = l->has_reference && run->ref ? run->ref + r * W : NULL;
+		rot[i].val = run->val ? run->val + r * W * ne : NULL;
+		rot[i].len = run->val && run->len ? run->len + r * W : NULL;
 	}
 }
 
@@ -305,7 +355,19 @@ int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, s
 			   const uint64_t *obs, const uint64_t *ref, const uint64_t *ocoe,
 			   size_t stride, mpxkit_diag *diag)
 {
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_mlp_samples_add_series(s, layout, &run, ocoe, stride, diag);
+}
+
+int mpxkit_mlp_samples_add_series(mpxkit_mlp_samples *s, const mpxkit_layout *layout,
+				  const mpxkit_series *series, const uint64_t *ocoe, size_t stride,
+				  mpxkit_diag *diag)
+{
 	mpxkit_rotation rot[2 * MLP_HALF_MAX + 1];
+	mpxkit_series run = *series;
+	size_t n_rotations = run.n_windows;
+	const uint64_t *obs = run.obs;
 	size_t nf = mlp_feature_count(s->half), ne;
 	double *level = NULL;
 	int rc = check_layout(layout, s->half, diag);
@@ -326,7 +388,7 @@ int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, s
 	double g = (double)layout->n_groups;
 	for (size_t k = 0; k < n_rotations; k += stride) {
 		mpxkit_window w;
-		mlp_run_window(&w, layout, n_rotations, obs, ref, s->half, k, rot);
+		mlp_run_window(&w, layout, &run, s->half, k, rot);
 		mlp_levels(&w, s->half, level, lgw);
 		for (size_t e = 0; e < ne; e++) {
 			float *x = s->x + s->n * nf;
@@ -355,9 +417,19 @@ void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s)
 int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		   const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag)
 {
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_mlp_run_series(m, layout, &run, out, diag);
+}
+
+int mpxkit_mlp_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			  const mpxkit_series *series, double *out, mpxkit_diag *diag)
+{
+	size_t n_rotations = series->n_windows;
 	const mpxkit_model_shape *s = mpxkit_model_shape_of(m);
 	unsigned h = s->feature_param;
 	mpxkit_rotation rot[2 * MLP_HALF_MAX + 1];
+	mpxkit_series run = *series;
 	float *x = NULL, *scratch = NULL, y;
 	double *level = NULL;
 	int rc = check_layout(layout, h, diag);
@@ -386,7 +458,7 @@ int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_
 	double g = (double)layout->n_groups;
 	for (size_t k = 0; k < n_rotations; k++) {
 		mpxkit_window w;
-		mlp_run_window(&w, layout, n_rotations, obs, ref, h, k, rot);
+		mlp_run_window(&w, layout, &run, h, k, rot);
 		mlp_levels_memo(&w, h, level, level + layout->n_events, &memo);
 		for (size_t e = 0; e < layout->n_events; e++) {
 			mlp_features(&w, e, h, level, level + layout->n_events, x);

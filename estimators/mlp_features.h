@@ -55,13 +55,11 @@ void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *le
 double mlp_origin(unsigned h, double level, const float *x);
 
 /*
- * The window of rotation k over a whole run of n_rotations rows (obs rows of
- * n_events, ref rows of n_groups or NULL), at most h rotations either side,
- * as mpxkit_estimator_run builds it; rot has room for 2h + 1.
+ * The window of rotation k over a whole run, at most h rotations either
+ * side, as mpxkit_estimator_run builds it; rot has room for 2h + 1.
  */
-void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, size_t n_rotations,
-		    const uint64_t *obs, const uint64_t *ref, unsigned h, size_t k,
-		    mpxkit_rotation *rot);
+void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, const mpxkit_series *run,
+		    unsigned h, size_t k, mpxkit_rotation *rot);
 
 /*
  * Room for want rows in the training arrays x (nf floats a row), y and w

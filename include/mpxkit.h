@@ -9,6 +9,7 @@
 #include "mpxkit/trace.h"
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/metric.h"
 #include "mpxkit/model.h"
 #include "mpxkit/record.h"
@@ -18,5 +19,6 @@
 #include "mpxkit/sched.h"
 #include "mpxkit/predict.h"
 #include "mpxkit/simt.h"
+#include "mpxkit/spacetime.h"
 
 #endif

@@ -12,6 +12,7 @@
 #include "mpxkit/outfile.h"
 
 #include "cli.h"
+#include "mpxkit/record.h"
 
 __attribute__((format(printf, 2, 0))) static void vreport(const char *cmd, const char *fmt,
 							  va_list ap)
@@ -80,6 +81,16 @@ int cli_option_long(const char *cmd, const char *option, const char *text, long 
 		return CLI_OK;
 	return cli_usage_error(cmd, "%s %s: not a whole number in [%ld, %ld]", option, text, min,
 			       max);
+}
+
+int cli_parse_cache_geometry(const char *cmd, const char *text, const char *name,
+			     struct mpxkit_cache_geometry *g)
+{
+	mpxkit_diag diag = {0};
+
+	if (mpxkit_cache_geometry_parse(text, name, g, &diag) < 0)
+		return cli_usage_error(cmd, "--%s: %s", name, diag.msg);
+	return CLI_OK;
 }
 
 int cli_parse_long(const char *text, long min, long max, long *out)

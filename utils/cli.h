@@ -53,6 +53,13 @@ int cli_check_outputs(const char *cmd, const char *const *paths, size_t n);
 int cli_option_long(const char *cmd, const char *option, const char *text, long min, long max,
 		    long *out);
 
+struct mpxkit_cache_geometry;
+
+/* A simulated cache's "SIZE,ASSOC,LINE" of option --NAME (record, profile); a usage error
+ * otherwise. */
+int cli_parse_cache_geometry(const char *cmd, const char *text, const char *name,
+			     struct mpxkit_cache_geometry *g);
+
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *text, long min, long max, long *out);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* mpxkit eval: simulate multiplexing on ground-truth traces, run the estimators, score them. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "mpxkit/estimator.h"
 #include "mpxkit/metric.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/schedule.h"
 #include "mpxkit/trace.h"
 
 #include "cli.h"
@@ -18,6 +20,7 @@
 #include "svg.h"
 
 #define MAX_ESTIMATORS	 32
+#define MAX_SCHEDULES	 8
 #define DEFAULT_COUNTERS 4
 #define RA_THRESHOLD	 0.9
 
@@ -31,9 +34,16 @@ typedef struct input {
 typedef struct score {
 	size_t input;
 	const char *event; /* points into the input's trace */
-	size_t estimator;
+	size_t estimator;  /* column of the table: schedule * n_estimators + estimator */
 	double ra, total_accuracy, dtw;
 } score;
+
+/* One schedule of --schedule: a registry spec, or a group file read as the groups schedule. */
+typedef struct schedule_arg {
+	const char *spec;      /* the registry spec (label), or NULL: groups of a file */
+	char label[160];       /* its name in the output: the spec, or the file */
+	mpxkit_groups *groups; /* a group file's, owned */
+} schedule_arg;
 
 /* One plotted series: OCOE or one estimator's estimates of the plotted event. */
 typedef struct plot_series {
@@ -45,7 +55,10 @@ typedef struct eval {
 	const char *cmd;
 	size_t counters;
 	const char *reference;
-	mpxkit_groups *groups;
+	mpxkit_groups *groups; /* --groups FILE: the groups schedule when --schedule is not given */
+	schedule_arg schedules[MAX_SCHEDULES];
+	size_t n_schedules;
+	size_t window; /* --window W; 0: G */
 	int clean_tail, clean_runs;
 	size_t from_step; /* --from-step: the steps before it are not counted */
 	cli_format format;
@@ -61,9 +74,11 @@ typedef struct eval {
 	score *scores;
 	size_t n_scores, cap_scores;
 
-	plot_series *series; /* 1 + n_estimators when plotting */
+	plot_series *series; /* 1 + n_schedules x n_estimators when plotting */
 	size_t plot_points;
 	size_t plot_groups;
+	size_t plot_window;	 /* W */
+	unsigned char *plot_counted; /* n_schedules rows of plot_points x W: slice counted the event */
 
 	/* Progress bar on a terminal once the work takes more than a second. */
 	struct timespec started;
@@ -92,6 +107,12 @@ static void usage(FILE *out)
 		"  -r, --reference EVENT   event counted in every slice, outside the groups\n"
 		"  -g, --groups FILE       group file: one group per line (default: column\n"
 		"                          order, C per group)\n"
+		"  -s, --schedule LIST     comma-separated schedules, each a name, NAME:KEY=VALUE\n"
+		"                          or a group file (default: round-robin, or the\n"
+		"                          --groups file): round-robin, groups, prior,\n"
+		"                          adaptive (doc/schedules.md)\n"
+		"  -w, --window W          slices per scored window (default: G = ceil(E/C),\n"
+		"                          a rotation)\n"
 		"      --clean[=PARTS]     the paper's cleaning; PARTS is 'tail', 'runs' or\n"
 		"                          'tail,runs' (the default)\n"
 		"      --from-step N       count from step N of each trace on, as when\n"
@@ -104,7 +125,7 @@ static void usage(FILE *out)
 		"      --trace TRACE       the trace to plot\n"
 		"      --event EVENT       the event to plot\n"
 		"      --log               plot log10(1 + count), the scale of DTW\n"
-		"  -l, --list              list the estimators and exit\n"
+		"  -l, --list              list the estimators and the schedules and exit\n"
 		"  -h, --help              show this help and exit\n"
 		"\n"
 		"Exit status: 0 success, 1 usage error, 2 bad input or failure.\n",
@@ -134,21 +155,25 @@ static int add_estimator(eval *ev, const char *name, size_t len)
 	return 0;
 }
 
-static int parse_estimators(eval *ev, const char *list)
+/* Calls add for each item of a comma-separated list, in order; stops at the first failure. */
+static int for_each_item(eval *ev, const char *list, int (*add)(eval *, const char *, size_t))
 {
-	const char *p = list;
-
-	ev->n_estimators = 0;
-	for (;;) {
+	for (const char *p = list;;) {
 		const char *comma = strchr(p, ',');
 		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-		int rc = add_estimator(ev, p, len);
+		int rc = add(ev, p, len);
 		if (rc != 0)
 			return rc;
 		if (comma == NULL)
 			return 0;
 		p = comma + 1;
 	}
+}
+
+static int parse_estimators(eval *ev, const char *list)
+{
+	ev->n_estimators = 0;
+	return for_each_item(ev, list, add_estimator);
 }
 
 static int parse_clean(eval *ev, const char *parts)
@@ -174,7 +199,7 @@ static int try_estimator(const char *name, const mpxkit_estimator_options *opts,
 			 mpxkit_estimator **out, mpxkit_diag *diag)
 {
 	static const size_t slice[2] = {0, 1};
-	const mpxkit_layout layout = {2, 2, slice, 1};
+	const mpxkit_layout layout = {2, 2, slice, 1, 0};
 
 	return mpxkit_estimator_new(out, name, &layout, opts, diag);
 }
@@ -200,6 +225,12 @@ static int list_estimators(const mpxkit_estimator_options *opts)
 		mpxkit_estimator_free(est);
 	}
 	printf("aliases: linear = linear-dira, nonlinear = cam\n");
+	printf("schedules:\n");
+	for (size_t i = 0; i < mpxkit_schedule_count(); i++) {
+		const mpxkit_schedule_info *info = mpxkit_schedule_info_at(i);
+		printf("%-12s %s%s%s\n", info->name, info->summary, info->keys[0] ? "; keys " : "",
+		       info->keys);
+	}
 	return cli_close_stdout("eval");
 }
 
@@ -329,6 +360,23 @@ static int add_score(eval *ev, const score *s)
 	return 0;
 }
 
+/*
+ * The name of a table column: the estimator, prefixed by the schedule when
+ * there are several (kept in a static buffer per column, for the plot's
+ * labels).
+ */
+static const char *column_label(const eval *ev, size_t col)
+{
+	static char labels[MAX_SCHEDULES * MAX_ESTIMATORS][112];
+	size_t sch = col / ev->n_estimators, x = col % ev->n_estimators;
+
+	if (ev->n_schedules <= 1)
+		return ev->estimators[x];
+	snprintf(labels[col], sizeof labels[col], "%s/%s", ev->schedules[sch].label,
+		 ev->estimators[x]);
+	return labels[col];
+}
+
 static int keep_plot_series(eval *ev, size_t slot, const char *label, const double *v, size_t n)
 {
 	ev->series[slot].label = label;
@@ -340,9 +388,26 @@ static int keep_plot_series(eval *ev, size_t slot, const char *label, const doub
 	return 0;
 }
 
-/* Scores every estimator on every (multiplexed) event of one simulated run. */
-static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
+/* Which slices of each window counted event v, for --plot's marks. */
+static int keep_plot_marks(eval *ev, size_t sch, const mpxkit_mpx_run *run, size_t v)
 {
+	size_t W = run->layout.n_groups, nr = run->n_rotations, ne = run->layout.n_events;
+
+	if (ev->plot_counted == NULL) {
+		ev->plot_counted = calloc(ev->n_schedules * nr * W, 1);
+		if (ev->plot_counted == NULL)
+			return -1;
+	}
+	for (size_t i = 0; i < nr * W; i++)
+		ev->plot_counted[sch * nr * W + i] = run->val[i * ne + v] != MPXKIT_NOT_COUNTED;
+	ev->plot_window = W;
+	return 0;
+}
+
+/* Scores every estimator on every (multiplexed) event of one simulated run. */
+static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *run)
+{
+	const mpxkit_series data = mpxkit_mpx_series(run);
 	size_t nr = run->n_rotations, ne = run->layout.n_events;
 	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
 	double *truth = malloc(nr * sizeof *truth), *series = malloc(nr * sizeof *series);
@@ -360,12 +425,13 @@ static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
 				       mpxkit_diag_message(&diag, rc));
 			goto out;
 		}
-		if (mpxkit_estimator_run(e, nr, run->obs, run->ref, est) < 0)
+		if (mpxkit_estimator_run_series(e, &data, est) < 0)
 			goto nomem;
 		mpxkit_estimator_free(e);
 		e = NULL;
 		for (size_t v = 0; v < ne; v++) {
-			score s = {which, run->events[v], x, 0, 0, 0};
+			size_t col = sch * ev->n_estimators + x;
+			score s = {which, run->events[v], col, 0, 0, 0};
 			if (ev->plot_event && strcmp(ev->plot_event, run->events[v]) != 0)
 				continue;
 			found = 1;
@@ -379,10 +445,12 @@ static int score_run(eval *ev, size_t which, const mpxkit_mpx_run *run)
 			    add_score(ev, &s) < 0)
 				goto nomem;
 			if (ev->plot) {
-				if ((x == 0 && keep_plot_series(ev, 0, "OCOE", truth, nr) < 0) ||
-				    keep_plot_series(ev, x + 1, ev->estimators[x], series, nr) < 0)
+				if ((col == 0 && keep_plot_series(ev, 0, "OCOE", truth, nr) < 0) ||
+				    keep_plot_series(ev, col + 1, column_label(ev, col), series,
+						     nr) < 0 ||
+				    (x == 0 && keep_plot_marks(ev, sch, run, v) < 0))
 					goto nomem;
-				ev->plot_groups = run->layout.n_groups;
+				ev->plot_groups = run->groups;
 			}
 		}
 	}
@@ -442,13 +510,21 @@ static int evaluate(eval *ev)
 	}
 	if (ev->clean_runs && (rc = drop_weak_runs(ev)) != 0)
 		return rc;
-	for (size_t i = 0; i < ev->n_inputs; i++) {
-		input *in = &ev->inputs[i];
-		mpxkit_mpx_config cfg = {ev->counters, ev->reference, ev->groups, 0, in->path};
+	for (size_t i = 0; i < ev->n_inputs * ev->n_schedules; i++) {
+		input *in = &ev->inputs[i / ev->n_schedules];
+		const schedule_arg *sa = &ev->schedules[i % ev->n_schedules];
+		/* A named schedule multiplexes the --groups file's events when there is one. */
+		mpxkit_mpx_config cfg = {ev->counters,
+					 ev->reference,
+					 sa->groups ? sa->groups : ev->groups,
+					 0,
+					 in->path,
+					 sa->spec,
+					 ev->window};
 		mpxkit_mpx_run *run = NULL;
 		mpxkit_trace view;
 
-		progress(ev, i, ev->n_inputs, "scoring");
+		progress(ev, i, ev->n_inputs * ev->n_schedules, "scoring");
 		if (in->dropped)
 			continue;
 		rc = counted_steps(ev, in, &view, &cfg.max_steps);
@@ -461,7 +537,7 @@ static int evaluate(eval *ev)
 			progress_done(ev);
 			return cli_lib_error(ev->cmd, rc, &diag);
 		}
-		rc = score_run(ev, i, run);
+		rc = score_run(ev, i / ev->n_schedules, i % ev->n_schedules, run);
 		mpxkit_mpx_run_free(run);
 		if (rc != 0) {
 			progress_done(ev);
@@ -474,7 +550,7 @@ static int evaluate(eval *ev)
 
 /* ---- output ------------------------------------------------------------------------------ */
 
-/* One row per (trace, event, estimator), the scores at 6 decimals: what scripts read. */
+/* One row per (trace, event, estimator, schedule), the scores at 6 decimals: what scripts read. */
 static int print_scores(const eval *ev)
 {
 	static const cli_column columns[] = {
@@ -484,6 +560,7 @@ static int print_scores(const eval *ev)
 	    {"ra", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	    {"total_accuracy", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	    {"dtw", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"schedule", NULL, CLI_COL_TEXT, 0, 0, NULL},
 	};
 	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
 	int rc;
@@ -492,10 +569,11 @@ static int print_scores(const eval *ev)
 		const score *s = &ev->scores[i];
 		cli_table_text(t, ev->inputs[s->input].path);
 		cli_table_text(t, s->event);
-		cli_table_text(t, ev->estimators[s->estimator]);
+		cli_table_text(t, ev->estimators[s->estimator % ev->n_estimators]);
 		cli_table_real(t, s->ra);
 		cli_table_real(t, s->total_accuracy);
 		cli_table_real(t, s->dtw);
+		cli_table_text(t, ev->schedules[s->estimator / ev->n_estimators].label);
 	}
 	rc = t ? cli_table_emit(ev->cmd, t, ev->format, NULL) : cli_error(ev->cmd, "out of memory");
 	cli_table_free(t);
@@ -505,7 +583,8 @@ static int print_scores(const eval *ev)
 /* Per-event means, in the order the events first appear. */
 static int format_table(const eval *ev, FILE *out)
 {
-	size_t ne = 0, nx = ev->n_estimators, width = 12, pairs, traces = 0;
+	size_t ne = 0, nx = ev->n_estimators * ev->n_schedules, width = 12, pairs, traces = 0;
+	int cw = 15; /* column width: the longest label */
 	const char **events = malloc((ev->n_scores + 1) * sizeof *events);
 	double *ra = calloc((ev->n_scores + 1) * nx, sizeof *ra);
 	double *dtw = calloc((ev->n_scores + 1) * nx, sizeof *dtw);
@@ -538,18 +617,25 @@ static int format_table(const eval *ev, FILE *out)
 		ev->clean_tail || ev->clean_runs ? ", cleaned" : "");
 	if (ev->from_step)
 		fprintf(out, "# counted from step %zu of each trace\n", ev->from_step);
+	if (ev->n_schedules > 1 || ev->window || strcmp(ev->schedules[0].label, "round-robin") != 0)
+		for (size_t i = 0; i < ev->n_schedules; i++)
+			fprintf(out, "# schedule %s, windows of %s slices\n",
+				ev->schedules[i].label, ev->window ? "W =" : "G");
+	for (size_t x = 0; x < nx; x++)
+		if ((int)strlen(column_label(ev, x)) > cw)
+			cw = (int)strlen(column_label(ev, x));
 	fprintf(out, "%-*s", (int)width, "event");
 	for (size_t x = 0; x < nx; x++)
-		fprintf(out, "  %-15s", ev->estimators[x]);
+		fprintf(out, "  %-*s", cw, column_label(ev, x));
 	fprintf(out, "\n%-*s", (int)width, "");
 	for (size_t x = 0; x < nx; x++)
-		fprintf(out, "  %6s %8s", "RA", "DTW");
+		fprintf(out, "  %*s%6s %8s", cw - 15, "", "RA", "DTW");
 	fputc('\n', out);
 	for (size_t v = 0; v < ne; v++) {
 		fprintf(out, "%-*s", (int)width, events[v]);
 		for (size_t x = 0; x < nx; x++) {
 			size_t c = count[v * nx + x];
-			fprintf(out, "  %6.3f %8.3f", ra[v * nx + x] / (double)c,
+			fprintf(out, "  %*s%6.3f %8.3f", cw - 15, "", ra[v * nx + x] / (double)c,
 				dtw[v * nx + x] / (double)c);
 		}
 		fputc('\n', out);
@@ -572,15 +658,16 @@ static int format_table(const eval *ev, FILE *out)
 					min = s->ra < min ? s->ra : min;
 					below += s->ra < RA_THRESHOLD;
 				}
+				fprintf(out, "  %*s", cw - 15, "");
 				if (r == 0)
-					fprintf(out, "  %6.3f %8.3f", sum_ra / (double)n,
+					fprintf(out, "%6.3f %8.3f", sum_ra / (double)n,
 						sum_dtw / (double)n);
 				else if (r == 1)
-					fprintf(out, "  %6.3f %8s", min, "");
+					fprintf(out, "%6.3f %8s", min, "");
 				else if (r == 2)
-					fprintf(out, "  %6zu %8s", below, "");
+					fprintf(out, "%6zu %8s", below, "");
 				else
-					fprintf(out, "  %6.3f %8s", sum_ta / (double)n, "");
+					fprintf(out, "%6.3f %8s", sum_ta / (double)n, "");
 			}
 			fputc('\n', out);
 		}
@@ -616,37 +703,55 @@ static int print_table(const eval *ev)
 
 /* ---- plot -------------------------------------------------------------------------------- */
 
-/* OCOE and each estimator's series of the event, against the rotation. */
+/*
+ * OCOE and each schedule's and estimator's series of the event, against the
+ * window, and one row of markers per schedule at the bottom: the slices
+ * that counted the event, slice j of window k at k + (j + 0.5)/W - 0.5, so
+ * a window's slices sit around its point.
+ */
 static int write_plot(const eval *ev)
 {
-#define PLOT_TITLE "%s in %s (%zu counters, G = %zu slices per rotation)"
-	size_t ns = ev->n_estimators + 1;
+#define PLOT_TITLE                                                                                 \
+	"%s in %s (%zu counters, G = %zu, windows of %zu slices; markers: the slices that counted it)"
+	size_t nc = ev->n_estimators * ev->n_schedules + 1, W = ev->plot_window;
+	size_t n_marks = ev->plot_counted ? ev->n_schedules : 0, np = ev->plot_points * W;
 	int n = snprintf(NULL, 0, PLOT_TITLE, ev->plot_event, ev->plot_trace, ev->counters,
-			 ev->plot_groups);
-	cli_series *series = calloc(ns, sizeof *series);
+			 ev->plot_groups, W);
+	cli_series *series = calloc(nc + n_marks, sizeof *series);
 	char *title = n < 0 ? NULL : malloc((size_t)n + 1);
-	cli_chart chart = {title, "rotation",
-			   ev->plot_log ? "count per rotation (log10(1+x) scale)"
-					: "count per rotation",
+	char(*labels)[192] = calloc(n_marks ? n_marks : 1, sizeof *labels);
+	double *mx = malloc((np ? np : 1) * n_marks * sizeof *mx + 1);
+	double *my = malloc((np ? np : 1) * n_marks * sizeof *my + 1);
+	cli_chart chart = {title, "window",
+			   ev->plot_log ? "count per window (log10(1+x) scale)" : "count per window",
 			   0, 0, ev->plot_log, 0};
 	cli_memout m;
 	int rc;
 
-	if (series == NULL || title == NULL || cli_memout_open(&m) < 0) {
-		free(series);
-		free(title);
+	if (series == NULL || title == NULL || labels == NULL || mx == NULL || my == NULL ||
+	    cli_memout_open(&m) < 0) {
+		free(series), free(title), free(labels), free(mx), free(my);
 		return cli_error(ev->cmd, "out of memory");
 	}
 	snprintf(title, (size_t)n + 1, PLOT_TITLE, ev->plot_event, ev->plot_trace, ev->counters,
-		 ev->plot_groups);
+		 ev->plot_groups, W);
 #undef PLOT_TITLE
-	for (size_t s = 0; s < ns; s++)
+	for (size_t s = 0; s < nc; s++)
 		series[s] = (cli_series){ev->series[s].label, NULL, ev->series[s].values,
 					 ev->plot_points, 0, NULL};
+	for (size_t sch = 0; sch < n_marks; sch++) {
+		size_t k = 0;
+		for (size_t i = 0; i < np; i++)
+			if (ev->plot_counted[sch * np + i]) {
+				mx[sch * np + k] = (double)(i / W) + ((double)(i % W) + 0.5) / (double)W - 0.5;
+				my[sch * np + k++] = 0.0;
+			}
+		snprintf(labels[sch], sizeof labels[sch], "counted (%s)", ev->schedules[sch].label);
+		series[nc + sch] = (cli_series){labels[sch], mx + sch * np, my + sch * np, k, 1, NULL};
+	}
 	cli_svg_document(m.f);
-	cli_svg_lines(m.f, &chart, series, ns);
-	free(series);
-	free(title);
+	cli_svg_lines(m.f, &chart, series, nc + n_marks);
+	free(series), free(title), free(labels), free(mx), free(my);
 	if (cli_memout_close(&m) < 0) {
 		free(m.text);
 		return cli_error(ev->cmd, "%s: out of memory", ev->plot);
@@ -667,13 +772,81 @@ static void eval_free(eval *ev)
 	free(ev->inputs);
 	free(ev->scores);
 	if (ev->series)
-		for (size_t s = 0; s <= ev->n_estimators; s++)
+		for (size_t s = 0; s <= ev->n_estimators * ev->n_schedules; s++)
 			free(ev->series[s].values);
 	free(ev->series);
+	free(ev->plot_counted);
 	mpxkit_groups_free(ev->groups);
+	for (size_t i = 0; i < ev->n_schedules; i++)
+		mpxkit_groups_free(ev->schedules[i].groups);
 }
 
 enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG, OPT_FROM_STEP };
+
+/*
+ * One --schedule entry: a schedule of the registry (checked by building it
+ * for a small layout, so a bad key is one line before any trace is read),
+ * or else a group file.
+ */
+static int add_schedule(eval *ev, const char *spec, size_t len)
+{
+	schedule_arg *sa = &ev->schedules[ev->n_schedules];
+	mpxkit_diag diag = {0};
+	char buf[160];
+	int rc;
+
+	if (len == 0 || len >= sizeof buf)
+		return cli_usage_error(ev->cmd, "bad schedule '%.*s'", (int)len, spec);
+	if (ev->n_schedules == MAX_SCHEDULES)
+		return cli_usage_error(ev->cmd, "too many schedules (at most %d)", MAX_SCHEDULES);
+	memcpy(buf, spec, len);
+	buf[len] = '\0';
+	memset(sa, 0, sizeof *sa);
+	if (mpxkit_schedule_is_name(buf)) {
+		static const char *const names[] = {"a", "b", "c"};
+		mpxkit_schedule_setup setup = {3, names, 1, NULL, NULL, NULL};
+		mpxkit_schedule *sch = NULL;
+		if (strncmp(buf, "groups", 6) == 0 && (buf[6] == '\0' || buf[6] == ':')) {
+			if (ev->groups == NULL)
+				return cli_usage_error(ev->cmd, "schedule groups needs --groups FILE "
+								"(or give the group file itself)");
+		} else {
+			rc = mpxkit_schedule_new(&sch, buf, &setup, &diag);
+			mpxkit_schedule_free(sch);
+			if (rc < 0)
+				return cli_usage_error(ev->cmd, "%s", diag.msg);
+		}
+		snprintf(sa->label, sizeof sa->label, "%s", buf);
+		sa->spec = sa->label;
+		ev->n_schedules++;
+		return 0;
+	}
+	rc = mpxkit_groups_read(buf, &sa->groups, &diag);
+	if (rc < 0) {
+		if (rc == -MPXKIT_ESYS && diag.sys_errno == ENOENT)
+			return cli_usage_error(ev->cmd,
+					       "no schedule named '%s' and no group file '%s' "
+					       "(schedules: round-robin, groups, prior, adaptive)",
+					       buf, buf);
+		return cli_lib_error(ev->cmd, rc, &diag);
+	}
+	snprintf(sa->label, sizeof sa->label, "%s", buf);
+	ev->n_schedules++;
+	return 0;
+}
+
+/* --schedule LIST, or the v1 default: the --groups file, else round-robin. */
+static int parse_schedules(eval *ev, const char *list)
+{
+	if (list == NULL) {
+		schedule_arg *sa = &ev->schedules[0];
+		memset(sa, 0, sizeof *sa);
+		snprintf(sa->label, sizeof sa->label, "%s", ev->groups ? "groups" : "round-robin");
+		ev->n_schedules = 1;
+		return 0;
+	}
+	return for_each_item(ev, list, add_schedule);
+}
 
 /* Every chosen estimator can be built: a model that will not load is one error line, up front. */
 static int check_estimators(eval *ev)
@@ -697,6 +870,8 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"groups", required_argument, NULL, 'g'},
+	    {"schedule", required_argument, NULL, 's'},
+	    {"window", required_argument, NULL, 'w'},
 	    {"clean", optional_argument, NULL, OPT_CLEAN},
 	    {"from-step", required_argument, NULL, OPT_FROM_STEP},
 	    {"format", required_argument, NULL, 'f'},
@@ -709,14 +884,14 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *groups_path = NULL, *estimators = NULL;
+	const char *groups_path = NULL, *estimators = NULL, *schedules = NULL;
 	mpxkit_diag diag = {0};
 	long v;
 	int c, rc, list = 0;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:f:lh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":c:e:m:r:g:s:w:f:lh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (cli_option_long(ev->cmd, "--counters", optarg, 1, 1 << 20, &v) != CLI_OK)
@@ -734,6 +909,14 @@ static int parse_options(eval *ev, int argc, char **argv)
 			break;
 		case 'g':
 			groups_path = optarg;
+			break;
+		case 's':
+			schedules = optarg;
+			break;
+		case 'w':
+			if (cli_parse_long(optarg, 1, 1 << 20, &v) != 0)
+				return cli_usage_error(ev->cmd, "--window takes a whole number >= 1");
+			ev->window = (size_t)v;
 			break;
 		case OPT_CLEAN:
 			if ((rc = parse_clean(ev, optarg)) != 0)
@@ -809,6 +992,9 @@ static int parse_options(eval *ev, int argc, char **argv)
 		if (rc < 0)
 			return cli_lib_error(ev->cmd, rc, &diag);
 	}
+	rc = parse_schedules(ev, schedules);
+	if (rc != 0)
+		return rc;
 	return check_estimators(ev);
 }
 
@@ -828,7 +1014,8 @@ int cmd_eval(int argc, char **argv)
 		goto out;
 	if (ev.plot) {
 		rc = add_input(&ev, ev.plot_trace);
-		if (rc == 0 && (ev.series = calloc(ev.n_estimators + 1, sizeof *ev.series)) == NULL)
+		if (rc == 0 && (ev.series = calloc(ev.n_estimators * ev.n_schedules + 1,
+						   sizeof *ev.series)) == NULL)
 			rc = cli_error(ev.cmd, "out of memory");
 	} else {
 		rc = collect_inputs(&ev, argc - optind, argv + optind);

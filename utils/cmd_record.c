@@ -74,15 +74,6 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int parse_geometry(const char *cmd, const char *text, const char *name,
-			  mpxkit_cache_geometry *g)
-{
-	mpxkit_diag diag = {0};
-
-	if (mpxkit_cache_geometry_parse(text, name, g, &diag) < 0)
-		return cli_usage_error(cmd, "--%s: %s", name, diag.msg);
-	return CLI_OK;
-}
 
 /* The metadata keys the recorder writes itself (doc/recording.md). */
 static const char *const reserved_meta[] = {"tool",	"valgrind", "total_bb",	   "last_step_bb",
@@ -329,15 +320,15 @@ int cmd_record(int argc, char **argv)
 			o.interval_bb = (uint64_t)interval;
 			break;
 		case OPT_I1:
-			if ((rc = parse_geometry(cmd, optarg, "I1", &o.i1)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "I1", &o.i1)) != CLI_OK)
 				return rc;
 			break;
 		case OPT_D1:
-			if ((rc = parse_geometry(cmd, optarg, "D1", &o.d1)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "D1", &o.d1)) != CLI_OK)
 				return rc;
 			break;
 		case OPT_LL:
-			if ((rc = parse_geometry(cmd, optarg, "LL", &o.ll)) != CLI_OK)
+			if ((rc = cli_parse_cache_geometry(cmd, optarg, "LL", &o.ll)) != CLI_OK)
 				return rc;
 			break;
 		case OPT_VALGRIND:

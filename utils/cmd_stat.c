@@ -33,6 +33,7 @@ typedef struct stat_run {
 	cli_format format; /* of the report: perf stat's text, or one row per event */
 	mpxkit_trace *series;
 	int series_failed;
+	int exact; /* --exact: the same events counted all the time too, in the same run */
 } stat_run;
 
 static void usage(FILE *out)
@@ -48,6 +49,8 @@ static void usage(FILE *out)
 		"  -e, --events LIST      comma-separated events (default: every event\n"
 		"                         'mpxkit list' shows)\n"
 		"      --estimator E      estimator (default %s; see 'mpxkit eval --list')\n"
+		"  -s, --schedule S       schedule: round-robin (default), prior, adaptive,\n"
+		"                         NAME:KEY=VALUE..., or a group file (doc/schedules.md)\n"
 		"  -m, --model FILE       model file of the learned estimators, mlp or bigru\n"
 		"                         (default: each one's model installed with mpxkit)\n"
 		"  -r, --reference EV     also count EV in every slice, outside the C counters,\n"
@@ -57,6 +60,9 @@ static void usage(FILE *out)
 		"      --slice-us US      slice length in microseconds (default %d)\n"
 		"      --series OUT.csv   write each rotation's estimates as a trace (bigru:\n"
 		"                         those of its whole-run pass)\n"
+		"      --exact            also count every event all the time, in the same run,\n"
+		"                         and show each estimate's error against it (software\n"
+		"                         events; hardware ones need a counter each)\n"
 		"  -o, --output FILE      write the report to FILE instead of stderr\n"
 		"  -f, --format FORMAT    table (default: as perf stat), csv or json: one row\n"
 		"                         per event; an event never counted has no estimate\n"
@@ -92,7 +98,7 @@ static int split_events(stat_run *st, char *list)
 	return st->n_events ? 0 : cli_usage_error(st->cmd, "-e: no event named");
 }
 
-enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES };
+enum { OPT_ESTIMATOR = 256, OPT_SLICE, OPT_SERIES, OPT_EXACT };
 
 /* Settings that only make sense together (ref-rate without a reference) are a usage error. */
 static int check_settings(stat_run *st)
@@ -110,11 +116,13 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	static const struct option options[] = {
 	    {"events", required_argument, NULL, 'e'},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
+	    {"schedule", required_argument, NULL, 's'},
 	    {"model", required_argument, NULL, 'm'},
 	    {"reference", required_argument, NULL, 'r'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
 	    {"series", required_argument, NULL, OPT_SERIES},
+	    {"exact", no_argument, NULL, OPT_EXACT},
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
@@ -126,7 +134,7 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 	optind = 1;
 	opterr = 0;
 	/* '+': options end at CMD, so CMD's own options are never taken for ours. */
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:o:f:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:e:m:c:r:s:o:f:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			free(st->event_list);
@@ -141,6 +149,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 		case 'm':
 			rc = set(st, "--model", "MPXKIT_MODEL", optarg);
 			break;
+		case 's':
+			rc = set(st, "--schedule", "MPXKIT_SCHEDULE", optarg);
+			break;
 		case 'c':
 			rc = set(st, "--counters", "MPXKIT_COUNTERS", optarg);
 			break;
@@ -149,6 +160,9 @@ static int parse_options(stat_run *st, int argc, char **argv, int *done)
 			break;
 		case OPT_SLICE:
 			rc = set(st, "--slice-us", "MPXKIT_SLICE_US", optarg);
+			break;
+		case OPT_EXACT:
+			st->exact = 1;
 			break;
 		case OPT_SERIES:
 			st->series_path = optarg;
@@ -233,9 +247,10 @@ static int counted(const double *fid, size_t e)
 	return fid[e] > 0.0;
 }
 
-/* perf stat's report. */
+/* perf stat's report, with each estimate's error against the exact count under --exact. */
 static void report_text(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
-			const double *est, const double *fid, int rotations)
+			const double *est, const double *fid, const mpxkit_source_count *exact,
+			int rotations)
 {
 	const mpxkit_layout *l = mpxkit_sched_layout(s);
 
@@ -243,36 +258,56 @@ static void report_text(const stat_run *st, FILE *out, char **argv, const mpxkit
 	for (int i = 0; argv[i]; i++)
 		fprintf(out, "%s%s", i ? " " : "", argv[i]);
 	fprintf(out,
-		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s):\n\n",
+		"' (mpxkit: %zu event%s on %zu counter%s, %zu group%s, %llu us slices, %s%s%s%s%s):\n\n",
 		l->n_events, plural(l->n_events), mpxkit_sched_counters(s),
 		plural(mpxkit_sched_counters(s)), l->n_groups, plural(l->n_groups),
 		(unsigned long long)(st->cfg.slice_ns / 1000), mpxkit_sched_estimator(s),
-		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference);
+		st->cfg.reference[0] ? ", reference " : "", st->cfg.reference,
+		st->cfg.schedule[0] ? ", schedule " : "", st->cfg.schedule);
 	for (size_t e = 0; e < st->n_events; e++) {
-		if (counted(fid, e))
-			fprintf(out, "%20.0f  %-28s (counted %5.1f%%)\n", est[e], st->events[e],
-				100.0 * fid[e]);
-		else
-			fprintf(out, "%20s  %s\n", "<not counted>", st->events[e]);
+		if (!counted(fid, e)) {
+			fprintf(out, "%20s  %-28s", "<not counted>", st->events[e]);
+			if (exact)
+				fprintf(out, "                 exact %20llu",
+					(unsigned long long)exact[e].value);
+			fputc('\n', out);
+			continue;
+		}
+		fprintf(out, "%20.0f  %-28s (counted %5.1f%%)", est[e], st->events[e],
+			100.0 * fid[e]);
+		if (exact && exact[e].value > 0)
+			fprintf(out, "  exact %20llu  %+7.2f%%", (unsigned long long)exact[e].value,
+				100.0 * (est[e] - (double)exact[e].value) / (double)exact[e].value);
+		else if (exact)
+			fprintf(out, "  exact %20llu  %8s", (unsigned long long)exact[e].value,
+				est[e] == 0 ? "0" : "-");
+		fputc('\n', out);
 	}
 	fprintf(out, "\n %d rotation%s\n\n", rotations, plural((size_t)rotations));
 }
 
-/* One row per event, for scripts: the estimate is missing (empty, null) where none was counted. */
-static int report_rows(const stat_run *st, FILE *out, const double *est, const double *fid)
+/*
+ * One row per event, for scripts: the estimate is missing (empty, null)
+ * where none was counted; with --exact, the exact count too.
+ */
+static int report_rows(const stat_run *st, FILE *out, const double *est, const double *fid,
+		       const mpxkit_source_count *exact)
 {
 	static const cli_column columns[] = {
 	    {"event", NULL, CLI_COL_TEXT, 0, 0, NULL},
 	    {"estimate", NULL, CLI_COL_INT, 0, 0, "<not counted>"},
 	    {"counted_pct", NULL, CLI_COL_FIXED, 1, 0, NULL},
+	    {"exact", NULL, CLI_COL_INT, 0, 0, NULL},
 	};
-	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
+	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0] - !exact);
 	int rc = t ? 0 : -1;
 
 	for (size_t e = 0; e < st->n_events && rc == 0; e++) {
 		rc |= cli_table_text(t, st->events[e]);
 		rc |= counted(fid, e) ? cli_table_uint(t, as_count(est[e])) : cli_table_missing(t);
 		rc |= cli_table_real(t, 100.0 * fid[e]);
+		if (exact)
+			rc |= cli_table_uint(t, exact[e].value);
 	}
 	if (rc == 0)
 		rc = cli_table_print(t, st->format, out);
@@ -281,13 +316,14 @@ static int report_rows(const stat_run *st, FILE *out, const double *est, const d
 }
 
 static int report(const stat_run *st, FILE *out, char **argv, const mpxkit_sched *s,
-		  const double *est, const double *fid, int rotations)
+		  const double *est, const double *fid, const mpxkit_source_count *exact,
+		  int rotations)
 {
 	if (st->format == CLI_FORMAT_TABLE) {
-		report_text(st, out, argv, s, est, fid, rotations);
+		report_text(st, out, argv, s, est, fid, exact, rotations);
 		return 0;
 	}
-	return report_rows(st, out, est, fid);
+	return report_rows(st, out, est, fid, exact);
 }
 
 static int exit_status(int status)
@@ -301,9 +337,10 @@ static int exit_status(int status)
 static int run(stat_run *st, char **argv)
 {
 	mpxkit_source_target target = {0, -1, 1, 0};
-	mpxkit_source *src = NULL;
+	mpxkit_source *src = NULL, *truth = NULL;
 	mpxkit_sched *s = NULL;
 	mpxkit_diag diag = {0};
+	mpxkit_source_count exact[MAX_EVENTS];
 	double est[MAX_EVENTS], fid[MAX_EVENTS];
 	int status = 0, rc, exec_rc, rotations;
 	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
@@ -321,6 +358,16 @@ static int run(stat_run *st, char **argv)
 	if ((rc = mpxkit_sched_new(&s, src, &st->cfg, &diag)) < 0)
 		goto lib_fail;
 	src = NULL;
+	/* --exact: the same events on a second source, enabled from the exec to the end. */
+	if (st->exact) {
+		if ((rc = mpxkit_source_open_perf(&truth, &target, &diag)) < 0)
+			goto lib_fail;
+		for (size_t e = 0; e < st->n_events; e++)
+			if ((rc = mpxkit_source_add(truth, st->events[e], &diag)) < 0)
+				goto lib_fail;
+		if ((rc = mpxkit_source_enable(truth, MPXKIT_SOURCE_ALL)) < 0)
+			goto lib_fail;
+	}
 	if (st->series)
 		mpxkit_sched_on_rotation(s, on_rotation, st);
 	if ((rc = mpxkit_sched_start(s)) < 0)
@@ -334,6 +381,9 @@ static int run(stat_run *st, char **argv)
 	sigaction(SIGQUIT, &old_quit, NULL);
 	rc = mpxkit_sched_stop(s);
 	rotations = mpxkit_sched_read(s, est, fid);
+	if (truth && rc == 0 &&
+	    (rc = mpxkit_source_read(truth, exact, MAX_EVENTS)) > 0)
+		rc = 0;
 	take_whole_series(st, s);
 	if (rc == 0 && rotations < 0)
 		rc = rotations;
@@ -348,7 +398,7 @@ static int run(stat_run *st, char **argv)
 		cli_memout m;
 		int bad = cli_memout_open(&m) < 0;
 
-		bad = bad || report(st, m.f, argv, s, est, fid, rotations) < 0;
+		bad = bad || report(st, m.f, argv, s, est, fid, truth ? exact : NULL, rotations) < 0;
 		bad |= m.f != NULL && cli_memout_close(&m) < 0;
 		if (bad) {
 			free(m.text);
@@ -377,6 +427,7 @@ out:
 	mpxkit_workload_cancel(&w); /* a child never started exits 127 on the closed pipe */
 	mpxkit_sched_free(s);
 	mpxkit_source_free(src);
+	mpxkit_source_free(truth);
 	return rc;
 }
 

@@ -2,6 +2,7 @@
 /* mpxkit train: fit the mlp or bigru estimator's model on simulated multiplexing of ground-truth
  * traces. */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "mpxkit/metric.h"
 #include "mpxkit/model.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/outfile.h"
 #include "mpxkit/trace.h"
 
 #include "cli.h"
@@ -34,11 +36,17 @@
 #define ASSIGNMENTS   5 /* column order plus random shuffles, per counter budget */
 
 static const size_t budgets[] = {2, 3, 4, 6};
+/*
+ * Besides round-robin over column order and shuffled groups, the schedules
+ * the models must serve (doc/schedules.md): one model for every schedule.
+ */
+static const char *const schedules[] = {"prior", "adaptive", "adaptive:startup=0:floor=8"};
+#define N_SCHEDULES (sizeof schedules / sizeof schedules[0])
 static const char *const baselines[] = {"fixed", "linear", "nonlinear"};
 #define N_SCORED (sizeof baselines / sizeof baselines[0] + 1)
 
-enum model_kind { MODEL_MLP, MODEL_BIGRU };
-static const char *const model_names[] = {"mlp", "bigru"};
+enum model_kind { MODEL_MLP, MODEL_BIGRU, MODEL_PRIOR };
+static const char *const model_names[] = {"mlp", "bigru", "prior"};
 
 enum split { SPLIT_TRAIN, SPLIT_VAL, SPLIT_TEST, N_SPLITS };
 static const char *const split_names[] = {"train", "validation", "test"};
@@ -81,13 +89,16 @@ static int usage(void)
 {
 	fprintf(
 	    stdout,
-	    "usage: mpxkit train -o MODEL [--model mlp|bigru] [--epochs N] [--seed S] CORPUS...\n"
+	    "usage: mpxkit train -o MODEL [--model mlp|bigru|prior] [--epochs N] [--seed S] "
+	    "CORPUS...\n"
 	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
 	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
 	    "validation and test sets by --seed; the model is written to MODEL\n"
-	    "(doc/model-format.md).\n"
+	    "(doc/model-format.md).  --model prior writes the prior schedule's table as C\n"
+	    "(schedules/prior_table.c, doc/schedules.md), from the training programs only.\n"
 	    "  -o, --output FILE   the model file to write\n"
-	    "      --model KIND    mlp (default: two hidden layers) or bigru (bidirectional GRU)\n"
+	    "      --model KIND    mlp (default: two hidden layers), bigru (bidirectional GRU)\n"
+	    "                      or prior (the schedules' table)\n"
 	    "      --epochs N      at most N passes over the training set (default 40)\n"
 	    "      --seed S        split, weights, shuffling and dropout (default 1)\n"
 	    "      --loss KIND     ra (default: shaped like RA) or mse (squared log error)\n"
@@ -191,12 +202,12 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 	int rc;
 
 	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++) {
-		for (int a = 0; a < ASSIGNMENTS; a++) {
+		for (int a = 0; a < ASSIGNMENTS + (int)N_SCHEDULES; a++) {
 			mpxkit_groups *groups = NULL;
 			mpxkit_mpx_run *run = NULL;
 			char *text = NULL;
 
-			if (a > 0) {
+			if (a > 0 && a < ASSIGNMENTS) {
 				text = shuffled_groups(p->trace, budgets[b], rng);
 				if (!text)
 					return cli_error(t->cmd, "out of memory");
@@ -206,21 +217,22 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 				if (rc < 0)
 					return cli_lib_error(t->cmd, rc, &diag);
 			}
-			mpxkit_mpx_config cfg = {budgets[b], NULL, groups, 0, p->path};
+			mpxkit_mpx_config cfg = {
+			    budgets[b], NULL, groups, 0, p->path,
+			    a >= ASSIGNMENTS ? schedules[a - ASSIGNMENTS] : NULL, 0};
 			rc = mpxkit_mpx_simulate(p->trace, &cfg, &run, &diag);
 			if (rc ==
 			    -MPXKIT_ERANGE) { /* shorter than one rotation: nothing to learn */
 				mpxkit_groups_free(groups);
 				continue;
 			}
+			mpxkit_series series = rc == 0 ? mpxkit_mpx_series(run) : (mpxkit_series){0};
 			if (rc == 0 && t->kind == MODEL_BIGRU)
-				rc = mpxkit_bigru_samples_add(&s->seq, &run->layout,
-							      run->n_rotations, run->obs, run->ref,
-							      run->ocoe, &diag);
+				rc = mpxkit_bigru_samples_add_series(&s->seq, &run->layout, &series,
+								     run->ocoe, &diag);
 			else if (rc == 0)
-				rc =
-				    mpxkit_mlp_samples_add(&s->mlp, &run->layout, run->n_rotations,
-							   run->obs, run->ref, run->ocoe, 1, &diag);
+				rc = mpxkit_mlp_samples_add_series(&s->mlp, &run->layout, &series,
+								   run->ocoe, 1, &diag);
 			mpxkit_mpx_run_free(run);
 			mpxkit_groups_free(groups);
 			if (rc < 0)
@@ -244,7 +256,8 @@ static void progress(void *arg, unsigned epoch, double train_loss, double val_lo
 }
 
 /* Mean RA per rotation over the programs of one split and their events, at C = 4. */
-static int score_split(train *t, const mpxkit_model *m, enum split sp, double *mean, size_t *n_out)
+static int score_split(train *t, const mpxkit_model *m, enum split sp, const char *schedule,
+		       double *mean, size_t *n_out)
 {
 	double sum[N_SCORED] = {0};
 	size_t n = 0;
@@ -253,8 +266,9 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++) {
 		const program *p = &t->progs[i];
-		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path};
+		mpxkit_mpx_config cfg = {EVAL_COUNTERS, NULL, NULL, 0, p->path, schedule, 0};
 		mpxkit_mpx_run *run = NULL;
+		mpxkit_series series;
 		double *est = NULL, *truth = NULL;
 
 		if (p->split != sp)
@@ -266,6 +280,7 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 		}
 		if (rc < 0)
 			return cli_lib_error(t->cmd, rc, &diag);
+		series = mpxkit_mpx_series(run);
 		size_t nr = run->n_rotations, ne = run->layout.n_events;
 		est = malloc(N_SCORED * nr * ne * sizeof(double));
 		truth = malloc(nr * sizeof(double));
@@ -278,15 +293,13 @@ static int score_split(train *t, const mpxkit_model *m, enum split sp, double *m
 			mpxkit_estimator *e = NULL;
 			rc = mpxkit_estimator_new(&e, baselines[x], &run->layout, NULL, &diag);
 			if (rc == 0)
-				rc = mpxkit_estimator_run(e, nr, run->obs, run->ref,
-							  est + x * nr * ne);
+				rc = mpxkit_estimator_run_series(e, &series, est + x * nr * ne);
 			mpxkit_estimator_free(e);
 		}
 		/* The model's own whole-run scorer: for the bigru, every series in one piece. */
 		if (rc == 0)
-			rc = (t->kind == MODEL_BIGRU ? mpxkit_bigru_run : mpxkit_mlp_run)(
-			    m, &run->layout, nr, run->obs, run->ref, est + (N_SCORED - 1) * nr * ne,
-			    &diag);
+			rc = (t->kind == MODEL_BIGRU ? mpxkit_bigru_run_series : mpxkit_mlp_run_series)(
+			    m, &run->layout, &series, est + (N_SCORED - 1) * nr * ne, &diag);
 		if (rc < 0) {
 			rc = cli_lib_error(t->cmd, rc, &diag);
 			goto next;
@@ -317,21 +330,25 @@ static int report(train *t, const mpxkit_model *m, const mpxkit_train_report *re
 {
 	printf("best epoch %u of %u, validation loss %.5f\n", rep->best_epoch, rep->epochs_run,
 	       rep->best_val_loss);
-	printf("mean RA per rotation at C=%d (program x event pairs):\n", EVAL_COUNTERS);
-	printf("%-11s %6s", "split", "pairs");
-	for (size_t x = 0; x + 1 < N_SCORED; x++)
-		printf(" %9s", baselines[x]);
-	printf(" %9s\n", model_names[t->kind]);
-	for (int sp = 0; sp < N_SPLITS; sp++) {
-		double mean[N_SCORED];
-		size_t n = 0;
-		int rc = score_split(t, m, (enum split)sp, mean, &n);
-		if (rc != 0)
-			return rc;
-		printf("%-11s %6zu", split_names[sp], n);
-		for (size_t x = 0; x < N_SCORED; x++)
-			printf(" %9.4f", mean[x]);
-		printf("\n");
+	static const char *const scored[] = {NULL, "adaptive"};
+	for (size_t i = 0; i < 2; i++) {
+		printf("mean RA per window at C=%d (program x event pairs), schedule %s:\n",
+		       EVAL_COUNTERS, scored[i] ? scored[i] : "round-robin");
+		printf("%-11s %6s", "split", "pairs");
+		for (size_t x = 0; x + 1 < N_SCORED; x++)
+			printf(" %9s", baselines[x]);
+		printf(" %9s\n", model_names[t->kind]);
+		for (int sp = 0; sp < N_SPLITS; sp++) {
+			double mean[N_SCORED];
+			size_t n = 0;
+			int rc = score_split(t, m, (enum split)sp, scored[i], mean, &n);
+			if (rc != 0)
+				return rc;
+			printf("%-11s %6zu", split_names[sp], n);
+			for (size_t x = 0; x < N_SCORED; x++)
+				printf(" %9.4f", mean[x]);
+			printf("\n");
+		}
 	}
 	for (int sp = 0; sp < N_SPLITS; sp++) {
 		printf("%s programs:", split_names[sp]);
@@ -418,6 +435,95 @@ static int fit_bigru(train *t, sample_sink *set, mpxkit_model **m, mpxkit_train_
 	return rc;
 }
 
+/* One event's prior over the training programs (doc/schedules.md, "The prior"). */
+typedef struct prior_acc {
+	const char *event;
+	double variability, burst;
+	size_t n;
+} prior_acc;
+
+/* Adds one trace's events: mean |x_{s+1} - x_s| / mean x, and x_0 / mean x. */
+static int prior_add(prior_acc *acc, size_t *n_acc, size_t cap, const mpxkit_trace *tr)
+{
+	for (size_t c = 0; c < tr->n_events; c++) {
+		double sum = 0, diff = 0, mean;
+		size_t i = 0, n = tr->n_steps;
+		for (size_t s = 0; s < n; s++) {
+			double x = (double)tr->values[s * tr->n_events + c];
+			sum += x;
+			if (s > 0)
+				diff += fabs(x - (double)tr->values[(s - 1) * tr->n_events + c]);
+		}
+		mean = n ? sum / (double)n : 0;
+		if (n < 2 || !(mean > 0))
+			continue;
+		while (i < *n_acc && strcmp(acc[i].event, tr->events[c]) != 0)
+			i++;
+		if (i == *n_acc) {
+			if (i == cap)
+				return -1;
+			acc[(*n_acc)++] = (prior_acc){tr->events[c], 0, 0, 0};
+		}
+		acc[i].variability += diff / (double)(n - 1) / mean;
+		acc[i].burst += (double)tr->values[c] / mean;
+		acc[i].n++;
+	}
+	return 0;
+}
+
+/* The prior's table as C, from the training programs of the split. */
+static int write_prior(train *t, const char *output)
+{
+	size_t cap = 0, n_acc = 0, programs = 0;
+	prior_acc *acc;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem;
+	mpxkit_diag diag = {0};
+	int rc = split_programs(t);
+
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i < t->n_progs; i++)
+		cap += t->progs[i].trace->n_events;
+	acc = calloc(cap ? cap : 1, sizeof *acc);
+	if (acc == NULL)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; i < t->n_progs; i++)
+		if (t->progs[i].split == SPLIT_TRAIN) {
+			prior_add(acc, &n_acc, cap, t->progs[i].trace);
+			programs++;
+		}
+	mem = open_memstream(&text, &len);
+	if (mem == NULL) {
+		free(acc);
+		return cli_error(t->cmd, "out of memory");
+	}
+	fprintf(mem,
+		"/* SPDX-License-Identifier: BSD-3-Clause */\n"
+		"/* The prior schedule's table (doc/schedules.md), written by\n"
+		" * `mpxkit train --model prior --seed %llu` from %zu training programs. */\n"
+		"#include \"schedule-impl.h\"\n\n"
+		"const prior_row prior_table[] = {\n",
+		(unsigned long long)t->seed, programs);
+	for (size_t i = 0; i < n_acc; i++)
+		fprintf(mem, "    {\"%s\", %.6f, %.6f},\n", acc[i].event,
+			acc[i].variability / (double)acc[i].n, acc[i].burst / (double)acc[i].n);
+	fprintf(mem, "};\nconst size_t prior_table_len = sizeof prior_table / sizeof prior_table[0];\n");
+	free(acc);
+	if (ferror(mem) | (fclose(mem) != 0)) {
+		free(text);
+		return cli_error(t->cmd, "out of memory");
+	}
+	rc = mpxkit_outfile_write_all(output, text, len, &diag);
+	free(text);
+	if (rc < 0)
+		return cli_lib_error(t->cmd, rc, &diag);
+	printf("prior table of %zu events from %zu training programs written to %s\n", n_acc,
+	       programs, output);
+	return 0;
+}
+
 static int run_training(train *t, const char *output)
 {
 	sample_sink set[2] = {{.mlp.half = MLP_HALF, .seq.half = HALF_WINDOW},
@@ -433,6 +539,8 @@ static int run_training(train *t, const char *output)
 		if (rc < 0)
 			rc = cli_lib_error(t->cmd, rc, &diag);
 	}
+	if (rc == 0 && t->kind == MODEL_PRIOR)
+		return write_prior(t, output);
 	if (rc == 0)
 		rc = split_programs(t);
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++)
@@ -537,9 +645,11 @@ int cmd_train(int argc, char **argv)
 				t.kind = MODEL_MLP;
 			else if (strcmp(optarg, "bigru") == 0)
 				t.kind = MODEL_BIGRU;
+			else if (strcmp(optarg, "prior") == 0)
+				t.kind = MODEL_PRIOR;
 			else
 				return cli_usage_error(
-				    t.cmd, "--model takes mlp or bigru, not '%s'", optarg);
+				    t.cmd, "--model takes mlp, bigru or prior, not '%s'", optarg);
 			break;
 		case 'h':
 			return usage();

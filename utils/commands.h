@@ -16,5 +16,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_simt(int argc, char **argv);
+int cmd_profile(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 
 #endif

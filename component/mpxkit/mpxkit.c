@@ -280,6 +280,8 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 		rc = mpxkit_pcz_writer_set_meta(w, "model", settings.model, diag);
 	if (rc >= 0 && settings.reference[0])
 		rc = mpxkit_pcz_writer_set_meta(w, "reference", settings.reference, diag);
+	if (rc >= 0 && settings.schedule[0])
+		rc = mpxkit_pcz_writer_set_meta(w, "schedule", settings.schedule, diag);
 	if (rc >= 0 && settings.replay[0])
 		rc = mpxkit_pcz_writer_set_meta(w, "replay", settings.replay, diag);
 	if (rc >= 0)
@@ -515,7 +517,7 @@ static void dump_close(void)
 static int check_estimator(void)
 {
 	static const size_t slice[2] = {0, 1};
-	const mpxkit_layout layout = {2, 2, slice, settings.reference[0] != '\0'};
+	const mpxkit_layout layout = {2, 2, slice, settings.reference[0] != '\0', 0};
 	mpxkit_estimator_options opts = {settings.model[0] ? settings.model : NULL};
 	mpxkit_estimator *est = NULL;
 	mpxkit_diag diag = {0};

@@ -14,24 +14,56 @@ extern "C" {
 #endif
 
 /*
- * The schedule an estimator is built for.  A rotation is n_groups slices; the
- * group counted in slice j of every rotation is group j, so slice[e] is both
- * event e's group and the offset of its one active slice in each rotation.
- * With a reference, one more event is counted in every slice (as Intel's fixed
- * counters count instructions and cycles); it is not among the n_events.
+ * What an estimator is built for (doc/evaluation.md, protocol v2).  Time is
+ * cut into slices, and the slices into windows of n_groups slices each
+ * (W; G under round-robin, where a window is a rotation, hence the name).
+ * An estimator estimates each event's total over each window.
+ *
+ * Which slices counted which events is either fixed, as under round-robin
+ * (v1): slice[e] is event e's group and the offset of its one counted slice
+ * in every window; or told window by window (mpxkit_rotation.val), as any
+ * schedule (mpxkit/schedule.h) needs: slice is then NULL.  gap bounds the
+ * windows in a row that may count an event not at all (0 when every window
+ * counts every event, as round-robin with W = G does); estimators widen
+ * their look-back and look-ahead by it to find the nearest observation.
+ * With a reference, one more event is counted in every slice (as Intel's
+ * fixed counters count instructions and cycles); it is not among the
+ * n_events.
  */
 typedef struct mpxkit_layout {
 	size_t n_events;     /* multiplexed events */
-	size_t n_groups;     /* G: slices per rotation, >= 1 */
-	const size_t *slice; /* n_events offsets in [0, G) */
+	size_t n_groups;     /* W: slices per window, >= 1 (G: slices per rotation) */
+	const size_t *slice; /* n_events offsets in [0, W); NULL: each window says (val) */
 	int has_reference;
+	size_t gap; /* most windows in a row that may not count an event */
 } mpxkit_layout;
 
-/* What one rotation brought: what the estimators see, and all they see. */
+/* In mpxkit_rotation.val: the slice did not count the event. */
+#define MPXKIT_NOT_COUNTED UINT64_MAX
+
+/*
+ * What one window brought: what the estimators see, and all they see.  With
+ * a layout's fixed slices, obs and ref are enough (val and len NULL).
+ */
 typedef struct mpxkit_rotation {
-	const uint64_t *obs; /* n_events: each event's count in its one active slice */
+	const uint64_t *obs; /* n_events: each event's count over the slices that counted it */
 	const uint64_t *ref; /* n_groups: the reference's count in each slice; NULL without one */
+	/*
+	 * n_groups rows of n_events: slice j's count of event e, or
+	 * MPXKIT_NOT_COUNTED; NULL: the layout's slice[] (one slice per event).
+	 */
+	const uint64_t *val;
+	const double *len; /* n_groups slice lengths in nominal slices; NULL: all 1 */
 } mpxkit_rotation;
+
+/* A whole run of windows, offline, as the simulator or the engine kept it. */
+typedef struct mpxkit_series {
+	size_t n_windows;
+	const uint64_t *obs; /* n_windows rows of n_events */
+	const uint64_t *ref; /* n_windows rows of n_groups; NULL without a reference */
+	const uint64_t *val; /* n_windows rows of n_groups x n_events; NULL: layout.slice */
+	const double *len;   /* n_windows rows of n_groups; NULL: all 1 */
+} mpxkit_series;
 
 /*
  * The neighbourhood of rotation k that an estimator may look at: up to its
@@ -144,6 +176,10 @@ int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum);
 int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
 			 const uint64_t *ref, double *out);
 
+/* The same over a series, whose val and len may say which slices counted what. */
+int mpxkit_estimator_run_series(const mpxkit_estimator *est, const mpxkit_series *run,
+				double *out);
+
 /*
  * 1 when the estimator has a whole-run pass: an estimate of each rotation
  * that reads the whole run, where its online path must stop at a window
@@ -165,6 +201,10 @@ int mpxkit_estimator_has_whole_run(const mpxkit_estimator *est);
  */
 int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, const uint64_t *obs,
 			       const uint64_t *ref, double *out, mpxkit_diag *diag);
+
+/* The same over a series. */
+int mpxkit_estimator_run_whole_series(const mpxkit_estimator *est, const mpxkit_series *run,
+				      double *out, mpxkit_diag *diag);
 
 #ifdef __cplusplus
 }

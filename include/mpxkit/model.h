@@ -268,6 +268,11 @@ int mpxkit_mlp_samples_add(mpxkit_mlp_samples *s, const mpxkit_layout *layout, s
 			   const uint64_t *obs, const uint64_t *ref, const uint64_t *ocoe,
 			   size_t stride, mpxkit_diag *diag);
 
+/* The same from a series, whose val may say which slices counted what (any schedule). */
+int mpxkit_mlp_samples_add_series(mpxkit_mlp_samples *s, const mpxkit_layout *layout,
+				  const mpxkit_series *run, const uint64_t *ocoe, size_t stride,
+				  mpxkit_diag *diag);
+
 /* Releases the rows; the struct may be reused after setting half again. */
 void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s);
 
@@ -278,6 +283,10 @@ void mpxkit_mlp_samples_free(mpxkit_mlp_samples *s);
  */
 int mpxkit_mlp_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		   const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag);
+
+/* The same over a series (any schedule). */
+int mpxkit_mlp_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			  const mpxkit_series *run, double *out, mpxkit_diag *diag);
 
 /*
  * The bigru estimator's data (lib/model/seq_samples.c): one sequence per run
@@ -298,6 +307,11 @@ int mpxkit_bigru_samples_add(mpxkit_bigru_samples *s, const mpxkit_layout *layou
 			     size_t n_rotations, const uint64_t *obs, const uint64_t *ref,
 			     const uint64_t *ocoe, mpxkit_diag *diag);
 
+/* The same from a series, whose val may say which slices counted what (any schedule). */
+int mpxkit_bigru_samples_add_series(mpxkit_bigru_samples *s, const mpxkit_layout *layout,
+				    const mpxkit_series *run, const uint64_t *ocoe,
+				    mpxkit_diag *diag);
+
 /* The samples as a training set; valid until the next add or free. */
 mpxkit_seq_set mpxkit_bigru_samples_set(const mpxkit_bigru_samples *s);
 
@@ -315,6 +329,10 @@ void mpxkit_bigru_samples_free(mpxkit_bigru_samples *s);
  */
 int mpxkit_bigru_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		     const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag);
+
+/* The same over a series (any schedule). */
+int mpxkit_bigru_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			    const mpxkit_series *run, double *out, mpxkit_diag *diag);
 
 #ifdef __cplusplus
 }

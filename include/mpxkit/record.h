@@ -46,6 +46,9 @@ typedef struct mpxkit_record_options {
 	const char *tmpdir;   /* where the private dump directory goes; NULL: $TMPDIR or /tmp */
 	char *const *envp;    /* the program's whole environment ("K=V", NULL-ended);
 				 NULL: inherit this process's */
+	int instr;	      /* nonzero: per-instruction dumps with jumps, one per thread
+				 (--dump-instr=yes --collect-jumps=yes --separate-threads=yes):
+				 mpxkit profile's; use mpxkit_record_run_dumps */
 } mpxkit_record_options;
 
 /* What became of the recorded program. */
@@ -98,6 +101,59 @@ int mpxkit_callgrind_parse(const char *name, const char *buf, size_t len,
 
 void mpxkit_callgrind_dump_free(mpxkit_callgrind_dump *d);
 
+/* ---- per-instruction dumps (--dump-instr=yes --collect-jumps=yes), what mpxkit profile reads ---- */
+
+/* A function: callgrind names functions per object. */
+typedef struct mpxkit_callgrind_function {
+	char *name;
+	uint32_t object; /* index into objects */
+} mpxkit_callgrind_function;
+
+/* One cost line: the self cost of one instruction (several lines may name the same one). */
+typedef struct mpxkit_callgrind_cost {
+	uint32_t function; /* index into functions */
+	uint32_t file;	   /* index into files: the line's source file (inlined code: fi=) */
+	uint32_t line;	   /* 0 when unknown */
+	uint64_t address;  /* relative to the object, as callgrind writes it */
+} mpxkit_callgrind_cost;
+
+/* One jump=/jcnd= line: a jump taken `count` times in the dump. */
+typedef struct mpxkit_callgrind_jump {
+	uint32_t function;    /* of the jump instruction */
+	uint32_t to_function; /* of the target (jfn=), else the same */
+	uint64_t from, to;    /* addresses in the function's object */
+	uint64_t count;	      /* times taken */
+	uint64_t executed;    /* times the instruction ran (jcnd=), or count (jump=) */
+	int conditional;
+} mpxkit_callgrind_jump;
+
+typedef struct mpxkit_callgrind_instr {
+	mpxkit_callgrind_dump head; /* part, creator, events, totals, basic-block range */
+	unsigned thread;	    /* the "thread:" number, 0 when absent */
+	size_t n_objects, n_files, n_functions;
+	char **objects, **files;
+	mpxkit_callgrind_function *functions;
+	size_t n_costs;
+	mpxkit_callgrind_cost *costs;
+	uint64_t *counts; /* n_costs x head.n_events, row-major; missing trailing counts are 0 */
+	size_t n_jumps;
+	mpxkit_callgrind_jump *jumps;
+} mpxkit_callgrind_instr;
+
+/*
+ * Reads one dump written with --dump-instr=yes (positions: instr line, or
+ * instr): every cost line with its object, function, file and line resolved
+ * through callgrind's name compression and relative positions, and every
+ * jump.  Checks what the totals reader checks, and also that the cost lines
+ * sum to the totals: line exactly, that every name id is defined before use,
+ * and that positions stay within 64 bits.  _read reads through the bounded
+ * reader (at most 1 GiB per dump).
+ */
+int mpxkit_callgrind_instr_parse(const char *name, const char *buf, size_t len,
+				 mpxkit_callgrind_instr **out, mpxkit_diag *diag);
+int mpxkit_callgrind_instr_read(const char *path, mpxkit_callgrind_instr **out, mpxkit_diag *diag);
+void mpxkit_callgrind_instr_free(mpxkit_callgrind_instr *d); /* NULL is a no-op */
+
 /*
  * Turns the dumps of one run into a trace, one step per dump.  base is the
  * --callgrind-out-file name: callgrind writes the periodic dumps to base.1,
@@ -137,6 +193,26 @@ int mpxkit_callgrind_collect(const char *base, mpxkit_trace **out, mpxkit_diag *
  */
 int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit_trace **out,
 		      mpxkit_record_status *status, mpxkit_diag *diag);
+
+/*
+ * The runner under mpxkit_record_run, for callers that read the dumps
+ * themselves: runs argv as mpxkit_record_run does, then calls
+ * consume(arg, base, status, diag) with base the --callgrind-out-file name
+ * in the private directory (dumps base.K and base, or with o->instr
+ * base.K-TT and base-TT per thread TT), before the directory is removed.
+ * consume's negative result is returned as it is.
+ */
+int mpxkit_record_run_dumps(const mpxkit_record_options *o, char *const argv[],
+			    int (*consume)(void *arg, const char *base,
+					   const mpxkit_record_status *status, mpxkit_diag *diag),
+			    void *arg, mpxkit_record_status *status, mpxkit_diag *diag);
+
+/*
+ * argv as one line, each word single-quoted when a shell would split or
+ * expand it (the "command" metadata of traces and profiles); malloc'd, NULL
+ * when out of memory.
+ */
+char *mpxkit_record_command_line(char *const argv[]);
 
 /* ---- OCOE ground truth on perf_event (lib/record/perf.c; doc/recording.md, "--perf") ---- */
 

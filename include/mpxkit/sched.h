@@ -120,6 +120,11 @@ typedef struct mpxkit_sched_config {
 	char replay[MPXKIT_SCHED_PATH_MAX]; /* trace to replay; "": none */
 	char reference[MPXKIT_SCHED_EVENT_MAX]; /* event counted in every slice; "": none */
 	size_t whole_max; /* rotations kept for a whole-run pass; 0: none, windowed results */
+	/*
+	 * The schedule (mpxkit/schedule.h, doc/schedules.md): NAME,
+	 * NAME:KEY=VALUE... or a group file; "": round-robin.
+	 */
+	char schedule[MPXKIT_SCHED_PATH_MAX];
 } mpxkit_sched_config;
 
 /*
@@ -131,7 +136,8 @@ void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
 /*
  * Sets one setting by its environment name: "MPXKIT_COUNTERS",
  * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY",
- * "MPXKIT_REFERENCE" or "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000).  A
+ * "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000) or
+ * "MPXKIT_SCHEDULE" (a schedule, checked, or a group file, read).  A
  * bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
  * estimator) and one line in diag naming the setting; cfg is then unchanged.
  * Whether the reference event exists is known only to a source:
@@ -186,11 +192,16 @@ int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *a
 
 /* The whole-run pass of the last run: the rotations kept and what the pass made of them. */
 typedef struct mpxkit_sched_whole {
-	size_t n_rotations;  /* the run's completed rotations, all of them */
+	size_t n_rotations;  /* the run's completed windows, all of them */
 	const double *est;   /* n_rotations rows of n_events: the whole-run estimates */
 	const uint64_t *obs; /* n_rotations rows of n_events: the observations pushed */
-	const uint64_t *ref; /* n_rotations rows of G reference counts; NULL without one */
+	const uint64_t *ref; /* n_rotations rows of W reference counts; NULL without one */
+	const uint64_t *val; /* n_rotations rows of W x n_events: each slice's counts */
+	const double *len;   /* n_rotations rows of W: slice lengths in nominal slices */
 } mpxkit_sched_whole;
+
+/* The schedule it runs (its canonical spec, or the group file's name). */
+const char *mpxkit_sched_schedule(const mpxkit_sched *s);
 
 /*
  * After a stop: 1 when the last run's totals are the whole-run pass's (see

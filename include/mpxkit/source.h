@@ -116,6 +116,23 @@ int mpxkit_source_add(mpxkit_source *s, const char *name, mpxkit_diag *diag);
  */
 int mpxkit_source_add_once(mpxkit_source *s, const char *name, mpxkit_diag *diag);
 
+/*
+ * For callers that open their own perf_event descriptors (mpxkit profile's
+ * sampling groups): the type and config of an event name as
+ * mpxkit_source_add takes it ("perf::PAGE-FAULTS", "page-faults",
+ * "PERF_COUNT_SW_PAGE_FAULTS"), its canonical name, and whether it needs a
+ * PMU.  0, or -MPXKIT_ENOENT with one line.
+ */
+int mpxkit_source_perf_event(const char *name, uint32_t *type, uint64_t *config,
+			     const char **canonical, int *hardware, mpxkit_diag *diag);
+
+/*
+ * One line saying why perf_event_open just failed for that event (errno as
+ * the call left it): no PMU, refused by perf_event_paranoid, ...  Returns the
+ * negative code.
+ */
+int mpxkit_source_perf_error(const char *name, int kernel, mpxkit_diag *diag);
+
 /* Number of slots added. */
 size_t mpxkit_source_n_slots(const mpxkit_source *s);
 
@@ -137,6 +154,16 @@ int mpxkit_source_reset(mpxkit_source *s, int slot);
  * cap is too small).
  */
 int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap);
+
+/*
+ * 1 when the slots can count together, 0 when not: what a schedule asks
+ * before it puts events in one slice (mpxkit/schedule.h).  A replay and the
+ * kernel's software events count any set.  For hardware events the perf
+ * kind says yes too today: the kernel multiplexes a set the PMU cannot hold
+ * (time_running < time_enabled, which the engine's per-event scaling
+ * absorbs); libpfm4's constraints would plug in here.
+ */
+int mpxkit_source_countable(const mpxkit_source *s, const size_t *slots, size_t n);
 
 /*
  * Virtual-clock sources (replay) only.  mpxkit_source_step moves the clock on

@@ -9,15 +9,15 @@
 /* The mlp's features (estimators/), relative to this file so no include path is needed. */
 #include "../../estimators/mlp_features.h"
 
-static int check_run(const mpxkit_layout *l, unsigned h, size_t n_rotations, const void *obs,
+static int check_run(const mpxkit_layout *l, unsigned h, const mpxkit_series *run,
 		     mpxkit_diag *diag)
 {
-	if (!l || l->n_events == 0 || l->n_groups == 0 || !l->slice)
+	if (!l || !run || l->n_events == 0 || l->n_groups == 0 || (!l->slice && !run->val))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "bigru: empty layout");
 	if (h > MLP_HALF_MAX)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "bigru: half-window %u above %d", h,
 				   MLP_HALF_MAX);
-	if (n_rotations && !obs)
+	if (run->n_windows && !run->obs)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "bigru: no observations");
 	return 0;
 }
@@ -30,17 +30,17 @@ static int check_run(const mpxkit_layout *l, unsigned h, size_t n_rotations, con
  * The same calls, in the same order, as mpxkit_mlp_samples_add and
  * mpxkit_mlp_run make (test_gru checks that the rows agree).
  */
-static void run_features(const mpxkit_layout *l, size_t n_rotations, const uint64_t *obs,
-			 const uint64_t *ref, unsigned h, float *x, double *origin, double *work)
+static void run_features(const mpxkit_layout *l, const mpxkit_series *run, unsigned h, float *x,
+			 double *origin, double *work)
 {
 	mpxkit_rotation rot[2 * MLP_HALF_MAX + 1];
-	size_t ne = l->n_events, nf = mlp_feature_count(h);
+	size_t ne = l->n_events, nf = mlp_feature_count(h), n_rotations = run->n_windows;
 	double *lev = work, *lgw = work + ne;
 
 	for (size_t k = 0; k < n_rotations; k++) {
 		mpxkit_window w;
 
-		mlp_run_window(&w, l, n_rotations, obs, ref, h, k, rot);
+		mlp_run_window(&w, l, run, h, k, rot);
 		mlp_levels(&w, h, lev, lgw);
 		for (size_t e = 0; e < ne; e++) {
 			float *row = x + (e * n_rotations + k) * nf;
@@ -71,13 +71,22 @@ int mpxkit_bigru_samples_add(mpxkit_bigru_samples *s, const mpxkit_layout *layou
 			     size_t n_rotations, const uint64_t *obs, const uint64_t *ref,
 			     const uint64_t *ocoe, mpxkit_diag *diag)
 {
-	size_t nf, ne;
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_bigru_samples_add_series(s, layout, &run, ocoe, diag);
+}
+
+int mpxkit_bigru_samples_add_series(mpxkit_bigru_samples *s, const mpxkit_layout *layout,
+				    const mpxkit_series *run, const uint64_t *ocoe,
+				    mpxkit_diag *diag)
+{
+	size_t nf, ne, n_rotations = run ? run->n_windows : 0;
 	double *origin = NULL;
 	int rc;
 
 	if (!s)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "bigru: NULL samples");
-	rc = check_run(layout, s->half, n_rotations, obs, diag);
+	rc = check_run(layout, s->half, run, diag);
 	if (rc < 0)
 		return rc;
 	if (n_rotations && !ocoe)
@@ -94,8 +103,7 @@ int mpxkit_bigru_samples_add(mpxkit_bigru_samples *s, const mpxkit_layout *layou
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "bigru: out of memory");
 	if (s->n_seq == 0)
 		s->start[0] = 0;
-	run_features(layout, n_rotations, obs, ref, s->half, s->x + s->n_rows * nf, origin,
-		     origin + ne * n_rotations);
+	run_features(layout, run, s->half, s->x + s->n_rows * nf, origin, origin + ne * n_rotations);
 	double g = (double)layout->n_groups;
 	for (size_t e = 0; e < ne; e++) {
 		double mean = 0.0;
@@ -140,6 +148,16 @@ void mpxkit_bigru_samples_free(mpxkit_bigru_samples *s)
 int mpxkit_bigru_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t n_rotations,
 		     const uint64_t *obs, const uint64_t *ref, double *out, mpxkit_diag *diag)
 {
+	mpxkit_series run = {n_rotations, obs, ref, NULL, NULL};
+
+	return mpxkit_bigru_run_series(m, layout, &run, out, diag);
+}
+
+int mpxkit_bigru_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
+			    const mpxkit_series *run, double *out, mpxkit_diag *diag)
+{
+	size_t n_rotations = run ? run->n_windows : 0;
+	const uint64_t *obs = run ? run->obs : NULL;
 	const mpxkit_model_shape *s;
 	float *x = NULL, *y = NULL, *scratch = NULL;
 	double *origin = NULL;
@@ -151,7 +169,7 @@ int mpxkit_bigru_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t 
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "bigru: NULL argument");
 	s = mpxkit_model_shape_of(m);
 	h = s->feature_param;
-	rc = check_run(layout, h, n_rotations, obs, diag);
+	rc = check_run(layout, h, run, diag);
 	if (rc < 0)
 		return rc;
 	if (!mpxkit_model_is_recurrent(m) || s->feature_set != MLP_FEATURE_SET ||
@@ -177,7 +195,7 @@ int mpxkit_bigru_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t 
 				 n_rotations);
 		goto fail;
 	}
-	run_features(layout, n_rotations, obs, ref, h, x, origin, origin + ne * n_rotations);
+	run_features(layout, run, h, x, origin, origin + ne * n_rotations);
 	double g = (double)layout->n_groups;
 	for (size_t e = 0; e < ne; e++) {
 		mpxkit_model_forward_seq(m, n_rotations, x + e * n_rotations * nf, y, scratch);

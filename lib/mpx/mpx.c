@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mpxkit/mpx.h"
 #include "mpxkit/reader.h"
+#include "mpxkit/schedule.h"
 
 /* ---- group files ----------------------------------------------------------------------- */
 
@@ -210,6 +212,51 @@ int mpxkit_groups_read(const char *path, mpxkit_groups **out, mpxkit_diag *diag)
 	return rc;
 }
 
+int mpxkit_groups_select(const mpxkit_groups *file, const char *const *events, size_t n,
+			 mpxkit_groups **out, mpxkit_diag *diag)
+{
+	mpxkit_groups *g = NULL;
+	size_t *renum = NULL, n_groups = 0;
+
+	if (file == NULL || out == NULL || (n > 0 && events == NULL))
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "groups: missing argument");
+	g = calloc(1, sizeof *g);
+	renum = malloc((file->n_groups ? file->n_groups : 1) * sizeof *renum);
+	if (g == NULL || renum == NULL || (g->source = strdup(file->source)) == NULL)
+		goto nomem;
+	for (size_t j = 0; j < file->n_groups; j++)
+		renum[j] = SIZE_MAX;
+	for (size_t e = 0; e < n; e++) {
+		size_t i = 0;
+		while (i < file->n_names && strcasecmp(file->names[i], events[e]) != 0)
+			i++;
+		if (i == file->n_names) {
+			int rc = mpxkit_fail(diag, MPXKIT_EINVAL, "%s names no group for event '%s'",
+					     file->source, events[e]);
+			free(renum);
+			mpxkit_groups_free(g);
+			return rc;
+		}
+		if (groups_add(g, events[e], strlen(events[e]), file->group[i], file->line[i]) < 0)
+			goto nomem;
+		renum[file->group[i]] = 0;
+	}
+	/* The file's groups that hold one of the events, in file order. */
+	for (size_t j = 0; j < file->n_groups; j++)
+		if (renum[j] == 0)
+			renum[j] = n_groups++;
+	for (size_t e = 0; e < g->n_names; e++)
+		g->group[e] = renum[g->group[e]];
+	g->n_groups = n_groups;
+	free(renum);
+	*out = g;
+	return 0;
+nomem:
+	free(renum);
+	mpxkit_groups_free(g);
+	return mpxkit_fail(diag, MPXKIT_ENOMEM, "groups: out of memory");
+}
+
 /* ---- simulation ------------------------------------------------------------------------ */
 
 void mpxkit_mpx_run_free(mpxkit_mpx_run *run)
@@ -222,6 +269,7 @@ void mpxkit_mpx_run_free(mpxkit_mpx_run *run)
 	free(run->obs);
 	free(run->ocoe);
 	free(run->ref);
+	free(run->val);
 	free(run);
 }
 
@@ -280,34 +328,86 @@ static int plan_groups(mpxkit_mpx_run *r, const mpxkit_trace *t, const mpxkit_mp
 	return 0;
 }
 
-/* Sums the G slices of every rotation and keeps each event's active slice. */
-static int fill_rotations(mpxkit_mpx_run *r, const mpxkit_trace *t, const char *tname,
-			  mpxkit_diag *diag)
+/*
+ * Runs the schedule over the slices of the whole windows, in the order the
+ * engine drives it (mpxkit/schedule.h): the set of slice s + 1 is chosen
+ * before slice s is observed.  Fills val, obs, ocoe and ref window by window.
+ */
+static int fill_windows(mpxkit_mpx_run *r, const mpxkit_trace *t, mpxkit_schedule *sch,
+			size_t C, const char *tname, mpxkit_diag *diag)
 {
-	size_t ne = r->layout.n_events, ng = r->layout.n_groups, nt = t->n_events;
+	size_t ne = r->layout.n_events, W = r->layout.n_groups, nt = t->n_events;
+	size_t n_slices = r->n_rotations * W, n_cur, n_next = 0;
+	size_t *cur = malloc(2 * (C ? C : 1) * sizeof *cur), *next = cur + C;
+	uint64_t *v = malloc((C ? C : 1) * sizeof *v);
+	int rc = 0;
 
-	for (size_t k = 0; k < r->n_rotations; k++) {
-		const uint64_t *first = t->values + k * ng * nt;
-		for (size_t e = 0; e < ne; e++) {
-			size_t c = r->column[e];
-			uint64_t sum = 0;
-			for (size_t j = 0; j < ng; j++) {
-				uint64_t v = first[j * nt + c];
-				if (sum > UINT64_MAX - v)
-					return mpxkit_fail(
-					    diag, MPXKIT_ERANGE,
-					    "%s: rotation %zu of '%s' sums past 2^64-1", tname, k,
-					    t->events[c]);
-				sum += v;
-			}
-			r->ocoe[k * ne + e] = sum;
-			r->obs[k * ne + e] = first[r->slice[e] * nt + c];
-		}
-		if (r->ref)
-			for (size_t j = 0; j < ng; j++)
-				r->ref[k * ng + j] = first[j * nt + (size_t)r->ref_column];
+	if (cur == NULL || v == NULL) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", tname);
+		goto out;
 	}
-	return 0;
+	for (size_t i = 0; i < n_slices * ne; i++)
+		r->val[i] = MPXKIT_NOT_COUNTED;
+	n_next = mpxkit_schedule_next(sch, next);
+	for (size_t s = 0; s < n_slices; s++) {
+		const uint64_t *row = t->values + s * nt;
+		size_t k = s / W, j = s % W, *swap = cur;
+		cur = next;
+		next = swap;
+		n_cur = n_next;
+		if (s + 1 < n_slices)
+			n_next = mpxkit_schedule_next(sch, next);
+		/* The truth first: a counted slice is part of it, so obs cannot overflow after it. */
+		for (size_t e = 0; e < ne; e++) {
+			uint64_t x = row[r->column[e]];
+			if (r->ocoe[k * ne + e] > UINT64_MAX - x) {
+				rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+						 "%s: window %zu of '%s' sums past 2^64-1", tname,
+						 k, t->events[r->column[e]]);
+				goto out;
+			}
+			r->ocoe[k * ne + e] += x;
+		}
+		for (size_t i = 0; i < n_cur; i++) {
+			size_t e = cur[i];
+			v[i] = row[r->column[e]];
+			if (v[i] == MPXKIT_NOT_COUNTED) {
+				rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+						 "%s: step %zu of '%s' holds 2^64-1, which cannot "
+						 "be counted",
+						 tname, s, t->events[r->column[e]]);
+				goto out;
+			}
+			r->val[s * ne + e] = v[i];
+			r->obs[k * ne + e] += v[i];
+		}
+		mpxkit_schedule_observe(sch, cur, n_cur, v, 1.0);
+		if (r->ref)
+			r->ref[k * W + j] = row[(size_t)r->ref_column];
+	}
+out:
+	/* cur and next are the two halves of one allocation: free its start. */
+	free(cur < next ? cur : next);
+	free(v);
+	return rc;
+}
+
+mpxkit_series mpxkit_mpx_series(const mpxkit_mpx_run *run)
+{
+	mpxkit_series s = {run->n_rotations, run->obs, run->ref, run->val, NULL};
+	return s;
+}
+
+/* The schedule of cfg for r's events: its spec, or groups / round-robin as v1. */
+static int make_schedule(const mpxkit_mpx_run *r, const mpxkit_mpx_config *cfg,
+			 mpxkit_schedule **out, mpxkit_diag *diag)
+{
+	const char *spec = cfg->schedule ? cfg->schedule
+					 : (cfg->groups ? "groups" : "round-robin");
+	mpxkit_schedule_setup setup = {r->layout.n_events, r->events, cfg->counters,
+				       cfg->groups, NULL, NULL};
+
+	return mpxkit_schedule_new(out, spec, &setup, diag);
 }
 
 int mpxkit_mpx_simulate(const mpxkit_trace *t, const mpxkit_mpx_config *cfg, mpxkit_mpx_run **out,
@@ -315,8 +415,9 @@ int mpxkit_mpx_simulate(const mpxkit_trace *t, const mpxkit_mpx_config *cfg, mpx
 {
 	const char *tname;
 	mpxkit_mpx_run *r = NULL;
-	size_t steps, width;
-	int rc;
+	mpxkit_schedule *sch = NULL;
+	size_t steps, width, W, ne;
+	int rc, fixed_slices;
 
 	if (t == NULL || cfg == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "mpx: missing argument");
@@ -344,36 +445,54 @@ int mpxkit_mpx_simulate(const mpxkit_trace *t, const mpxkit_mpx_config *cfg, mpx
 	rc = cfg->groups ? plan_groups(r, t, cfg, tname, diag) : plan_columns(r, t, cfg->counters);
 	if (rc < 0)
 		goto fail;
-	r->layout.slice = r->slice;
-	r->layout.has_reference = r->ref_column >= 0;
-	for (size_t e = 0; e < r->layout.n_events; e++)
+	ne = r->layout.n_events;
+	for (size_t e = 0; e < ne; e++)
 		r->events[e] = t->events[r->column[e]];
+	rc = make_schedule(r, cfg, &sch, diag);
+	if (rc < 0)
+		goto fail;
+	snprintf(r->schedule, sizeof r->schedule, "%s", mpxkit_schedule_spec(sch));
+	r->groups = mpxkit_schedule_groups(sch);
+	r->period = mpxkit_schedule_period(sch);
+	W = cfg->window ? cfg->window : r->groups;
+	/* Round-robin and groups over rotations: each event's one slice is fixed, as in v1. */
+	fixed_slices = W == r->groups && (strncmp(r->schedule, "round-robin", 11) == 0 ||
+					 strncmp(r->schedule, "groups", 6) == 0);
+	r->layout.n_groups = W;
+	r->layout.slice = fixed_slices ? r->slice : NULL;
+	r->layout.has_reference = r->ref_column >= 0;
+	r->layout.gap = (r->period - 1) / W;
 
 	steps = cfg->max_steps && cfg->max_steps < t->n_steps ? cfg->max_steps : t->n_steps;
-	r->n_rotations = steps / r->layout.n_groups;
+	r->n_rotations = steps / W;
 	if (r->n_rotations == 0) {
 		rc = mpxkit_fail(diag, MPXKIT_ERANGE,
-				 "%s: %zu slices make no whole rotation of %zu slices", tname,
-				 steps, r->layout.n_groups);
+				 "%s: %zu slices make no whole window of %zu slices", tname, steps,
+				 W);
 		goto fail;
 	}
-	r->obs = calloc(r->n_rotations * (r->layout.n_events + 1), sizeof *r->obs);
-	r->ocoe = calloc(r->n_rotations * (r->layout.n_events + 1), sizeof *r->ocoe);
-	if (r->obs == NULL || r->ocoe == NULL)
+	if (r->n_rotations > SIZE_MAX / W / (ne + 1))
+		goto nomem;
+	r->obs = calloc(r->n_rotations * (ne + 1), sizeof *r->obs);
+	r->ocoe = calloc(r->n_rotations * (ne + 1), sizeof *r->ocoe);
+	r->val = calloc(r->n_rotations * W * (ne + 1), sizeof *r->val);
+	if (r->obs == NULL || r->ocoe == NULL || r->val == NULL)
 		goto nomem;
 	if (r->layout.has_reference) {
-		r->ref = calloc(r->n_rotations * r->layout.n_groups, sizeof *r->ref);
+		r->ref = calloc(r->n_rotations * W, sizeof *r->ref);
 		if (r->ref == NULL)
 			goto nomem;
 	}
-	rc = fill_rotations(r, t, tname, diag);
+	rc = fill_windows(r, t, sch, cfg->counters, tname, diag);
 	if (rc < 0)
 		goto fail;
+	mpxkit_schedule_free(sch);
 	*out = r;
 	return 0;
 nomem:
 	rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", tname);
 fail:
+	mpxkit_schedule_free(sch);
 	mpxkit_mpx_run_free(r);
 	return rc;
 }

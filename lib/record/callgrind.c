@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "callgrind_impl.h"
 #include "mpxkit/record.h"
 #include "mpxkit/reader.h"
 
@@ -25,8 +26,7 @@ void mpxkit_callgrind_dump_free(mpxkit_callgrind_dump *d)
 	free(d);
 }
 
-/* The value of "key: value" when line starts with key and ':', else NULL. */
-static const char *header_value(const char *line, const char *key)
+const char *mpxkit__cg_header_value(const char *line, const char *key)
 {
 	size_t n = strlen(key);
 
@@ -38,7 +38,7 @@ static const char *header_value(const char *line, const char *key)
 	return line;
 }
 
-static int is_blank(const char *s)
+int mpxkit__cg_is_blank(const char *s)
 {
 	return s[strspn(s, " \t\r\n")] == '\0';
 }
@@ -96,8 +96,7 @@ static int not_a_number(const char *path, size_t lineno, const char *s, mpxkit_d
 			   lineno, word_len(s), s);
 }
 
-/* One decimal count; *end gets the first character after it. */
-static int parse_count(const char *path, size_t lineno, const char *s, const char **end,
+int mpxkit__cg_parse_count(const char *path, size_t lineno, const char *s, const char **end,
 		       uint64_t *out, mpxkit_diag *diag)
 {
 	uint64_t v = 0;
@@ -141,7 +140,7 @@ static int parse_totals(const char *path, size_t lineno, const char *s, mpxkit_c
 			return mpxkit_fail(diag, MPXKIT_EFORMAT,
 					   "%s:%zu: totals: has more counts than the %zu events",
 					   path, lineno, d->n_events);
-		rc = parse_count(path, lineno, s, &s, &d->totals[n], diag);
+		rc = mpxkit__cg_parse_count(path, lineno, s, &s, &d->totals[n], diag);
 		if (rc < 0)
 			return rc;
 		n++;
@@ -152,14 +151,20 @@ static int parse_totals(const char *path, size_t lineno, const char *s, mpxkit_c
 	return 0;
 }
 
+/* A handler's 0 as "handled", its error as it is. */
+static int handled(int rc)
+{
+	return rc < 0 ? rc : 1;
+}
+
 static int parse_part(const char *path, size_t lineno, const char *s, mpxkit_callgrind_dump *d,
 		      mpxkit_diag *diag)
 {
 	uint64_t v;
 	const char *end;
-	int rc = parse_count(path, lineno, s, &end, &v, diag);
+	int rc = mpxkit__cg_parse_count(path, lineno, s, &end, &v, diag);
 
-	if (rc < 0 || !is_blank(end) || v == 0 || v > 100000000)
+	if (rc < 0 || !mpxkit__cg_is_blank(end) || v == 0 || v > 100000000)
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: bad part: number", path, lineno);
 	d->part = (unsigned)v;
 	return 0;
@@ -174,38 +179,51 @@ static void parse_desc(const char *s, mpxkit_callgrind_dump *d)
 		d->bb_begin = a, d->bb_end = b;
 }
 
-/* One header or body line; cost lines and the call graph do not matter here. */
-static int parse_line(const char *path, size_t lineno, const char *line, mpxkit_callgrind_dump *d,
+int mpxkit__cg_header(const char *path, size_t lineno, const char *line, mpxkit_callgrind_dump *d,
 		      mpxkit_diag *diag)
 {
 	const char *v;
 
-	if (d->totals != NULL) {
-		if (is_blank(line))
-			return 0;
-		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: text after the totals: line",
-				   path, lineno);
-	}
-	if ((v = header_value(line, "events")) != NULL)
-		return parse_events(path, lineno, v, d, diag);
-	if ((v = header_value(line, "totals")) != NULL)
-		return parse_totals(path, lineno, v, d, diag);
-	if ((v = header_value(line, "part")) != NULL)
-		return parse_part(path, lineno, v, d, diag);
-	if ((v = header_value(line, "version")) != NULL) {
+	if ((v = mpxkit__cg_header_value(line, "events")) != NULL)
+		return handled(parse_events(path, lineno, v, d, diag));
+	if ((v = mpxkit__cg_header_value(line, "totals")) != NULL)
+		return handled(parse_totals(path, lineno, v, d, diag));
+	if ((v = mpxkit__cg_header_value(line, "part")) != NULL)
+		return handled(parse_part(path, lineno, v, d, diag));
+	if ((v = mpxkit__cg_header_value(line, "version")) != NULL) {
 		if (strncmp(v, "1", strcspn(v, " \t\r\n")) != 0 || v[0] != '1')
 			return mpxkit_fail(diag, MPXKIT_EVERSION,
 					   "%s:%zu: callgrind format version %.*s, only 1 is known",
 					   path, lineno, word_len(v), v);
-		return 0;
+		return 1;
 	}
-	if ((v = header_value(line, "creator")) != NULL && d->creator == NULL) {
+	if ((v = mpxkit__cg_header_value(line, "creator")) != NULL && d->creator == NULL) {
 		d->creator = strndup(v, strcspn(v, "\r\n"));
-		return d->creator ? 0 : mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
+		return d->creator ? 1 : mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", path);
 	}
-	if ((v = header_value(line, "desc")) != NULL)
+	if ((v = mpxkit__cg_header_value(line, "desc")) != NULL) {
 		parse_desc(v, d);
+		return 1;
+	}
+	if (mpxkit__cg_header_value(line, "creator") != NULL)
+		return 1;
 	return 0;
+}
+
+/* One header or body line; cost lines and the call graph do not matter here. */
+static int parse_line(const char *path, size_t lineno, const char *line, mpxkit_callgrind_dump *d,
+		      mpxkit_diag *diag)
+{
+	int rc;
+
+	if (d->totals != NULL) {
+		if (mpxkit__cg_is_blank(line))
+			return 0;
+		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s:%zu: text after the totals: line",
+				   path, lineno);
+	}
+	rc = mpxkit__cg_header(path, lineno, line, d, diag);
+	return rc < 0 ? rc : 0;
 }
 
 int mpxkit_callgrind_parse(const char *name, const char *buf, size_t len,

@@ -195,7 +195,7 @@ static char *make_private_dir(const char *tmpdir)
 
 /* valgrind's argument vector: fixed tool options, then the program and its arguments. */
 typedef struct vg_args {
-	char *opt[13];
+	char *opt[15];
 	char **argv;
 } vg_args;
 
@@ -236,7 +236,12 @@ static int build_args(vg_args *a, const mpxkit_record_options *o, const char *va
 	a->opt[n_opt++] = strdup("--cache-sim=yes");
 	a->opt[n_opt++] = strdup("--branch-sim=yes");
 	/* Stated explicitly so a changed valgrind default cannot change the trace. */
-	a->opt[n_opt++] = strdup("--separate-threads=no");
+	a->opt[n_opt++] = strdup(o->instr ? "--separate-threads=yes" : "--separate-threads=no");
+	if (o->instr) {
+		/* mpxkit profile: costs per instruction address, and the jumps that split them. */
+		a->opt[n_opt++] = strdup("--dump-instr=yes");
+		a->opt[n_opt++] = strdup("--collect-jumps=yes");
+	}
 	a->opt[n_opt++] = strdup("--trace-children=no");
 	/* No gdbserver FIFOs in $TMPDIR: a valgrind killed (SIGKILL) would leave them behind. */
 	a->opt[n_opt++] = strdup("--vgdb=no");
@@ -406,19 +411,30 @@ static int append_word(char **cmd, size_t *len, const char *arg)
 	return 0;
 }
 
+char *mpxkit_record_command_line(char *const argv[])
+{
+	char *cmd = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; argv[i]; i++)
+		if (append_word(&cmd, &len, argv[i]) < 0) {
+			free(cmd);
+			return NULL;
+		}
+	return cmd ? cmd : strdup("");
+}
+
 static int set_run_meta(mpxkit_trace *t, const mpxkit_record_options *o, char *const argv[],
 			const mpxkit_record_status *st)
 {
-	char *cmd = NULL, buf[64];
+	char *cmd = mpxkit_record_command_line(argv), buf[64];
 	size_t len = 0;
-	int rc = 0;
+	int rc = cmd ? 0 : -MPXKIT_ENOMEM;
 
-	for (size_t i = 0; argv[i] && rc == 0; i++)
-		rc = append_word(&cmd, &len, argv[i]);
 	if (rc == 0)
 		rc = mpxkit_trace_set_meta(t, "command", cmd);
 	free(cmd);
-	cmd = NULL, len = 0;
+	cmd = NULL;
 	for (size_t i = 0; o->envp && o->envp[i] && rc == 0; i++)
 		rc = append_word(&cmd, &len, o->envp[i]);
 	if (rc == 0 && o->envp)
@@ -460,14 +476,18 @@ static int check_options(const mpxkit_record_options *o, mpxkit_diag *diag)
 	return rc;
 }
 
-/* Turns valgrind's wait status into the program's, or fails when valgrind produced nothing. */
-static int collect_run(const char *dir, int wstatus, mpxkit_trace **out, mpxkit_record_status *st,
-		       mpxkit_diag *diag)
+/*
+ * Turns valgrind's wait status into the program's, or fails when valgrind
+ * produced nothing: the final dump (of thread 1 with per-thread dumps) must
+ * be there and not empty.
+ */
+static int check_run(const char *dir, const mpxkit_record_options *o, int wstatus,
+		     mpxkit_record_status *st, mpxkit_diag *diag)
 {
-	char *base = join_path(dir, "cg.out");
+	char *base = join_path(dir, o->instr ? "cg.out-01" : "cg.out");
 	char why[256];
 	struct stat sb;
-	int rc;
+	int rc = 0;
 
 	if (base == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
@@ -489,22 +509,22 @@ static int collect_run(const char *dir, int wstatus, mpxkit_trace **out, mpxkit_
 		    "one? Programs it executes are not traced; record that one directly");
 		goto done;
 	}
-	rc = mpxkit_callgrind_collect(base, out, diag);
 done:
 	free(base);
 	return rc;
 }
 
-int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit_trace **out,
-		      mpxkit_record_status *status, mpxkit_diag *diag)
+int mpxkit_record_run_dumps(const mpxkit_record_options *o, char *const argv[],
+			    int (*consume)(void *arg, const char *base,
+					   const mpxkit_record_status *status, mpxkit_diag *diag),
+			    void *arg, mpxkit_record_status *status, mpxkit_diag *diag)
 {
 	mpxkit_record_status st = {0, 0};
-	mpxkit_trace *t = NULL;
-	char *program = NULL, *valgrind = NULL, *dir = NULL;
+	char *program = NULL, *valgrind = NULL, *dir = NULL, *base = NULL;
 	vg_args args = {{NULL}, NULL};
 	int rc, wstatus = 0, exec_errno = 0;
 
-	if (o == NULL || argv == NULL || argv[0] == NULL || out == NULL)
+	if (o == NULL || argv == NULL || argv[0] == NULL || consume == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "record: no program to run");
 	rc = check_options(o, diag);
 	if (rc < 0)
@@ -522,7 +542,8 @@ int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit
 		rc = mpxkit_fail_sys(diag, "cannot create a temporary directory");
 		goto fail;
 	}
-	if (build_args(&args, o, valgrind, dir, program, argv) < 0) {
+	if (build_args(&args, o, valgrind, dir, program, argv) < 0 ||
+	    (base = join_path(dir, "cg.out")) == NULL) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -535,25 +556,60 @@ int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit
 		rc = mpxkit_fail_sys(diag, "cannot run %s", valgrind);
 		goto fail;
 	}
-	rc = collect_run(dir, wstatus, &t, &st, diag);
-	if (rc < 0)
-		goto fail;
-	rc = set_run_meta(t, o, argv, &st);
-	if (rc < 0) {
-		rc = mpxkit_fail(diag, -rc, "%s", mpxkit_strerror(rc));
-		goto fail;
-	}
-	if (status)
+	rc = check_run(dir, o, wstatus, &st, diag);
+	if (rc == 0)
+		rc = consume(arg, base, &st, diag);
+	if (rc == 0 && status)
 		*status = st;
-	*out = t;
-	t = NULL;
 fail:
 	if (dir)
 		remove_dir(dir);
-	mpxkit_trace_free(t);
 	vg_args_free(&args);
+	free(base);
 	free(dir);
 	free(valgrind);
 	free(program);
 	return rc;
+}
+
+/* What mpxkit_record_run hands the runner: the argv and options the metadata needs. */
+typedef struct trace_sink {
+	const mpxkit_record_options *o;
+	char *const *argv;
+	mpxkit_trace *t;
+} trace_sink;
+
+static int collect_trace(void *arg, const char *base, const mpxkit_record_status *st,
+			 mpxkit_diag *diag)
+{
+	trace_sink *sink = arg;
+	int rc = mpxkit_callgrind_collect(base, &sink->t, diag);
+
+	if (rc < 0)
+		return rc;
+	rc = set_run_meta(sink->t, sink->o, sink->argv, st);
+	if (rc < 0)
+		return mpxkit_fail(diag, -rc, "%s", mpxkit_strerror(rc));
+	return 0;
+}
+
+int mpxkit_record_run(const mpxkit_record_options *o, char *const argv[], mpxkit_trace **out,
+		      mpxkit_record_status *status, mpxkit_diag *diag)
+{
+	trace_sink sink = {o, argv, NULL};
+	int rc;
+
+	if (o == NULL || argv == NULL || argv[0] == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "record: no program to run");
+	if (o->instr)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "record: per-instruction dumps make no trace "
+				   "(mpxkit_record_run_dumps reads them)");
+	rc = mpxkit_record_run_dumps(o, argv, collect_trace, &sink, status, diag);
+	if (rc < 0) {
+		mpxkit_trace_free(sink.t);
+		return rc;
+	}
+	*out = sink.t;
+	return 0;
 }

@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/schedule.h"
 
 void mpxkit_sched_config_default(mpxkit_sched_config *cfg)
 {
@@ -52,6 +54,48 @@ static int set_estimator(mpxkit_sched_config *cfg, const char *value, mpxkit_dia
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "MPXKIT_ESTIMATOR=%s: name too long",
 				   value);
 	strcpy(cfg->estimator, info->name);
+	return 0;
+}
+
+/*
+ * A schedule of the registry, built once for three events to check its keys,
+ * or else a group file, read and parsed: a bad one disables the component at
+ * init with this line, not each event set later.
+ */
+static int set_schedule(mpxkit_sched_config *cfg, const char *value, mpxkit_diag *diag)
+{
+	static const char *const names[] = {"a", "b", "c"};
+	mpxkit_schedule_setup setup = {3, names, 1, NULL, NULL, NULL};
+	mpxkit_schedule *sch = NULL;
+	mpxkit_groups *g = NULL;
+	mpxkit_diag why = {0};
+	int rc;
+
+	if (strlen(value) >= sizeof cfg->schedule)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "MPXKIT_SCHEDULE: longer than %zu bytes",
+				   sizeof cfg->schedule - 1);
+	if (mpxkit_schedule_is_name(value)) {
+		if (strncmp(value, "groups", 6) == 0 && (value[6] == '\0' || value[6] == ':'))
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_SCHEDULE=%s: give the group file itself "
+					   "(MPXKIT_SCHEDULE=FILE)",
+					   value);
+		rc = mpxkit_schedule_new(&sch, value, &setup, &why);
+		mpxkit_schedule_free(sch);
+		if (rc < 0)
+			return mpxkit_fail(diag, -rc, "MPXKIT_SCHEDULE=%s: %s", value, why.msg);
+	} else {
+		rc = mpxkit_groups_read(value, &g, &why);
+		mpxkit_groups_free(g);
+		if (rc == -MPXKIT_ESYS && why.sys_errno == ENOENT)
+			return mpxkit_fail(diag, MPXKIT_ENOENT,
+					   "MPXKIT_SCHEDULE=%s: no schedule of that name "
+					   "(round-robin, prior, adaptive) and no such group file",
+					   value);
+		if (rc < 0)
+			return mpxkit_fail(diag, -rc, "MPXKIT_SCHEDULE=%s: %s", value, why.msg);
+	}
+	strcpy(cfg->schedule, value);
 	return 0;
 }
 
@@ -105,6 +149,8 @@ int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const cha
 		cfg->whole_max = (size_t)v;
 		return 0;
 	}
+	if (strcmp(key, "MPXKIT_SCHEDULE") == 0)
+		return set_schedule(cfg, value, diag);
 	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
 }
 
@@ -127,7 +173,7 @@ int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 {
 	static const char *const keys[] = {"MPXKIT_COUNTERS", "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
 					   "MPXKIT_MODEL",    "MPXKIT_REPLAY",	 "MPXKIT_REFERENCE",
-					   "MPXKIT_WHOLE_MAX"};
+					   "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE"};
 
 	if (cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");

@@ -12,20 +12,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
+#include "mpxkit/schedule.h"
 
 struct mpxkit_sched {
 	mpxkit_source *src;
 	mpxkit_estimator *est;
+	mpxkit_schedule *sch;
 	mpxkit_layout layout;
-	size_t *slice; /* layout.slice: event e's group */
-	size_t n, G, C;
+	size_t *slice; /* layout.slice under round-robin and groups with W = G: e's group */
+	size_t n, G, C, W;
 	size_t n_slots; /* n, plus the reference's slot (slot n) when there is one */
 	int has_ref;
+	int all_on;	/* every event counts in every slice: nothing is multiplexed */
 	uint64_t slice_ns;
 	int is_virtual;
 	int has_clock; /* real time measured by mpxkit_source_clock, gaps between slices included */
 	char estimator[64];
+	char schedule[MPXKIT_SCHED_PATH_MAX];
 
 	/* Everything below is shared with the rotation thread and guarded by lock. */
 	pthread_mutex_t lock;
@@ -36,45 +41,58 @@ struct mpxkit_sched {
 	int running, quit, done;
 	int error; /* first error the thread hit, negative, or 0 */
 
-	size_t cur;		     /* the group counting now */
-	mpxkit_source_count *counts; /* n: the last read */
+	/*
+	 * The slice in progress and the next: the schedule chose the next
+	 * slice's set before this slice is read (mpxkit/schedule.h), so the
+	 * boundary switches at once and reads after.
+	 */
+	size_t *cur, n_cur;	     /* the set counting now */
+	size_t *nxt, n_nxt;	     /* the next slice's set */
+	unsigned char *on;	     /* n: counting now */
+	unsigned char *mark;	     /* n: scratch, the next set */
+	unsigned char *fresh;	     /* n: enabled at this boundary, after the last read */
+	uint64_t *vals;		     /* C: the closed slice's counts, for the schedule */
+	mpxkit_source_count *counts; /* n_slots: the last read */
 	uint64_t *base_value;	     /* n: each slot's count when its slice began */
 	uint64_t *base_time;	     /* n: each slot's enabled time when its slice began */
-	uint64_t *raw;		     /* n: this rotation's count of each event in its slice */
-	uint64_t *slice_time;	     /* G: this rotation's closed slices, ns */
-	uint64_t *prev_raw;	     /* n: the previous rotation's raw */
-	uint64_t *prev_time;	     /* G: the previous rotation's slice_time */
-	int have_prev;
-	uint64_t *obs;	   /* n: what is pushed */
+
+	/* The window in progress: slice j of W. */
+	size_t j;
+	uint64_t *win_val; /* W rows of n: each closed slice's counts, or MPXKIT_NOT_COUNTED */
+	double *win_len;   /* W: closed slices' lengths in nominal slices */
+	uint64_t *win_obs; /* n: counted so far in the window */
+	double *win_t;	   /* n: their time, ns */
+	double win_ns;	   /* the closed slices' time, ns */
+	double *last_rate; /* n: count per ns of e's last counted slice, for reads */
 	uint64_t ref_base; /* the reference's count when the slice in progress began */
-	uint64_t *ref_raw; /* G: the reference's count in each slice of this rotation */
-	uint64_t *ref_obs; /* G: what is pushed of it */
-	double *out;	   /* n: what push returned */
-	double *sum;	   /* n: running sums of the estimates */
-	double *scratch;
+	uint64_t *ref_raw; /* W: the reference's count in each slice of the window */
+
+	double *out;   /* n: what push returned */
+	double *sum;   /* n: running sums of the estimates */
 	double *final; /* n: totals of the last run, after a stop */
-	double *counted_ns, *final_fidelity;
+	double *counted_ns, *final_fidelity, *scratch;
 	double total_ns;      /* closed slices, when there is no clock */
 	uint64_t run_clock;   /* the clock when the run began */
-	uint64_t rot_clock;   /* the clock when the rotation in progress began */
+	uint64_t win_clock;   /* the clock when the window in progress began */
 	uint64_t slice_clock; /* the clock when the slice in progress began */
-	uint64_t rot_time;    /* the last finished rotation's length */
-	size_t rotations;
+	size_t rotations;     /* windows completed */
 	mpxkit_sched_series_fn series;
 	void *series_arg;
-	size_t emitted; /* rotations handed to series */
+	size_t emitted; /* windows handed to series */
 
 	/*
 	 * The whole-run pass (doc/component.md): with an estimator that has
-	 * one, every rotation as pushed, up to whole_max; at the end of the
+	 * one, every window as pushed, up to whole_max; at the end of the
 	 * run the pass replaces the windowed sums and gives whole_est.
 	 */
 	int whole;	    /* the estimator has a whole-run pass and whole_max > 0 */
-	size_t whole_max;   /* rotations kept at most */
+	size_t whole_max;   /* windows kept at most */
 	uint64_t *kept_obs; /* n_kept rows of n */
-	uint64_t *kept_ref; /* n_kept rows of G, with a reference */
+	uint64_t *kept_ref; /* n_kept rows of W, with a reference */
+	uint64_t *kept_val; /* n_kept rows of W x n */
+	double *kept_len;   /* n_kept rows of W */
 	size_t n_kept, cap_kept;
-	int kept_all;	   /* every rotation of this run is kept: under the cap, memory found */
+	int kept_all;	   /* every window of this run is kept: under the cap, memory found */
 	double *whole_est; /* n_kept rows of n, once the pass ran */
 	int whole_done;	   /* the sums are the whole-run pass's */
 };
@@ -83,28 +101,34 @@ struct mpxkit_sched {
 
 static int alloc_arrays(mpxkit_sched *s)
 {
-	size_t n = s->n, G = s->G;
+	size_t n = s->n, W = s->W, C = s->C;
 
 	s->slice = calloc(n, sizeof *s->slice);
+	s->cur = calloc(C, sizeof *s->cur);
+	s->nxt = calloc(C, sizeof *s->nxt);
+	s->on = calloc(n, 1);
+	s->mark = calloc(n, 1);
+	s->fresh = calloc(n, 1);
+	s->vals = calloc(C, sizeof *s->vals);
 	s->counts = calloc(s->n_slots, sizeof *s->counts);
 	s->base_value = calloc(n, sizeof *s->base_value);
 	s->base_time = calloc(n, sizeof *s->base_time);
-	s->raw = calloc(n, sizeof *s->raw);
-	s->prev_raw = calloc(n, sizeof *s->prev_raw);
-	s->obs = calloc(n, sizeof *s->obs);
-	s->slice_time = calloc(G, sizeof *s->slice_time);
-	s->prev_time = calloc(G, sizeof *s->prev_time);
+	s->win_val = calloc(W * n, sizeof *s->win_val);
+	s->win_len = calloc(W, sizeof *s->win_len);
+	s->win_obs = calloc(n, sizeof *s->win_obs);
+	s->win_t = calloc(n, sizeof *s->win_t);
+	s->last_rate = calloc(n, sizeof *s->last_rate);
+	s->ref_raw = calloc(W, sizeof *s->ref_raw);
 	s->out = calloc(n, sizeof *s->out);
 	s->sum = calloc(n, sizeof *s->sum);
 	s->scratch = calloc(n, sizeof *s->scratch);
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	s->ref_raw = calloc(G, sizeof *s->ref_raw);
-	s->ref_obs = calloc(G, sizeof *s->ref_obs);
-	return s->slice && s->counts && s->base_value && s->base_time && s->raw && s->prev_raw &&
-		       s->obs && s->slice_time && s->prev_time && s->out && s->sum && s->scratch &&
-		       s->final && s->counted_ns && s->final_fidelity && s->ref_raw && s->ref_obs
+	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals && s->counts &&
+		       s->base_value && s->base_time && s->win_val && s->win_len && s->win_obs &&
+		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->scratch &&
+		       s->final && s->counted_ns && s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }
@@ -112,24 +136,31 @@ static int alloc_arrays(mpxkit_sched *s)
 static void free_arrays(mpxkit_sched *s)
 {
 	free(s->slice);
+	free(s->cur);
+	free(s->nxt);
+	free(s->on);
+	free(s->mark);
+	free(s->fresh);
+	free(s->vals);
 	free(s->counts);
 	free(s->base_value);
 	free(s->base_time);
-	free(s->raw);
-	free(s->prev_raw);
-	free(s->obs);
-	free(s->slice_time);
-	free(s->prev_time);
+	free(s->win_val);
+	free(s->win_len);
+	free(s->win_obs);
+	free(s->win_t);
+	free(s->last_rate);
+	free(s->ref_raw);
 	free(s->out);
 	free(s->sum);
 	free(s->scratch);
 	free(s->final);
 	free(s->counted_ns);
 	free(s->final_fidelity);
-	free(s->ref_raw);
-	free(s->ref_obs);
 	free(s->kept_obs);
 	free(s->kept_ref);
+	free(s->kept_val);
+	free(s->kept_len);
 	free(s->whole_est);
 }
 
@@ -159,12 +190,56 @@ static int init_sync(mpxkit_sched *s)
 	return 0;
 }
 
+/* The schedule's question, passed to the source: can these events count together? */
+static int source_countable(void *arg, const size_t *events, size_t n)
+{
+	return mpxkit_source_countable(arg, events, n);
+}
+
+/*
+ * The schedule of cfg over the source's events (their slots' names): a
+ * registry spec, or a group file whose groups are those of these events.
+ */
+static int make_schedule(mpxkit_sched *s, const mpxkit_sched_config *cfg, mpxkit_diag *diag)
+{
+	const char *spec = cfg->schedule[0] ? cfg->schedule : "round-robin";
+	const char **names = calloc(s->n, sizeof *names);
+	mpxkit_groups *file = NULL, *g = NULL;
+	int rc;
+
+	if (names == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
+	for (size_t e = 0; e < s->n; e++)
+		names[e] = mpxkit_source_slot_name(s->src, (int)e);
+	if (!mpxkit_schedule_is_name(spec)) {
+		rc = mpxkit_groups_read(spec, &file, diag);
+		if (rc == 0)
+			rc = mpxkit_groups_select(file, names, s->n, &g, diag);
+		mpxkit_groups_free(file);
+		if (rc < 0)
+			goto out;
+	}
+	mpxkit_schedule_setup setup = {s->n, names, s->C, g, source_countable, s->src};
+	rc = mpxkit_schedule_new(&s->sch, g ? "groups" : spec, &setup, diag);
+	if (rc == 0)
+		snprintf(s->schedule, sizeof s->schedule, "%s",
+			 g ? spec : mpxkit_schedule_spec(s->sch));
+	/* Round-robin and groups over rotations give each event one fixed slice, as in v1. */
+	if (rc == 0 && (g || strcmp(spec, "round-robin") == 0))
+		for (size_t e = 0; e < s->n; e++)
+			s->slice[e] = g ? g->group[e] : e / s->C;
+out:
+	mpxkit_groups_free(g);
+	free(names);
+	return rc;
+}
+
 int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_config *cfg,
 		     mpxkit_diag *diag)
 {
 	mpxkit_estimator_options opts = {0};
 	mpxkit_sched *s;
-	int rc;
+	int rc, fixed_slices;
 
 	if (out == NULL || src == NULL || cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler: missing argument");
@@ -178,6 +253,7 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	if (s == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 	s->wake_fd = -1;
+	s->src = src;
 	s->n = mpxkit_source_n_slots(src);
 	s->n_slots = s->n;
 	if (cfg->reference[0]) {
@@ -195,14 +271,25 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 		s->C =
 		    s->is_virtual ? MPXKIT_SCHED_DEFAULT_COUNTERS : mpxkit_sched_default_counters();
 	s->G = (s->n + s->C - 1) / s->C;
+	s->W = s->G; /* the windows are the schedule's rotations, set below */
+	s->all_on = s->n <= s->C;
 	s->slice_ns = cfg->slice_ns;
+	/* W is at most G until the schedule says (a group file may have more groups): grow then. */
+	s->W = s->n;
 	if (alloc_arrays(s) < 0) {
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 		goto fail;
 	}
 	for (size_t e = 0; e < s->n; e++)
-		s->slice[e] = e / s->C;
-	s->layout = (mpxkit_layout){s->n, s->G, s->slice, s->has_ref};
+		s->slice[e] = SIZE_MAX;
+	rc = make_schedule(s, cfg, diag);
+	if (rc < 0)
+		goto fail;
+	s->G = s->W = mpxkit_schedule_groups(s->sch);
+	s->all_on = s->W == 1;
+	fixed_slices = s->slice[0] != SIZE_MAX;
+	s->layout = (mpxkit_layout){s->n, s->W, fixed_slices ? s->slice : NULL, s->has_ref,
+				    (mpxkit_schedule_period(s->sch) - 1) / s->W};
 	opts.model = cfg->model[0] ? cfg->model : NULL;
 	rc = mpxkit_estimator_new(&s->est, cfg->estimator[0] ? cfg->estimator : "fixed", &s->layout,
 				  &opts, diag);
@@ -220,13 +307,13 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: cannot create its lock");
 		goto fail;
 	}
-	s->src = src;
 	*out = s;
 	return 0;
 fail:
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	mpxkit_estimator_free(s->est);
+	mpxkit_schedule_free(s->sch);
 	free_arrays(s);
 	free(s);
 	return rc;
@@ -242,6 +329,7 @@ void mpxkit_sched_free(mpxkit_sched *s)
 	pthread_cond_destroy(&s->served);
 	close(s->wake_fd);
 	mpxkit_estimator_free(s->est);
+	mpxkit_schedule_free(s->sch);
 	mpxkit_source_free(s->src);
 	free_arrays(s);
 	free(s);
@@ -262,29 +350,40 @@ const char *mpxkit_sched_estimator(const mpxkit_sched *s)
 	return s ? s->estimator : "none";
 }
 
-/* ---- rotation (all under lock) -------------------------------------------------------- */
-
-static size_t group_first(const mpxkit_sched *s, size_t g)
+const char *mpxkit_sched_schedule(const mpxkit_sched *s)
 {
-	return g * s->C;
+	return s ? s->schedule : "none";
 }
 
-static size_t group_end(const mpxkit_sched *s, size_t g)
-{
-	size_t end = (g + 1) * s->C;
-	return end < s->n ? end : s->n;
-}
+/* ---- slices (all under lock) ---------------------------------------------------------- */
 
-/* Turns a group on or off; with one group everything stays on and the thread only reads. */
-static int switch_group(mpxkit_sched *s, size_t g, int on)
+/*
+ * The change of the counted set (doc/component.md, "One change of the
+ * counted set"): disable what leaves, read the clock, enable what comes, one
+ * ioctl per event that changes and none for an event that stays; the next
+ * set's events are marked in s->mark.
+ */
+static int switch_set(mpxkit_sched *s, uint64_t *now)
 {
 	int rc = 0;
 
-	if (s->G == 1)
-		return 0;
-	for (size_t e = group_first(s, g); e < group_end(s, g) && rc == 0; e++)
-		rc = on ? mpxkit_source_enable(s->src, (int)e)
-			: mpxkit_source_disable(s->src, (int)e);
+	for (size_t i = 0; i < s->n_nxt; i++)
+		s->mark[s->nxt[i]] = 1;
+	for (size_t i = 0; i < s->n_cur && rc == 0; i++)
+		if (!s->mark[s->cur[i]]) {
+			rc = mpxkit_source_disable(s->src, (int)s->cur[i]);
+			s->on[s->cur[i]] = 0;
+		}
+	if (rc == 0 && s->has_clock)
+		rc = mpxkit_source_clock(s->src, now);
+	for (size_t i = 0; i < s->n_nxt && rc == 0; i++)
+		if (!s->on[s->nxt[i]]) {
+			rc = mpxkit_source_enable(s->src, (int)s->nxt[i]);
+			s->on[s->nxt[i]] = 1;
+			s->fresh[s->nxt[i]] = 1;
+		}
+	for (size_t i = 0; i < s->n_nxt; i++)
+		s->mark[s->nxt[i]] = 0;
 	return rc;
 }
 
@@ -294,52 +393,39 @@ static int read_counts(mpxkit_sched *s)
 	return rc < 0 ? rc : 0;
 }
 
-/* Each slot's count and enabled time as of the last read become where its next slice starts. */
-static void rebase(mpxkit_sched *s, size_t first, size_t end)
+/*
+ * Where each slot's next slice starts: its count at this read, except for a
+ * slot enabled at this boundary, whose count stood still from the read that
+ * followed its disable until the enable and has run since, so its base stays
+ * that earlier read: the counts between the enable and this read are its
+ * slice's (they were lost when every slot was rebased here).
+ */
+static void rebase_after_switch(mpxkit_sched *s)
 {
-	for (size_t e = first; e < end; e++) {
+	for (size_t e = 0; e < s->n; e++) {
+		if (s->fresh[e]) {
+			s->fresh[e] = 0;
+			continue;
+		}
 		s->base_value[e] = s->counts[e].value;
 		s->base_time[e] = s->counts[e].time_enabled;
 	}
 }
 
-/* Time of group g's slice in progress, from its first slot's enabled time since its base. */
-static uint64_t live_time(const mpxkit_sched *s, size_t g)
-{
-	size_t e = group_first(s, g);
-	return s->counts[e].time_enabled - s->base_time[e];
-}
-
 static uint64_t scaled(uint64_t count, double f)
 {
 	double v = (double)count * f + 0.5;
-	return v >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)v;
+	return v >= 18446744073709551615.0 ? UINT64_MAX - 1 : (uint64_t)v;
 }
 
-/* The factor that stretches slice g to the rotation's mean slice. */
-static double slice_factor(const mpxkit_sched *s, size_t g)
+/* Time of the slice in progress: the clock's, else its first slot's enabled time. */
+static uint64_t live_time(const mpxkit_sched *s, uint64_t now)
 {
-	uint64_t t = s->slice_time[g];
-	return t ? (double)s->rot_time / (double)s->G / (double)t : 1.0;
-}
-
-/*
- * Observations scaled to the rotation's mean slice; a virtual clock's slices
- * are all equal.  The reference's slice is scaled by its group's factor, so
- * the count per reference unit that ref-rate takes from a slice is the
- * slice's own.
- */
-static void scale_observations(mpxkit_sched *s)
-{
-	if (s->is_virtual || s->G == 1) {
-		memcpy(s->obs, s->raw, s->n * sizeof *s->obs);
-		memcpy(s->ref_obs, s->ref_raw, s->G * sizeof *s->ref_obs);
-		return;
-	}
-	for (size_t e = 0; e < s->n; e++)
-		s->obs[e] = scaled(s->raw[e], slice_factor(s, s->slice[e]));
-	for (size_t g = 0; g < s->G; g++)
-		s->ref_obs[g] = scaled(s->ref_raw[g], slice_factor(s, g));
+	if (s->has_clock)
+		return now - s->slice_clock;
+	if (s->n_cur == 0)
+		return 0;
+	return s->counts[s->cur[0]].time_enabled - s->base_time[s->cur[0]];
 }
 
 static void add_to(double *sum, const double *v, size_t n)
@@ -348,7 +434,7 @@ static void add_to(double *sum, const double *v, size_t n)
 		sum[e] += v[e];
 }
 
-/* One rotation's estimates, from push or flush: into the sums, and to the series. */
+/* One window's estimates, from push or flush: into the sums, and to the series. */
 static void take_estimates(mpxkit_sched *s)
 {
 	add_to(s->sum, s->out, s->n);
@@ -362,117 +448,156 @@ static void stop_keeping(mpxkit_sched *s)
 {
 	free(s->kept_obs);
 	free(s->kept_ref);
-	s->kept_obs = s->kept_ref = NULL;
+	free(s->kept_val);
+	free(s->kept_len);
+	s->kept_obs = s->kept_ref = s->kept_val = NULL;
+	s->kept_len = NULL;
 	s->n_kept = s->cap_kept = 0;
 	s->kept_all = 0;
 }
 
-/* Room for one more kept rotation, doubling up to whole_max. */
+/* Grows one kept array to cap rows of row elements of size sz; the old one stays on failure. */
+static int grow(void **p, size_t cap, size_t row, size_t sz)
+{
+	void *q;
+
+	if (row && cap > SIZE_MAX / sz / row)
+		return -1;
+	q = realloc(*p, (cap * row != 0 ? cap * row : 1) * sz);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* Room for one more kept window, doubling up to whole_max. */
 static int grow_kept(mpxkit_sched *s)
 {
 	size_t cap = s->cap_kept ? 2 * s->cap_kept : 64;
-	uint64_t *obs, *ref = NULL;
 
 	if (cap > s->whole_max)
 		cap = s->whole_max;
-	if (cap > SIZE_MAX / sizeof *obs / (s->n + s->G))
+	if (grow((void **)&s->kept_obs, cap, s->n, sizeof *s->kept_obs) < 0 ||
+	    grow((void **)&s->kept_val, cap, s->W * s->n, sizeof *s->kept_val) < 0 ||
+	    grow((void **)&s->kept_len, cap, s->W, sizeof *s->kept_len) < 0 ||
+	    (s->has_ref && grow((void **)&s->kept_ref, cap, s->W, sizeof *s->kept_ref) < 0))
 		return -1;
-	obs = realloc(s->kept_obs, cap * s->n * sizeof *obs);
-	if (obs == NULL)
-		return -1;
-	s->kept_obs = obs;
-	if (s->has_ref) {
-		ref = realloc(s->kept_ref, cap * s->G * sizeof *ref);
-		if (ref == NULL)
-			return -1;
-		s->kept_ref = ref;
-	}
 	s->cap_kept = cap;
 	return 0;
 }
 
-/* Keeps the rotation just pushed, as pushed, for the whole-run pass. */
-static void keep_rotation(mpxkit_sched *s)
+/* Keeps the window just pushed, as pushed, for the whole-run pass. */
+static void keep_window(mpxkit_sched *s)
 {
+	size_t k = s->n_kept, n = s->n, W = s->W;
+
 	if (!s->whole || !s->kept_all)
 		return;
-	if (s->n_kept == s->whole_max || (s->n_kept == s->cap_kept && grow_kept(s) < 0)) {
+	if (k == s->whole_max || (k == s->cap_kept && grow_kept(s) < 0)) {
 		stop_keeping(s);
 		return;
 	}
-	memcpy(s->kept_obs + s->n_kept * s->n, s->obs, s->n * sizeof *s->obs);
+	memcpy(s->kept_obs + k * n, s->win_obs, n * sizeof *s->win_obs);
+	memcpy(s->kept_val + k * W * n, s->win_val, W * n * sizeof *s->win_val);
+	memcpy(s->kept_len + k * W, s->win_len, W * sizeof *s->win_len);
 	if (s->has_ref)
-		memcpy(s->kept_ref + s->n_kept * s->G, s->ref_obs, s->G * sizeof *s->ref_obs);
+		memcpy(s->kept_ref + k * W, s->ref_raw, W * sizeof *s->ref_raw);
 	s->n_kept++;
 }
 
-static int end_rotation(mpxkit_sched *s)
+/* The window in progress starts empty. */
+static void clear_window(mpxkit_sched *s)
 {
-	mpxkit_rotation rot = {s->obs, s->has_ref ? s->ref_obs : NULL};
+	for (size_t i = 0; i < s->W * s->n; i++)
+		s->win_val[i] = MPXKIT_NOT_COUNTED;
+	memset(s->win_obs, 0, s->n * sizeof *s->win_obs);
+	memset(s->win_t, 0, s->n * sizeof *s->win_t);
+	s->win_ns = 0;
+	s->j = 0;
+}
+
+/*
+ * The window's W slices to the estimator: what each slice counted and how
+ * long it was, in nominal slices (a replay's steps are exactly 1, as the
+ * simulator's).
+ */
+static int end_window(mpxkit_sched *s)
+{
+	mpxkit_rotation rot = {s->win_obs, s->has_ref ? s->ref_raw : NULL, s->win_val, s->win_len};
 	int rc;
 
-	scale_observations(s);
-	keep_rotation(s);
+	keep_window(s);
 	rc = mpxkit_estimator_push(s->est, &rot, s->out);
 	if (rc < 0)
 		return rc;
 	if (rc == 1)
 		take_estimates(s);
-	memcpy(s->prev_raw, s->raw, s->n * sizeof *s->raw);
-	memcpy(s->prev_time, s->slice_time, s->G * sizeof *s->slice_time);
-	s->have_prev = 1;
 	s->rotations++;
+	clear_window(s);
 	return 0;
 }
 
 /*
- * One slice boundary: switch from the current group to the next with as
- * little between the two ioctls as possible, then take the closed slice's
- * counts, and push the rotation when it was the last slice.
+ * One slice boundary: the schedule's next set, the switch with as little
+ * between the two ioctl batches as possible, then the closed slice's counts
+ * to the window and to the schedule, and the window to the estimator when
+ * it was its last slice.
  */
 static int rotate(mpxkit_sched *s)
 {
-	size_t g = s->cur, next = (g + 1) % s->G, first = group_first(s, g), end = group_end(s, g);
-	uint64_t t, now = 0;
-	int rc = switch_group(s, g, 0);
+	uint64_t now = 0, len_ns;
+	double len;
+	size_t *t;
+	int rc;
 
-	if (rc == 0 && s->has_clock)
-		rc = mpxkit_source_clock(s->src, &now);
-	if (rc == 0)
-		rc = switch_group(s, next, 1);
+	s->n_nxt = mpxkit_schedule_next(s->sch, s->nxt);
+	rc = switch_set(s, &now);
 	if (rc == 0)
 		rc = read_counts(s);
 	if (rc < 0)
 		return rc;
-	t = live_time(s, g);
-	for (size_t e = first; e < end; e++) {
-		s->raw[e] = s->counts[e].value - s->base_value[e];
-		s->counted_ns[e] += (double)t;
+	len_ns = live_time(s, now);
+	len = s->is_virtual ? 1.0 : (double)len_ns / (double)s->slice_ns;
+	for (size_t i = 0; i < s->n_cur; i++) {
+		size_t e = s->cur[i];
+		uint64_t v = s->counts[e].value - s->base_value[e];
+		uint64_t en = s->counts[e].time_enabled - s->base_time[e];
+		/*
+		 * The switch is not instantaneous: a rotation thread preempted
+		 * between the clock and an enable leaves the event off for part
+		 * of its slice.  Its count is scaled to the slice by its own
+		 * enabled time, as perf scales by time enabled over running.
+		 */
+		if (!s->is_virtual && en > 0 && len_ns > 0 && en != len_ns)
+			v = scaled(v, (double)len_ns / (double)en);
+		s->vals[i] = v;
+		s->win_val[s->j * s->n + e] = v;
+		s->win_obs[e] += v;
+		s->win_t[e] += (double)len_ns;
+		s->counted_ns[e] += (double)len_ns;
+		if (len_ns > 0)
+			s->last_rate[e] = (double)v / (double)len_ns;
 	}
-	s->slice_time[g] = t;
-	s->total_ns += (double)t;
-	rebase(s, first, end);
+	s->win_len[s->j] = len;
+	s->win_ns += (double)len_ns;
+	s->total_ns += (double)len_ns;
 	if (s->has_ref) {
-		/* From the last boundary's read to this one's: the span the group was counted. */
-		s->ref_raw[g] = s->counts[s->n].value - s->ref_base;
+		/* From the last boundary's read to this one's: the span the slice was counted. */
+		s->ref_raw[s->j] = s->counts[s->n].value - s->ref_base;
 		s->ref_base = s->counts[s->n].value;
 	}
-	s->cur = next;
+	mpxkit_schedule_observe(s->sch, s->cur, s->n_cur, s->vals, len);
+	rebase_after_switch(s);
+	t = s->cur, s->cur = s->nxt, s->nxt = t;
+	s->n_cur = s->n_nxt;
 	s->slice_clock = now;
-	if (g < s->G - 1)
+	if (++s->j < s->W)
 		return 0;
-	if (s->has_clock) {
-		s->rot_time = now - s->rot_clock;
-		s->rot_clock = now;
-	} else {
-		s->rot_time = 0;
-		for (size_t j = 0; j < s->G; j++)
-			s->rot_time += s->slice_time[j];
-	}
-	return end_rotation(s);
+	s->win_clock = now;
+	return end_window(s);
 }
 
-/* Pushes what the estimator still holds into the sums, in rotation order. */
+/* Pushes what the estimator still holds into the sums, in window order. */
 static void flush_estimator(mpxkit_sched *s)
 {
 	while (mpxkit_estimator_flush(s->est, s->out) == 1)
@@ -480,13 +605,14 @@ static void flush_estimator(mpxkit_sched *s)
 }
 
 /*
- * At the stop, after the flush: the whole-run pass over the kept rotations,
- * whose estimates replace the windowed sums, added in rotation order as the
+ * At the stop, after the flush: the whole-run pass over the kept windows,
+ * whose estimates replace the windowed sums, added in window order as the
  * windowed ones were.  A run past the cap, out of memory or broken by an
  * error keeps its windowed sums.
  */
 static void whole_pass(mpxkit_sched *s)
 {
+	mpxkit_series run = {s->n_kept, s->kept_obs, s->kept_ref, s->kept_val, s->kept_len};
 	double *est;
 
 	if (!s->whole || !s->kept_all || s->error < 0 || s->n_kept != s->rotations)
@@ -494,8 +620,7 @@ static void whole_pass(mpxkit_sched *s)
 	est = malloc((s->n_kept ? s->n_kept : 1) * s->n * sizeof *est);
 	if (est == NULL)
 		return;
-	if (mpxkit_estimator_run_whole(s->est, s->n_kept, s->kept_obs, s->kept_ref, est, NULL) <
-	    0) {
+	if (mpxkit_estimator_run_whole_series(s->est, &run, est, NULL) < 0) {
 		free(est);
 		return;
 	}
@@ -508,30 +633,29 @@ static void whole_pass(mpxkit_sched *s)
 }
 
 /*
- * The rotation in progress, by time scaling (real-time sources only); the
- * counts must have just been read, and elapsed is the rotation's time so far.
- * Adds each event's share to tail and the live slice to counted.
+ * The window in progress, by time scaling (real-time sources only); the
+ * counts must have just been read, and elapsed is the window's time so far.
+ * Each event's count over its counted time in this window, live slice
+ * included, times elapsed; an event not yet counted in it takes the rate of
+ * its last counted slice.  Adds the live slice to counted.
  */
-static void tail_estimate(const mpxkit_sched *s, double elapsed, double *tail, double *counted)
+static void tail_estimate(const mpxkit_sched *s, uint64_t now, double elapsed, double *tail,
+			  double *counted)
 {
-	double now = (double)live_time(s, s->cur);
+	double live = (double)live_time(s, now);
 
 	for (size_t e = 0; e < s->n; e++) {
-		size_t g = s->slice[e];
-		double count = 0, t = 0;
-		if (g < s->cur) {
-			count = (double)s->raw[e];
-			t = (double)s->slice_time[g];
-		} else if (g == s->cur) {
-			count = (double)(s->counts[e].value - s->base_value[e]);
-			t = now;
-			counted[e] += now;
-		} else if (s->have_prev) {
-			count = (double)s->prev_raw[e];
-			t = (double)s->prev_time[g];
+		double count = (double)s->win_obs[e], t = s->win_t[e];
+		if (s->on[e]) {
+			count += (double)(s->counts[e].value - s->base_value[e]);
+			t += live;
+			counted[e] += live;
 		}
-		/* One group counts all the time: its count is the truth, not to be scaled. */
-		tail[e] += t > 0 && s->G > 1 ? count * (elapsed / t) : count;
+		/* Every event counts all the time: its count is the truth, not to be scaled. */
+		if (s->all_on)
+			tail[e] += count;
+		else
+			tail[e] += t > 0 ? count * (elapsed / t) : s->last_rate[e] * elapsed;
 	}
 }
 
@@ -665,33 +789,39 @@ static int begin_run(mpxkit_sched *s)
 	if (s->is_virtual)
 		rc = mpxkit_source_rewind(s->src);
 	s->has_clock = !s->is_virtual && mpxkit_source_clock(s->src, &s->run_clock) == 0;
-	s->rot_clock = s->slice_clock = s->run_clock;
+	s->win_clock = s->slice_clock = s->run_clock;
 	if (rc == 0)
 		rc = read_counts(s);
 	if (rc < 0)
 		return rc;
-	rebase(s, 0, s->n);
 	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
 	mpxkit_estimator_reset(s->est);
+	mpxkit_schedule_reset(s->sch);
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
-	memset(s->slice_time, 0, s->G * sizeof *s->slice_time);
+	memset(s->last_rate, 0, s->n * sizeof *s->last_rate);
+	memset(s->on, 0, s->n);
+	memset(s->fresh, 0, s->n);
+	clear_window(s);
 	s->total_ns = 0;
-	s->have_prev = 0;
 	s->rotations = 0;
 	s->emitted = 0;
 	s->done = 0;
 	s->error = 0;
-	s->cur = 0;
 	s->n_kept = 0;
 	s->kept_all = 1;
 	s->whole_done = 0;
 	free(s->whole_est);
 	s->whole_est = NULL;
-	if (s->G == 1)
-		return mpxkit_source_enable(s->src, MPXKIT_SOURCE_ALL);
+	/* Slice 0's set, chosen before anything is counted. */
+	s->n_cur = mpxkit_schedule_next(s->sch, s->cur);
+	rebase_after_switch(s); /* everything is off: every count stands where it was read */
 	rc = s->has_ref ? mpxkit_source_enable(s->src, (int)s->n) : 0;
-	return rc < 0 ? rc : switch_group(s, 0, 1);
+	for (size_t i = 0; i < s->n_cur && rc == 0; i++) {
+		rc = mpxkit_source_enable(s->src, (int)s->cur[i]);
+		s->on[s->cur[i]] = 1;
+	}
+	return rc;
 }
 
 int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *arg)
@@ -745,7 +875,7 @@ static void wait_served(mpxkit_sched *s)
 		pthread_cond_wait(&s->served, &s->lock);
 }
 
-/* The totals now (lock held, running): sums, what the estimator holds, the rotation in progress. */
+/* The totals now (lock held, running): sums, what the estimator holds, the window in progress. */
 static void current_totals(mpxkit_sched *s, double *est, double *fidelity)
 {
 	double total = s->total_ns;
@@ -757,18 +887,17 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity)
 	if (pending > 0)
 		add_to(est, s->out, s->n);
 	if (!s->is_virtual && read_counts(s) == 0) {
-		uint64_t now;
-		double elapsed = (double)live_time(s, s->cur);
-		for (size_t g = 0; g < s->cur; g++)
-			elapsed += (double)s->slice_time[g];
-		total += (double)live_time(s, s->cur);
-		/* One group needs no clock: its counts are the estimates, its slots' time the
-		 * run's. */
-		if (s->has_clock && s->G > 1 && mpxkit_source_clock(s->src, &now) == 0) {
-			elapsed = (double)(now - s->rot_clock);
+		uint64_t now = 0;
+		double elapsed;
+		if (s->has_clock && mpxkit_source_clock(s->src, &now) < 0)
+			now = s->slice_clock;
+		elapsed = s->win_ns + (double)live_time(s, now);
+		total += (double)live_time(s, now);
+		if (s->has_clock) {
+			elapsed = (double)(now - s->win_clock);
 			total = (double)(now - s->run_clock);
 		}
-		tail_estimate(s, elapsed, est, s->scratch);
+		tail_estimate(s, now, elapsed, est, s->scratch);
 	}
 	if (fidelity)
 		fidelity_of(s, s->scratch, total, fidelity);
@@ -864,5 +993,7 @@ int mpxkit_sched_whole_series(const mpxkit_sched *s, mpxkit_sched_whole *out)
 	out->est = s->whole_est;
 	out->obs = s->kept_obs;
 	out->ref = s->has_ref ? s->kept_ref : NULL;
+	out->val = s->kept_val;
+	out->len = s->kept_len;
 	return 1;
 }

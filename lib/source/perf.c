@@ -179,6 +179,37 @@ static int find_event(const char *name, mpxkit_diag *diag)
 	return mpxkit_fail(diag, MPXKIT_ENOENT, "%s: no such perf event", name);
 }
 
+int mpxkit_source_perf_event(const char *name, uint32_t *type, uint64_t *config,
+			     const char **canonical, int *hardware, mpxkit_diag *diag)
+{
+	int i;
+
+	if (name == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "perf: missing event name");
+	i = find_event(name, diag);
+	if (i < 0)
+		return i;
+	if (type)
+		*type = perf_events[i].type;
+	if (config)
+		*config = perf_events[i].config;
+	if (canonical)
+		*canonical = perf_events[i].name;
+	if (hardware)
+		*hardware = perf_events[i].type == PERF_TYPE_HARDWARE;
+	return 0;
+}
+
+int mpxkit_source_perf_error(const char *name, int kernel, mpxkit_diag *diag)
+{
+	int err = errno, i = find_event(name, NULL);
+
+	errno = err;
+	if (i < 0)
+		return mpxkit_fail_sys(diag, "%s: perf_event_open", name);
+	return open_error(&perf_events[i], kernel, diag);
+}
+
 static void probe(perf_source *ps)
 {
 	ps->n_avail = 0;

@@ -92,6 +92,13 @@ int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap
 	return rc < 0 ? rc : (int)s->n_slots;
 }
 
+int mpxkit_source_countable(const mpxkit_source *s, const size_t *slots, size_t n)
+{
+	if (s == NULL || (n > 0 && slots == NULL))
+		return 0;
+	return s->ops->countable ? s->ops->countable(s, slots, n) : 1;
+}
+
 int mpxkit_source_is_virtual(const mpxkit_source *s)
 {
 	return s != NULL && s->ops->step != NULL;

@@ -24,6 +24,8 @@ typedef struct mpxkit_source_ops {
 	int (*step)(mpxkit_source *s);		      /* NULL for real-time kinds */
 	int (*rewind)(mpxkit_source *s);	      /* NULL for real-time kinds */
 	int (*clock)(mpxkit_source *s, uint64_t *ns); /* NULL for virtual kinds */
+	/* Optional: whether these slots count together (mpxkit_source_countable); NULL: any. */
+	int (*countable)(const mpxkit_source *s, const size_t *slots, size_t n);
 } mpxkit_source_ops;
 
 /* The part every kind shares; a kind's own struct starts with it. */
