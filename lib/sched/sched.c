@@ -55,6 +55,7 @@ struct mpxkit_sched {
 	mpxkit_source_count *counts; /* n_slots: the last read */
 	uint64_t *base_value;	     /* n: each slot's count when its slice began */
 	uint64_t *base_time;	     /* n: each slot's enabled time when its slice began */
+	uint64_t *base_run;	     /* n: each slot's running time when its slice began */
 
 	/* The window in progress: slice j of W. */
 	size_t j;
@@ -113,6 +114,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->counts = calloc(s->n_slots, sizeof *s->counts);
 	s->base_value = calloc(n, sizeof *s->base_value);
 	s->base_time = calloc(n, sizeof *s->base_time);
+	s->base_run = calloc(n, sizeof *s->base_run);
 	s->win_val = calloc(W * n, sizeof *s->win_val);
 	s->win_len = calloc(W, sizeof *s->win_len);
 	s->win_obs = calloc(n, sizeof *s->win_obs);
@@ -125,10 +127,11 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals && s->counts &&
-		       s->base_value && s->base_time && s->win_val && s->win_len && s->win_obs &&
-		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->scratch &&
-		       s->final && s->counted_ns && s->final_fidelity
+	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals &&
+		       s->counts && s->base_value && s->base_time && s->base_run && s->win_val &&
+		       s->win_len && s->win_obs && s->win_t && s->last_rate && s->ref_raw &&
+		       s->out && s->sum && s->scratch && s->final && s->counted_ns &&
+		       s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }
@@ -145,6 +148,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->counts);
 	free(s->base_value);
 	free(s->base_time);
+	free(s->base_run);
 	free(s->win_val);
 	free(s->win_len);
 	free(s->win_obs);
@@ -409,6 +413,7 @@ static void rebase_after_switch(mpxkit_sched *s)
 		}
 		s->base_value[e] = s->counts[e].value;
 		s->base_time[e] = s->counts[e].time_enabled;
+		s->base_run[e] = s->counts[e].time_running;
 	}
 }
 
@@ -561,15 +566,17 @@ static int rotate(mpxkit_sched *s)
 	for (size_t i = 0; i < s->n_cur; i++) {
 		size_t e = s->cur[i];
 		uint64_t v = s->counts[e].value - s->base_value[e];
-		uint64_t en = s->counts[e].time_enabled - s->base_time[e];
+		uint64_t run = s->counts[e].time_running - s->base_run[e];
 		/*
 		 * The switch is not instantaneous: a rotation thread preempted
 		 * between the clock and an enable leaves the event off for part
-		 * of its slice.  Its count is scaled to the slice by its own
-		 * enabled time, as perf scales by time enabled over running.
+		 * of its slice, and an event enabled may wait to be put on (a
+		 * PMU that cannot hold the set).  Its count is scaled to the
+		 * slice by the time it counted, its own running time, as perf
+		 * scales by time enabled over running.
 		 */
-		if (!s->is_virtual && en > 0 && len_ns > 0 && en != len_ns)
-			v = scaled(v, (double)len_ns / (double)en);
+		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+			v = scaled(v, (double)len_ns / (double)run);
 		s->vals[i] = v;
 		s->win_val[s->j * s->n + e] = v;
 		s->win_obs[e] += v;
