@@ -98,7 +98,7 @@ static void test_width(void)
 		for (size_t i = 0; i < sizeof ran / sizeof ran[0]; i++) {
 			sim_init(&s);
 			set_counter(&s, 1000000, 100, ran[i], widths[w], widths[w] < 64 ? 0x5a : 0);
-			CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, &r),
+			CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r),
 					      MPXKIT__PAGE_COUNTER);
 			CU_ASSERT_EQUAL(r.value, 1000000 + ran[i]);
 			CU_ASSERT_EQUAL(s.last_counter, 3); /* index - 1 */
@@ -109,7 +109,7 @@ static void test_width(void)
 	sim_init(&s);
 	s.page.index = (1u << 30) + 2;
 	set_counter(&s, 7, 1000, 3, 48, 0);
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.value, 10);
 	CU_ASSERT_EQUAL(s.last_counter, (1u << 30) + 1);
 }
@@ -149,7 +149,7 @@ static void test_time_scaling(void)
 		s.page.time_shift = cases[i].shift;
 		s.page.time_offset = offset;
 		s.tsc = cases[i].tsc;
-		CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, &r),
+		CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r),
 				      MPXKIT__PAGE_COUNTER);
 		CU_ASSERT(r.timed);
 		CU_ASSERT_EQUAL(r.time_enabled, 5000000 + want);
@@ -168,7 +168,7 @@ static void test_time_scaling(void)
 	s.page.time_cycles = 0x7000;
 	s.page.time_mask = 0xffff;
 	s.tsc = 0xabcd0000 | 0x7100; /* 0x100 cycles past time_cycles in the low 16 bits */
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.time_enabled, 5000000 + 0x7100);
 	CU_ASSERT_EQUAL(r.time_running, 4000000 + 0x7100);
 
@@ -176,10 +176,18 @@ static void test_time_scaling(void)
 	sim_init(&s);
 	set_counter(&s, 0, 1, 0, 48, 0);
 	s.tsc = 999999;
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT(!r.timed);
 	CU_ASSERT_EQUAL(r.time_enabled, 5000000);
 	CU_ASSERT_EQUAL(r.time_running, 4000000);
+	CU_ASSERT_EQUAL(s.rdtsc_calls, 0);
+
+	/* With it, but not wanted: the same, and no time stamp read either. */
+	s.page.cap_user_time = 1;
+	s.page.time_mult = 1;
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 0, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT(!r.timed);
+	CU_ASSERT_EQUAL(r.time_enabled, 5000000);
 	CU_ASSERT_EQUAL(s.rdtsc_calls, 0);
 }
 
@@ -196,7 +204,7 @@ static void test_sequence_retry(void)
 	s.writes_left = 1;
 	s.next_offset = s.page.offset + 1000; /* the count went on by 1000 at the rewrite */
 	s.next_counter = s.counter + 7;
-	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.tries, 2);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, 2);
 	CU_ASSERT_EQUAL(r.value, 500 + 5 + 1000 + 7);
@@ -207,7 +215,7 @@ static void test_sequence_retry(void)
 	s.writes_left = 3;
 	s.next_offset = s.page.offset;
 	s.next_counter = s.counter;
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_COUNTER);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.tries, 4);
 	CU_ASSERT_EQUAL(r.value, 505);
 
@@ -218,11 +226,11 @@ static void test_sequence_retry(void)
 	s.writes_left = 1000;
 	s.next_offset = s.page.offset;
 	s.next_counter = s.counter;
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_BUSY);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_BUSY);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, MPXKIT__PAGE_TRIES);
 	sim_init(&s);
 	s.page.lock = 11;
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_BUSY);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_BUSY);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, 0);
 }
 
@@ -235,17 +243,17 @@ static void test_fallback(void)
 
 	sim_init(&s);
 	s.page.index = 0; /* scheduled out, or a software event */
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_OFF);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_OFF);
 	sim_init(&s);
 	s.page.cap_user_rdpmc = 0; /* /sys/bus/event_source/devices/cpu/rdpmc = 0 */
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_OFF);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_OFF);
 	sim_init(&s);
 	s.page.cap_bit0_is_deprecated = 0; /* before Linux 3.12: bit 2 means nothing */
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_OFF);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_OFF);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, 0);
 	sim_init(&s);
 	s.page.pmc_width = 0;
-	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, &r), MPXKIT__PAGE_OFF);
+	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_OFF);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, 0);
 }
 

@@ -677,8 +677,8 @@ static void whole_pass(mpxkit_sched *s)
  * elapsed is the window's time so far.  Each event's count over its counted
  * time in this window, live slice included, times elapsed; an event not yet
  * counted in it takes the rate of its last counted slice.  Adds the live
- * slice to counted.  The events not counting now need no read: their counts
- * in this window are the engine's.
+ * slice to counted, unless it is NULL.  The events not counting now need no
+ * read: their counts in this window are the engine's.
  */
 static void tail_estimate(const mpxkit_sched *s, double live, double elapsed, double *tail,
 			  double *counted)
@@ -688,7 +688,8 @@ static void tail_estimate(const mpxkit_sched *s, double live, double elapsed, do
 		if (s->on[e]) {
 			count += (double)(s->live[e] - s->base_value[e]);
 			t += live;
-			counted[e] += live;
+			if (counted)
+				counted[e] += live;
 		}
 		/* Every event counts all the time: its count is the truth, not to be scaled. */
 		if (s->all_on)
@@ -967,7 +968,8 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 	uint64_t now = 0;
 
 	memcpy(est, s->sum, s->n * sizeof *est);
-	memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
+	if (fidelity)
+		memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
 	pending = mpxkit_estimator_peek(s->est, s->out);
 	if (pending > 0)
 		add_to(est, s->out, s->n);
@@ -984,7 +986,7 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 			elapsed = (double)(now - s->win_clock);
 			total = (double)(now - s->run_clock);
 		}
-		tail_estimate(s, live, elapsed, est, s->scratch);
+		tail_estimate(s, live, elapsed, est, fidelity ? s->scratch : NULL);
 	}
 out:
 	if (fidelity)

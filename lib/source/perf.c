@@ -574,7 +574,8 @@ static int snapshot_rdpmc(perf_source *ps, const size_t *slots, size_t n, uint64
 	for (size_t i = 0; i < n; i++) {
 		const perf_slot *sl = &ps->slots[slots[i]];
 		mpxkit__page_reading r;
-		if (mpxkit__perf_page_read(sl->page, sl->pmc, &r) != MPXKIT__PAGE_COUNTER)
+		int want_time = !have_clock && sl->anchored; /* one slot's time: the clock's */
+		if (mpxkit__perf_page_read(sl->page, sl->pmc, want_time, &r) != MPXKIT__PAGE_COUNTER)
 			return -1;
 		values[i] = r.value;
 		if (!have_clock && sl->anchored && r.timed) {
@@ -593,7 +594,7 @@ static void page_times(perf_source *ps, const size_t *slots, size_t n, uint64_t 
 		const perf_slot *sl = &ps->slots[slots[i]];
 		mpxkit__page_reading r;
 		ok[i] = sl->page != NULL &&
-			mpxkit__perf_page_read(sl->page, sl->pmc, &r) == MPXKIT__PAGE_COUNTER &&
+			mpxkit__perf_page_read(sl->page, sl->pmc, 1, &r) == MPXKIT__PAGE_COUNTER &&
 			r.timed;
 		enabled[i] = ok[i] ? r.time_enabled : 0;
 	}

@@ -55,7 +55,7 @@ static uint64_t sign_extend(uint64_t pmc, uint16_t width)
 }
 
 int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit__pmc *pmc,
-			   mpxkit__page_reading *out)
+			   int want_time, mpxkit__page_reading *out)
 {
 	page_t *pc = page;
 
@@ -65,21 +65,23 @@ int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit
 		uint64_t count, counter = 0;
 		uint32_t seq, index, mult = 0;
 		uint16_t width = 0, shift = 0;
-		int timed, short_time = 0, rdpmc;
+		struct perf_event_mmap_page
+		    caps; /* the capability bits, loaded once, decoded here */
+		int timed, rdpmc;
 
 		seq = __atomic_load_n(&page->lock, __ATOMIC_ACQUIRE);
 		if (seq & 1)
 			continue; /* the kernel is writing it (on another CPU: we were migrated) */
 		enabled = pc->time_enabled;
 		running = pc->time_running;
-		timed = pc->cap_user_time && pc->time_shift < 64;
+		caps.capabilities = pc->capabilities;
+		timed = want_time && caps.cap_user_time && pc->time_shift < 64;
 		if (timed) {
 			cyc = pmc->rdtsc(pmc->arg);
 			mult = pc->time_mult;
 			shift = pc->time_shift;
 			time_offset = pc->time_offset;
-			short_time = pc->cap_user_time_short;
-			if (short_time) {
+			if (caps.cap_user_time_short) {
 				cycles = pc->time_cycles;
 				mask = pc->time_mask;
 			}
@@ -88,7 +90,7 @@ int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit
 		count = (uint64_t)pc->offset;
 		/* cap_user_rdpmc is only meaningful where bit 0 is marked deprecated (Linux
 		 * >= 3.12). */
-		rdpmc = pc->cap_bit0_is_deprecated && pc->cap_user_rdpmc && index != 0;
+		rdpmc = caps.cap_bit0_is_deprecated && caps.cap_user_rdpmc && index != 0;
 		if (rdpmc) {
 			width = pc->pmc_width;
 			if (width == 0 || width > 64)
@@ -103,7 +105,7 @@ int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit
 		out->value = count + sign_extend(counter, width);
 		if (timed) {
 			uint64_t delta;
-			if (short_time)
+			if (caps.cap_user_time_short)
 				cyc = cycles + ((cyc - cycles) & mask);
 			delta = time_delta(cyc, mult, shift, time_offset);
 			enabled += delta;

@@ -53,11 +53,12 @@ enum {
  * since the page was written, time_offset + cyc x time_mult >> time_shift
  * (cyc first folded into time_cycles + ((cyc - time_cycles) & time_mask) when
  * cap_user_time_short), is added to time_enabled, and to time_running when
- * the event is on a counter.  Returns one of the codes above; out is filled
- * for MPXKIT__PAGE_COUNTER only.
+ * the event is on a counter; want_time 0 skips the time stamp (a caller that
+ * needs one slot's times only), and the times are then the page's.  Returns
+ * one of the codes above; out is filled for MPXKIT__PAGE_COUNTER only.
  */
 int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit__pmc *pmc,
-			   mpxkit__page_reading *out);
+			   int want_time, mpxkit__page_reading *out);
 
 /*
  * Tests only, on a perf source (lib/source/perf.c).  map_software: before
