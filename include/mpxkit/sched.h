@@ -25,8 +25,10 @@ extern "C" {
  * rotation the observations go to an estimator (mpxkit/estimator.h) with
  * mpxkit_estimator_push, and what it returns is added to running sums, so a
  * read costs the same however long the run: sums + mpxkit_estimator_peek +
- * the rotation in progress.  With one group nothing is multiplexed: the
- * thread only reads, and the estimates are the counts.
+ * the rotation in progress, for which it reads the source about the events
+ * counting now only (mpxkit_sched_read_mode: one read(2) of the perf group,
+ * or none with rdpmc).  With one group nothing is multiplexed: the thread
+ * only reads, and the estimates are the counts.
  *
  * The whole-run pass.  An estimator whose online path reads a window but
  * which can do better over the whole run (mpxkit_estimator_has_whole_run:
