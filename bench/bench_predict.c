@@ -21,13 +21,21 @@ int main(int argc, char **argv)
 	mpxkit_pdata **sets;
 	mpxkit_pmodel *m = NULL;
 	mpxkit_diag diag = {0};
+	mpxkit_pmodel_options opt;
 	double t[TRAIN_REPEATS], t0, secs, sink = 0;
 	size_t predictions = 0, rows = 0;
 	int n = argc - 1;
 
+	mpxkit_pmodel_options_default(&opt);
+	/* --robust: every power fit of the event selection is ten reweighted solves. */
+	if (n >= 1 && strcmp(argv[1], "--robust") == 0) {
+		opt.robust = 1;
+		argv++;
+		n--;
+	}
 	if (n < 1) {
 		fprintf(stderr,
-			"usage: bench_predict DATA.csv...\n"
+			"usage: bench_predict [--robust] DATA.csv...\n"
 			"Trains on all the datasets together (median of %d), then predicts every\n"
 			"row of the first for every configuration for about 2 s.\n",
 			TRAIN_REPEATS);
@@ -46,7 +54,7 @@ int main(int argc, char **argv)
 		mpxkit_pmodel_free(m);
 		m = NULL;
 		t0 = now();
-		if (mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, NULL, NULL,
+		if (mpxkit_pmodel_train((const mpxkit_pdata *const *)sets, (size_t)n, &opt, NULL,
 					NULL, &m, &diag) < 0) {
 			fprintf(stderr, "bench_predict: %s\n", diag.msg);
 			return 2;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* SIMT model throughput in warp instructions per second on one core: parse only, and parse and
- * model, from plain and gzip trace files; prints markdown. */
+/* SIMT model throughput in warp instructions per second on one core: the reading floors, parse
+ * only, and parse and model, from plain and gzip trace files; prints markdown. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "bench.h"
+#include "mpxkit/reader.h"
 #include "mpxkit/simt.h"
 
 #define REPEATS 3
@@ -107,9 +108,43 @@ static void write_kernel(FILE *f, gzFile gz, unsigned blocks, unsigned warps, un
 	*n_insts = n;
 }
 
-/* CPU seconds to read the whole trace, with (model) or without the model; wall seconds in *wall. */
-static double run_once(const mpxkit_simt_gpu *gpu, const char *path, int model, uint64_t *insts,
-		       double *wall)
+/* What a run does with the trace. */
+enum stage {
+	READ_BYTES, /* the reader's bytes, nothing else: the floor of any text input */
+	READ_LINES, /* whole-line windows and one LF search per line: the floor of a line parser */
+	PARSE,	    /* the trace reader's events */
+	MODEL,	    /* the events through the model */
+};
+
+/* The first two stages through the same reader and options as the trace reader; bytes or lines in
+ * *n. */
+static int read_floor(const char *path, int lines, uint64_t *n, mpxkit_diag *d)
+{
+	mpxkit_reader_options opt = {MPXKIT_READER_TEXT | MPXKIT_READER_GZIP, 0, 1u << 20, "trace"};
+	static char buf[1 << 16];
+	mpxkit_reader *r;
+	size_t len;
+	char *text;
+	int rc = mpxkit_reader_open(&r, path, &opt, d);
+
+	*n = 0;
+	while (rc == 0 && !lines && (rc = mpxkit_reader_read(r, buf, sizeof buf, &len, d)) == 0 &&
+	       len > 0)
+		*n += len;
+	while (rc >= 0 && lines && (rc = mpxkit_reader_lines(r, &text, &len, d)) == 1) {
+		uint64_t k = 0;
+		for (char *p = text; (p = memchr(p, '\n', (size_t)(text + len - p))) != NULL; p++)
+			k++;
+		mpxkit_reader_skip(r, len, k);
+		*n += k;
+	}
+	mpxkit_reader_close(r);
+	return rc < 0 ? rc : 0;
+}
+
+/* CPU seconds to read the whole trace as stage says; wall seconds in *wall. */
+static double run_once(const mpxkit_simt_gpu *gpu, const char *path, enum stage stage,
+		       uint64_t *insts, double *wall)
 {
 	mpxkit_simt_trace *t = NULL;
 	mpxkit_simt_sim *sim = NULL;
@@ -119,9 +154,12 @@ static double run_once(const mpxkit_simt_gpu *gpu, const char *path, int model, 
 	double t0 = cpu_now(), w0 = now();
 	int ev;
 
-	if (mpxkit_simt_trace_open(path, &t, &d) < 0)
+	if (stage == READ_BYTES || stage == READ_LINES) {
+		if (read_floor(path, stage == READ_LINES, insts, &d) < 0)
+			goto fail;
+	} else if (mpxkit_simt_trace_open(path, &t, &d) < 0) {
 		goto fail;
-	if (model) {
+	} else if (stage == MODEL) {
 		if (mpxkit_simt_sim_new(gpu, &sim, &d) < 0 ||
 		    mpxkit_simt_sim_kernel(sim, t, &r, &d) < 0)
 			goto fail;
@@ -144,40 +182,75 @@ fail:
 	exit(2);
 }
 
-static void measure(const mpxkit_simt_gpu *gpu, const char *what, const char *path, int model,
-		    double bytes)
+/* Best of REPEATS; the rate per warp instruction of the trace (n), whatever the stage counts. */
+static void measure(const mpxkit_simt_gpu *gpu, const char *what, const char *path,
+		    enum stage stage, uint64_t n, double bytes)
 {
 	double best = 1e30, best_wall = 1e30;
-	uint64_t insts = 0;
+	uint64_t got = 0;
 
 	for (int r = 0; r < REPEATS; r++) {
-		double wall, s = run_once(gpu, path, model, &insts, &wall);
+		double wall, s = run_once(gpu, path, stage, &got, &wall);
 		best = s < best ? s : best;
 		best_wall = wall < best_wall ? wall : best_wall;
 	}
-	printf("| %s | %" PRIu64 " | %.3f | %.3f | %.2f | %.0f |\n", what, insts, best, best_wall,
-	       insts / best / 1e6, bytes / best / 1e6);
+	printf("| %s | %" PRIu64 " | %.3f | %.3f | %.2f | %.1f | %.0f |\n", what, got, best,
+	       best_wall, n / best / 1e6, best / n * 1e9, bytes / best / 1e6);
+}
+
+/*
+ * The same GPU with L1 and L2 of 2 and 16 sets: their state fits the host's
+ * caches, so the model's time without host cache misses on it shows (the
+ * counts and cycles differ; only the time is of interest).
+ */
+static mpxkit_simt_gpu *small_caches(const mpxkit_simt_gpu *gpu)
+{
+	mpxkit_simt_gpu *small = NULL;
+	char *text = NULL, *out = NULL;
+	size_t len = 0, outlen = 0;
+	FILE *f = open_memstream(&text, &len), *o = open_memstream(&out, &outlen);
+
+	if (f == NULL || o == NULL || mpxkit_simt_gpu_write(gpu, f) < 0 || fclose(f) != 0)
+		return NULL;
+	/* the canonical form, with the sets= field of the l1 and l2 lines replaced */
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		char *sets = strstr(line, " sets=");
+		if (sets && (strncmp(line, "l1 ", 3) == 0 || strncmp(line, "l2 ", 3) == 0))
+			fprintf(o, "%.*s sets=%d%s\n", (int)(sets - line), line,
+				line[1] == '1' ? 2 : 16, strchr(sets + 1, ' '));
+		else
+			fprintf(o, "%s\n", line);
+	}
+	if (fclose(o) != 0 || mpxkit_simt_gpu_parse("small caches", out, outlen, &small, NULL) < 0)
+		small = NULL;
+	free(text);
+	free(out);
+	return small;
 }
 
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	unsigned blocks = argc > 1 ? (unsigned)atoi(argv[1]) : 2000;
+	const char *keep = argc > 2 ? argv[2] : NULL; /* keep the plain trace there (profiling) */
 	char plain[4096], packed[4096];
-	mpxkit_simt_gpu *gpu = NULL;
+	mpxkit_simt_gpu *gpu = NULL, *small;
 	mpxkit_diag d = {0};
 	uint64_t n;
 	FILE *f;
 	gzFile gz;
 	long plain_bytes;
 
-	if (mpxkit_simt_gpu_load("qv100", &gpu, &d) < 0) {
+	if (mpxkit_simt_gpu_load("qv100", &gpu, &d) < 0 || (small = small_caches(gpu)) == NULL) {
 		fprintf(stderr,
 			"bench_simt: %s (run with MPXKIT_DATADIR=data from the source tree)\n",
 			d.msg);
 		return 2;
 	}
-	snprintf(plain, sizeof plain, "%s/bench-simt-%d.traceg", dir, (int)getpid());
+	if (keep)
+		snprintf(plain, sizeof plain, "%s", keep);
+	else
+		snprintf(plain, sizeof plain, "%s/bench-simt-%d.traceg", dir, (int)getpid());
 	snprintf(packed, sizeof packed, "%s/bench-simt-%d.traceg.gz", dir, (int)getpid());
 	if ((f = fopen(plain, "w")) == NULL || (gz = gzopen(packed, "wb1")) == NULL) {
 		fprintf(stderr, "bench_simt: cannot write under %s\n", dir);
@@ -191,14 +264,20 @@ int main(int argc, char **argv)
 	printf("Synthetic kernel: %u blocks of 8 warps, %" PRIu64 " warp instructions, %.1f MB of "
 	       "text; GPU qv100; best of %d runs.\n\n",
 	       blocks, n, plain_bytes / 1e6, REPEATS);
-	printf("| run | warp instructions | CPU s | wall s | M warp inst/s (CPU) | MB/s of text "
-	       "(CPU) |\n");
-	printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
-	measure(gpu, "parse only, plain", plain, 0, (double)plain_bytes);
-	measure(gpu, "parse + model, plain", plain, 1, (double)plain_bytes);
-	measure(gpu, "parse + model, gzip -1", packed, 1, (double)plain_bytes);
-	remove(plain);
+	printf("| run | bytes, lines or warp instructions | CPU s | wall s | M warp inst/s (CPU) | "
+	       "ns per warp inst (CPU) | "
+	       "MB/s of text (CPU) |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	measure(gpu, "read the bytes (floor), plain", plain, READ_BYTES, n, (double)plain_bytes);
+	measure(gpu, "read whole lines (floor), plain", plain, READ_LINES, n, (double)plain_bytes);
+	measure(gpu, "parse only, plain", plain, PARSE, n, (double)plain_bytes);
+	measure(small, "parse + model, small caches, plain", plain, MODEL, n, (double)plain_bytes);
+	measure(gpu, "parse + model, plain", plain, MODEL, n, (double)plain_bytes);
+	measure(gpu, "parse + model, gzip -1", packed, MODEL, n, (double)plain_bytes);
+	if (!keep)
+		remove(plain);
 	remove(packed);
+	mpxkit_simt_gpu_free(small);
 	mpxkit_simt_gpu_free(gpu);
 	return 0;
 }

@@ -260,6 +260,163 @@ static void test_auto_forms(void)
 	mpxkit_pdata_free(d);
 }
 
+/*
+ * Eq. (1)'s cpi form, MET = mu0 + mu1 x CPI, recovered from a world whose memory time is the
+ * same MU_C ns per instruction for every workload: mu0 = MU_C and mu1 = 0 exactly.  (Fitted
+ * over every ordered pair of frequencies, the form cannot be exact with mu1 != 0: the CPI
+ * differs between the two ends of a pair.  The CPI column must still be right, or the
+ * minimum-norm solution would split MU_C between two equal columns.)
+ */
+#define MU_C 0.25
+
+static mpxkit_pdata *constant_met_world(void)
+{
+	mpxkit_pdata *d = NULL;
+
+	CU_ASSERT_FATAL(mpxkit_pdata_new(&d, "cmet", MPXKIT_TIME_ELAPSED, syn_events, 2, NULL) ==
+			0);
+	CU_ASSERT_FATAL(mpxkit_pdata_set_role(d, MPXKIT_ROLE_CYCLES, 0, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pdata_set_role(d, MPXKIT_ROLE_INSTRUCTIONS, 1, NULL) == 0);
+	for (int w = 0; w < N_WORKLOADS; w++)
+		for (int k = 0; k < 3; k++) {
+			double f = big_f[k] * 1e-3, busy = core_cpi(w) / f + MU_C, v[2];
+			char name[16];
+			mpxkit_pdata_row row = {.freq_mhz = big_f[k],
+						.threads = 1,
+						.sample = -1,
+						.power_w = NAN,
+						.voltage_v = NAN};
+			row.time_s = (busy + idle_pi(w)) * inst(w) * 1e-9;
+			v[0] = busy * f * inst(w);
+			v[1] = inst(w);
+			snprintf(name, sizeof name, "w%02d", w);
+			CU_ASSERT_FATAL(mpxkit_pdata_append(d, name, "big", &row, v, NULL) == 0);
+		}
+	return d;
+}
+
+/* The two numbers of "MET/inst = A + B x CPI ns" in the model's description. */
+static int met_cpi_coefs(const mpxkit_pmodel *m, double *a, double *b)
+{
+	char *text = mpxkit_pmodel_describe(m), *at = text ? strstr(text, "MET/inst = ") : NULL;
+	int n = at ? sscanf(at, "MET/inst = %lf + %lf x CPI ns", a, b) : 0;
+
+	free(text);
+	return n == 2 ? 0 : -1;
+}
+
+static void test_recovery_cpi(void)
+{
+	mpxkit_pdata *d = constant_met_world();
+	const mpxkit_pdata *sets[] = {d};
+	mpxkit_pmodel_options o;
+	mpxkit_pmodel *m = NULL;
+	mpxkit_prediction pred[4];
+	double a = NAN, b = NAN;
+
+	mpxkit_pmodel_options_default(&o);
+	o.met_form = MPXKIT_MET_CPI;
+	CU_ASSERT_FATAL(mpxkit_pmodel_train(sets, 1, &o, NULL, NULL, &m, NULL) == 0);
+	CU_ASSERT_FATAL(met_cpi_coefs(m, &a, &b) == 0);
+	CLOSE(a, MU_C, 1e-9);
+	CU_ASSERT(fabs(b) < 1e-9);
+	/* The workloads' misses were never counted: the cpi form needs none. */
+	for (int w = 0; w < N_WORKLOADS; w += 3) {
+		predict_from(m, d, w, "big", 1000, pred, 0);
+		for (size_t k = 0; k < mpxkit_pmodel_n_configs(m); k++) {
+			double f = mpxkit_pmodel_config(m, k)->freq_mhz * 1e-3;
+			CLOSE(pred[k].time_s,
+			      (core_cpi(w) / f + MU_C + idle_pi(w)) * inst(w) * 1e-9, 1e-9);
+			CLOSE(pred[k].cpi, core_cpi(w) + MU_C * f, 1e-9);
+		}
+	}
+	mpxkit_pmodel_free(m);
+	mpxkit_pdata_free(d);
+}
+
+/*
+ * The cpi form's prediction by hand, with mu1 != 0: ctests/golden/pmodel/full.mpxp gives the
+ * A7 MET/inst = -0.25 + 0.33 x CPI ns (ctests/fuzz/pmodel_golden.py).  A run at 800 MHz of
+ * 2e9 instructions and 3e9 cycles in 4 s: CPI 1.5, busy 1.875 ns, idle 0.125 ns, MET 0.245 ns.
+ */
+static void test_cpi_by_hand(void)
+{
+	static const char *const ev[] = {"CPU_CYCLES", "INST_RETIRED"};
+	char path[4096];
+	mpxkit_pmodel *m = NULL;
+	mpxkit_pdata *d = NULL;
+	mpxkit_pbinding bind;
+	mpxkit_pobs ob;
+	mpxkit_prediction pred[4];
+	mpxkit_pdata_row row = {.freq_mhz = 800,
+				.threads = 1,
+				.sample = -1,
+				.time_s = 4,
+				.power_w = NAN,
+				.voltage_v = NAN};
+	const double v[] = {3e9, 2e9}, busy = 1.875, idle = 0.125, met = -0.25 + 0.33 * 1.5;
+
+	snprintf(path, sizeof path, "%s/ctests/golden/pmodel/full.mpxp", cutest_srcdir());
+	CU_ASSERT_FATAL(mpxkit_pmodel_load(path, &m, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pdata_new(&d, "hand", MPXKIT_TIME_ELAPSED, ev, 2, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pdata_set_role(d, MPXKIT_ROLE_CYCLES, 0, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pdata_set_role(d, MPXKIT_ROLE_INSTRUCTIONS, 1, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pdata_append(d, "w", "A7", &row, v, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pbinding_pdata(m, d, &bind, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_pobs_row(m, d, 0, &ob, NULL) == 0);
+	CU_ASSERT_FATAL(mpxkit_predict(m, &bind, &ob, pred, NULL) == 0);
+	for (size_t k = 0; k < mpxkit_pmodel_n_configs(m); k++) {
+		const mpxkit_pconfig *c = mpxkit_pmodel_config(m, k);
+		double f = c->freq_mhz * 1e-3;
+		if (strcmp(c->core, "A7") != 0)
+			continue;
+		CLOSE(pred[k].time_s, ((busy - met) * 0.8 / f + met + idle) * 2e9 * 1e-9, 1e-12);
+		CLOSE(pred[k].cpi, (busy - met) * 0.8 + met * f, 1e-12);
+	}
+	mpxkit_pdata_free(d);
+	mpxkit_pmodel_free(m);
+}
+
+/*
+ * --robust: one workload's power 50 % off at one configuration pulls the least-squares fit
+ * there by more than 1 %; least absolute relative error keeps the world's coefficients.
+ */
+static void test_robust(void)
+{
+	mpxkit_pdata *d = synthetic();
+	const mpxkit_pdata *sets[] = {d};
+	mpxkit_pmodel_options o;
+	mpxkit_pmodel *ls = NULL, *l1 = NULL;
+	mpxkit_prediction p_ls[8], p_l1[8];
+	double a[3];
+
+	for (size_t i = 0; i < d->n_rows; i++)
+		if (d->rows[i].workload == 3 && d->rows[i].freq_mhz == 1500)
+			d->rows[i].power_w *= 1.5;
+	exact_options(&o);
+	CU_ASSERT_FATAL(mpxkit_pmodel_train(sets, 1, &o, NULL, NULL, &ls, NULL) == 0);
+	o.robust = 1;
+	CU_ASSERT_FATAL(mpxkit_pmodel_train(sets, 1, &o, NULL, NULL, &l1, NULL) == 0);
+	power_coef(0, 1.5, a);
+	/* Workload 7 at big@1500, from its counters alone: the world's power there. */
+	predict_from(ls, d, 7, "big", 1500, p_ls, 0);
+	predict_from(l1, d, 7, "big", 1500, p_l1, 0);
+	for (size_t k = 0; k < mpxkit_pmodel_n_configs(l1); k++) {
+		const mpxkit_pconfig *c = mpxkit_pmodel_config(l1, k);
+		double cpi, tau, t, want;
+		if (strcmp(c->core, "big") != 0 || c->freq_mhz != 1500)
+			continue;
+		truth(7, 0, 1500, &cpi, &tau);
+		t = tau * inst(7) * 1e-9;
+		want = a[0] + (a[1] * cpi + a[2]) * inst(7) / t * 1e-9;
+		CU_ASSERT(fabs(p_ls[k].power_w - want) > 0.01 * want);
+		CU_ASSERT(fabs(p_l1[k].power_w - want) < 1e-3 * want);
+	}
+	mpxkit_pmodel_free(ls);
+	mpxkit_pmodel_free(l1);
+	mpxkit_pdata_free(d);
+}
+
 /* ---- the model file ----------------------------------------------------------------------------
  */
 
@@ -444,6 +601,9 @@ static const cutest_case model_cases[] = {
     {"coefficients recovered, predictions exact", test_recovery},
     {"measured power anchors", test_anchor},
     {"forms chosen by cross-validation", test_auto_forms},
+    {"cpi form recovered from a constant memory time", test_recovery_cpi},
+    {"cpi form by hand", test_cpi_by_hand},
+    {"robust fit ignores one bad observation", test_robust},
     {NULL, NULL},
 };
 

@@ -237,7 +237,124 @@ static void test_stream_and_binary_reads(void)
 	fclose(f);
 }
 
+/*
+ * Every line of a file joined with '|' as mpxkit_reader_lines hands them out:
+ * each window split at its LFs, all of it skipped, or (one_at_a_time) only its
+ * first line skipped before asking again.
+ */
+static int read_windows(const char *path, const mpxkit_reader_options *opt, int one_at_a_time,
+			char *out, size_t cap, mpxkit_diag *d, uint64_t *lines, uint64_t *bytes)
+{
+	mpxkit_reader *r;
+	char *text;
+	size_t len, used = 0;
+	int rc = mpxkit_reader_open(&r, path, opt, d);
+
+	if (rc < 0)
+		return rc;
+	out[0] = '\0';
+	*lines = *bytes = 0;
+	while ((rc = mpxkit_reader_lines(r, &text, &len, d)) == 1) {
+		size_t at = 0, n = 0;
+		CU_ASSERT(len > 0 && text[len - 1] == '\n');
+		CU_ASSERT_PTR_NULL(memchr(text, '\0', len));
+		while (at < len) {
+			char *nl = memchr(text + at, '\n', len - at);
+			used += (size_t)snprintf(out + used, cap - used, "%.*s|",
+						 (int)(nl - (text + at)), text + at);
+			at = (size_t)(nl - text) + 1;
+			n++;
+			if (one_at_a_time)
+				break;
+		}
+		mpxkit_reader_skip(r, at, n);
+	}
+	*lines = mpxkit_reader_lineno(r);
+	*bytes = mpxkit_reader_offset(r);
+	mpxkit_reader_close(r);
+	return rc;
+}
+
+/* Windows of whole lines give the lines, counts, errors and messages that lines one by one give. */
+static void test_windows_match_lines(void)
+{
+	size_t n = 300000;
+	char *data = malloc(n), *want = malloc(2 * n), *got = malloc(2 * n);
+	mpxkit_reader_options text = { .flags = MPXKIT_READER_TEXT, .what = "trace" };
+	mpxkit_reader_options gz = { .flags = MPXKIT_READER_TEXT | MPXKIT_READER_GZIP };
+	mpxkit_reader_options bound = { .flags = MPXKIT_READER_TEXT, .max_line = 4 };
+	uint64_t state = 11;
+	struct {
+		const char *path;
+		const mpxkit_reader_options *opt;
+	} cases[10];
+	size_t nc = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+	for (size_t i = 0; i < n; i++)
+		data[i] = cutest_urand(&state) > 0.97 ? '\n' : 'a' + (char)(i % 26);
+	/* the paths copied: cutest_scratch_path reuses four buffers */
+	/* lines across chunks, no final LF */
+	cases[nc].path = strdup(put_file("w-long.txt", data, n));
+	cases[nc++].opt = &text;
+	data[70000] = '\0'; /* a NUL in a later chunk */
+	cases[nc].path = strdup(put_file("w-nul.txt", data, n));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-lines.txt", "a,b\n\nlast without LF", 20));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-crlf.txt", "x\r\ny\r\n", 6));
+	cases[nc++].opt = &text;
+	/* a last line without LF that fills the copy buffer: putting the LF back grows it */
+	memset(want, 'x', 255);
+	cases[nc].path = strdup(put_file("w-last255.txt", want, 255));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-empty.txt", "", 0));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-nul1.txt", "one\ntwo\nth\0ree\n", 15));
+	cases[nc++].opt = &text;
+	cases[nc].path = strdup(put_file("w-bound.txt", "abcd\nab\nabcde\nx\n", 17));
+	cases[nc++].opt = &bound;
+	cases[nc].path = strdup(put_gzip("w-gz.gz", "p\nq\nlast", 8));
+	cases[nc++].opt = &gz;
+	cases[nc].path = strdup(put_file("w-plain-gz.txt", "p\nq\n", 4));
+	cases[nc++].opt = &gz;
+	for (size_t c = 0; c < nc; c++) {
+		CU_ASSERT_PTR_NOT_NULL_FATAL(cases[c].path);
+		for (int one = 0; one < 2; one++) {
+			mpxkit_diag dl = { 0 }, dw = { 0 };
+			mpxkit_reader *r;
+			char *line;
+			size_t len, used = 0;
+			uint64_t lines, bytes;
+			int rc_l, rc_w;
+			CU_ASSERT_EQUAL_FATAL(mpxkit_reader_open(&r, cases[c].path, cases[c].opt,
+								 NULL),
+					      0);
+			want[0] = '\0';
+			while ((rc_l = mpxkit_reader_line(r, &line, &len, &dl)) == 1)
+				used += (size_t)snprintf(want + used, 2 * n - used, "%s|", line);
+			rc_w = read_windows(cases[c].path, cases[c].opt, one, got, 2 * n, &dw, &lines,
+					    &bytes);
+			CU_ASSERT_EQUAL(rc_w, rc_l);
+			CU_ASSERT_STRING_EQUAL(got, want);
+			CU_ASSERT_STRING_EQUAL(dw.msg, dl.msg);
+			if (rc_l == 0) {
+				CU_ASSERT_EQUAL(lines, mpxkit_reader_lineno(r));
+				CU_ASSERT_EQUAL(bytes, mpxkit_reader_offset(r));
+			}
+			mpxkit_reader_close(r);
+		}
+		free((char *)cases[c].path);
+	}
+	free(data);
+	free(want);
+	free(got);
+}
+
 static const cutest_case reader_cases[] = {
+	{ "windows of whole lines match lines one by one", test_windows_match_lines },
 	{ "lines", test_lines },
 	{ "long lines across chunks", test_long_lines_across_chunks },
 	{ "a NUL byte names its line", test_nul_names_its_line },

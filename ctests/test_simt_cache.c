@@ -10,7 +10,7 @@
 /*
  * The reference keeps each set as an array in recency order (most recent
  * first) and moves entries by shifting: obviously LRU, nothing shared with
- * the model's stamps and victim scan.
+ * the model's recency lists and valid prefixes.
  */
 typedef struct ref_line {
 	uint64_t tag;
@@ -103,36 +103,61 @@ static uint64_t rng(uint64_t *s)
 /*
  * One random stream: reads and writes over a footprint a few times the
  * cache, with a locality knob so hits and evictions both happen often.
+ * With spread, the lines are scattered over 48 bits, so that lines of one
+ * set share their 16-bit tag hash now and then.  Half the accesses go
+ * through a place located up to three accesses before (mpxkit__simt_cache_
+ * locate, then the _at call), with other accesses, to the same sets or not,
+ * in between: the answers must be the plain calls'.
  */
-static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, uint64_t seed,
-		    unsigned n)
+static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, int spread,
+		    uint64_t seed, unsigned n)
 {
 	mpxkit_simt_cache_desc d = {sets, ways, 32 * spl, 32, 0, (uint8_t)write_back};
 	simt_cache c;
 	ref_cache ref;
 	uint64_t s = seed, footprint = (uint64_t)sets * ways * 3 + 1, hits = 0, evictions = 0;
+	uint64_t *lines = malloc(n * sizeof *lines);
+	uint32_t *sectors = malloc(n * sizeof *sectors);
+	unsigned char *write = malloc(n), *located = calloc(n, 1);
+	simt_place *place = malloc(n * sizeof *place);
 	unsigned bad = 0;
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lines);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(sectors);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(write);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(located);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(place);
+	for (unsigned i = 0; i < n; i++) {
+		lines[i] = rng(&s) %
+			   (rng(&s) % 4 == 0 ? (spread ? 1u << 20 : footprint) : footprint / 4 + 1);
+		if (spread)
+			lines[i] = (lines[i] * 0xD1B54A32D192ED03ull) >> 16;
+		sectors[i] = (uint32_t)(rng(&s) & ((spl == 32 ? 0xffffffffu : (1u << spl) - 1)));
+		if (sectors[i] == 0)
+			sectors[i] = 1;
+		write[i] = rng(&s) % 3 == 0;
+	}
 	d.line = 32 * spl;
 	CU_ASSERT_EQUAL_FATAL(mpxkit__simt_cache_init(&c, &d), 0);
 	ref_init(&ref, sets, ways, write_back);
 	for (unsigned i = 0; i < n && bad < 5; i++) {
-		uint64_t line = rng(&s) % (rng(&s) % 4 == 0 ? footprint : footprint / 4 + 1);
-		uint32_t sectors =
-		    (uint32_t)(rng(&s) & ((spl == 32 ? 0xffffffffu : (1u << spl) - 1)));
 		uint32_t want_hit, want_ev;
-		int write = rng(&s) % 3 == 0;
+		unsigned ahead = i + (unsigned)(rng(&s) % 4);
 		simt_access a;
-		if (sectors == 0)
-			sectors = 1;
-		if (write) {
-			mpxkit__simt_cache_write(&c, line, sectors, i, &a);
-			ref_write(&ref, line, sectors, &want_hit, &want_ev);
+		if (rng(&s) % 2 && ahead < n && !located[ahead]) {
+			mpxkit__simt_cache_locate(&c, lines[ahead], &place[ahead]);
+			located[ahead] = 1;
+		}
+		if (write[i]) {
+			mpxkit__simt_cache_write_at(&c, lines[i], located[i] ? &place[i] : NULL,
+						    sectors[i], i, &a);
+			ref_write(&ref, lines[i], sectors[i], &want_hit, &want_ev);
 		} else {
-			mpxkit__simt_cache_read(&c, line, sectors, 1, &a);
-			ref_read(&ref, line, sectors, &want_hit, &want_ev);
+			mpxkit__simt_cache_read_at(&c, lines[i], located[i] ? &place[i] : NULL,
+						   sectors[i], 1, &a);
+			ref_read(&ref, lines[i], sectors[i], &want_hit, &want_ev);
 			/* the model's read reports what missed too */
-			if (a.miss != (sectors & ~want_hit))
+			if (a.miss != (sectors[i] & ~want_hit))
 				bad++;
 		}
 		if (a.hit != want_hit || a.evicted_dirty != want_ev) {
@@ -140,9 +165,9 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 				fprintf(stderr,
 					"\n  access %u line %llu sectors %x %s: hit %x want %x, "
 					"evicted dirty %x want %x",
-					i, (unsigned long long)line, sectors,
-					write ? "write" : "read", a.hit, want_hit, a.evicted_dirty,
-					want_ev);
+					i, (unsigned long long)lines[i], sectors[i],
+					write[i] ? "write" : "read", a.hit, want_hit,
+					a.evicted_dirty, want_ev);
 		}
 		hits += a.hit != 0;
 		evictions += want_ev != 0;
@@ -154,6 +179,11 @@ static void compare(uint32_t sets, uint32_t ways, uint32_t spl, int write_back, 
 		CU_ASSERT(evictions > 0);
 	mpxkit__simt_cache_free(&c);
 	ref_free(&ref);
+	free(lines);
+	free(sectors);
+	free(write);
+	free(located);
+	free(place);
 }
 
 static void test_geometries(void)
@@ -163,8 +193,12 @@ static void test_geometries(void)
 	};
 	for (size_t g = 0; g < sizeof geo / sizeof geo[0]; g++)
 		for (int wb = 0; wb < 2; wb++)
-			compare(geo[g][0], geo[g][1], geo[g][2], wb,
+			compare(geo[g][0], geo[g][1], geo[g][2], wb, g % 2,
 				0x9E3779B97F4A7C15ull + g * 2 + (uint64_t)wb, 20000);
+	/* long enough for each set's recency stamps to be renumbered several times */
+	compare(2, 5, 4, 1, 0, 0x2545F4914F6CDD1Dull, 400000);
+	/* 48-bit lines: 16-bit tag hashes collide within a set, located or not */
+	compare(1, 24, 4, 1, 1, 0x94D049BB133111EBull, 400000);
 }
 
 /* Flushing empties the cache: everything misses again. */

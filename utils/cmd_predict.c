@@ -75,6 +75,7 @@ enum {
 	OPT_XCORE,
 	OPT_UNWEIGHTED,
 	OPT_NO_ANCHOR,
+	OPT_ROBUST,
 	OPT_FORMAT,
 	OPT_SPLIT,
 	OPT_VALIDATE,
@@ -109,8 +110,8 @@ static int model_option(opts *o, int c, const char *arg)
 
 	switch (c) {
 	case OPT_MET:
-		return set_form(o, "--met", arg, mpxkit_met_form_parse, "none, linear, mlp or auto",
-				&o->model.met_form);
+		return set_form(o, "--met", arg, mpxkit_met_form_parse,
+				"none, linear, mlp, cpi or auto", &o->model.met_form);
 	case OPT_POWER:
 		return set_form(o, "--power", arg, mpxkit_power_form_parse,
 				"per-freq, per-freq-v or voltage", &o->model.power_form);
@@ -145,6 +146,9 @@ static int model_option(opts *o, int c, const char *arg)
 	case OPT_UNWEIGHTED:
 		o->model.unweighted = 1;
 		return 1;
+	case OPT_ROBUST:
+		o->model.robust = 1;
+		return 1;
 	case OPT_NO_ANCHOR:
 		o->model.no_anchor = 1;
 		return 1;
@@ -164,21 +168,24 @@ static int model_option(opts *o, int c, const char *arg)
 	    {"ridge", required_argument, NULL, OPT_RIDGE},                                         \
 	    {"xcore", required_argument, NULL, OPT_XCORE},                                         \
 	    {"unweighted", no_argument, NULL, OPT_UNWEIGHTED},                                     \
+	    {"robust", no_argument, NULL, OPT_ROBUST},                                             \
 	{                                                                                          \
 		"no-anchor", no_argument, NULL, OPT_NO_ANCHOR                                      \
 	}
 
 #define MODEL_HELP                                                                                 \
-	"      --met FORM          eq. (1): none, linear, mlp, auto (default: auto, chosen\n"      \
-	"                          by cross-validation over the training workloads)\n"             \
+	"      --met FORM          eq. (1): none, linear, mlp, cpi, auto (default:\n"              \
+	"                          chosen by cross-validation over the training\n"                 \
+	"                          workloads)\n"                                                   \
 	"      --power FORM        eq. (7): per-freq, per-freq-v (default), voltage\n"             \
 	"      --power-events LIST power regressors: roles (cycles, misses, ...), event\n"         \
 	"                          names, 'all' or 'auto' (default: forward selection)\n"          \
 	"      --ridge X           ridge on standardised power rates (default 0)\n"                \
 	"      --xcore FORM        eq. (2): ratio, cpi, cpi-mpki, auto (default)\n"                \
 	"      --unweighted        ordinary least squares instead of relative error\n"             \
-	"      --no-anchor         eval: power elsewhere from the counters alone, not scaled\n"    \
-	"                          by the power measured where the workload ran\n"
+	"      --robust            power fits minimise the absolute relative error (IRLS)\n"       \
+	"      --no-anchor         eval: power elsewhere from the counters alone, not\n"           \
+	"                          scaled by the power measured where the workload ran\n"
 
 static void free_opts(opts *o)
 {

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: any bytes as an Accel-Sim kernel trace, through the reader and the model. */
+#define _GNU_SOURCE /* memfd_create */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz_target.h"
 #include "mpxkit/simt.h"
@@ -48,12 +52,16 @@ static void print_inst(const mpxkit_simt_trace *t, const mpxkit_simt_inst *in, F
 	fputc('\n', out);
 }
 
-static int events(const uint8_t *data, size_t size, FILE *out)
+/* The events of a trace read from data in memory (path NULL) or from the file path. */
+static int events_of(const uint8_t *data, size_t size, const char *path, FILE *out,
+		     mpxkit_diag *diag)
 {
 	mpxkit_simt_trace *t = NULL;
 	mpxkit_simt_step st;
 	const mpxkit_simt_kernel *k;
-	int ev, rc = mpxkit_simt_trace_open_buffer("fuzz", (const char *)data, size, &t, NULL);
+	int ev,
+	    rc = path ? mpxkit_simt_trace_open(path, &t, diag)
+		      : mpxkit_simt_trace_open_buffer("fuzz", (const char *)data, size, &t, diag);
 
 	if (rc < 0)
 		return rc;
@@ -68,7 +76,7 @@ static int events(const uint8_t *data, size_t size, FILE *out)
 			k->name, k->id, k->grid[0], k->grid[1], k->grid[2], k->block[0],
 			k->block[1], k->block[2], k->shmem, k->nregs, k->binary_version,
 			k->tracer_version, k->lineinfo, k->stream, k->shmem_base, k->local_base);
-	while ((ev = mpxkit_simt_trace_next(t, &st, NULL)) > 0) {
+	while ((ev = mpxkit_simt_trace_next(t, &st, diag)) > 0) {
 		if (ev == MPXKIT_SIMT_INST) {
 			if (st.inst->opcode >= mpxkit_simt_trace_n_opcodes(t))
 				__builtin_trap();
@@ -86,6 +94,66 @@ static int events(const uint8_t *data, size_t size, FILE *out)
 	}
 	mpxkit_simt_trace_close(t);
 	return ev;
+}
+
+static int events(const uint8_t *data, size_t size, FILE *out)
+{
+	return events_of(data, size, NULL, out, NULL);
+}
+
+/* A diag's message after "NAME:" (the two paths name the input differently). */
+static const char *after_name(const mpxkit_diag *d, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(d->msg, name, n) == 0 ? d->msg + n : d->msg;
+}
+
+/*
+ * The same bytes from a file, through the shared reader's windows and the
+ * in-place instruction parser: the same events, the same outcome, the same
+ * message (but for the name, and the wording of a NUL byte's), or a trap.
+ */
+static void same_from_file(const uint8_t *data, size_t size)
+{
+	static char path[64];
+	static int fd = -1;
+	mpxkit_diag dm = {0}, df = {0};
+	char *a = NULL, *b = NULL;
+	size_t an = 0, bn = 0;
+	FILE *fa, *fb;
+	int ra, rb;
+
+	if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b)
+		return; /* the file path inflates gzip, the memory path does not */
+	if (fd < 0) {
+		/*
+		 * A file in memory (a disk file truncated and rewritten at every run
+		 * waits for the disk), opened again by its /proc name; else an
+		 * unlinked temporary file.  Nothing is left behind.
+		 */
+		char tmp[] = "/tmp/fuzz_simt_trace-XXXXXX";
+		if ((fd = memfd_create("fuzz_simt_trace", 0)) < 0 &&
+		    ((fd = mkstemp(tmp)) < 0 || unlink(tmp) != 0))
+			__builtin_trap();
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
+		__builtin_trap();
+	fa = open_memstream(&a, &an);
+	fb = open_memstream(&b, &bn);
+	if (fa == NULL || fb == NULL)
+		__builtin_trap();
+	ra = events_of(data, size, NULL, fa, &dm);
+	rb = events_of(NULL, 0, path, fb, &df);
+	fclose(fa);
+	fclose(fb);
+	if (ra != rb || an != bn || memcmp(a, b, an) != 0)
+		__builtin_trap();
+	if (ra < 0 && strstr(dm.msg, "NUL byte") == NULL &&
+	    strcmp(after_name(&dm, "fuzz"), after_name(&df, path)) != 0)
+		__builtin_trap();
+	free(a);
+	free(b);
 }
 
 /* The model on the same bytes: any outcome but a crash, and parts that add up. */
@@ -127,5 +195,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (events(data, size, NULL) == 0)
 		model(data, size);
+	same_from_file(data, size);
 	return 0;
 }

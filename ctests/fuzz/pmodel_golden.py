@@ -90,7 +90,7 @@ class Model:
 
     def describe(self):
         """mpxkit_pmodel_describe's text, written out by hand from the fields."""
-        met = ["none", "linear", "mlp"]
+        met = ["none", "linear", "mlp", None, "cpi"]
         pform = [None, "per-freq", "voltage", "per-freq-v"]
         xform = [None, "ratio", "cpi", "cpi-mpki"]
         out = "roles:" + "".join(" %s=%s" % (ROLES[r], self.inputs[r])
@@ -110,6 +110,8 @@ class Model:
                 out += ": MET/inst = miss/inst x %.6g ns" % a
             elif form == 2:
                 out += ": MET/inst = miss/inst x (%.6g + %.6g x MPKI) ns" % (a, b)
+            elif form == 4:
+                out += ": MET/inst = %.6g + %.6g x CPI ns" % (a, b)
             out += "\n"
         for c, form, f, k in self.power:
             out += "power %s" % self.cores[c]
@@ -141,7 +143,7 @@ def full():
     m.power_inputs = 1 << 0 | 1 << 1 | 1 << 10
     m.cores = ["A15", "A7"]
     m.configs = [(0, 1000, 0.9), (0, 2000, 1.3), (1, 800, math.nan), (1, 1400, math.nan)]
-    m.time = [(0, 2, 30.25, -1.5), (1, 0, 0, 0)]
+    m.time = [(0, 2, 30.25, -1.5), (1, 4, -0.25, 0.33)]
     m.power = [(0, 3, 1000, [0.1, 0.2, 0.3, 0.4, 5.5]), (0, 1, 2000, [1.0, 0.25, 0.5, 7.0])]
     m.xcore = [(0, 1, 3, [0.6, 0.7, 0.08, -4.0]), (1, 0, 1, [0, 0.5, 0, 0])]
     return m

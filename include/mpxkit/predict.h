@@ -188,6 +188,7 @@ enum mpxkit_met_form {
 	MPXKIT_MET_LINEAR = 1, /* MET = mu0 x misses */
 	MPXKIT_MET_MLP = 2,    /* MET = misses x (mu0 + mu1 x MPKI): overlapping misses */
 	MPXKIT_MET_AUTO = 3,   /* training only: the form with the lowest inner CV error */
+	MPXKIT_MET_CPI = 4, /* MET = mu0 + mu1 x CPI: stall cycles above a base CPI (no misses) */
 };
 
 /* Eq. (7), power. */
@@ -220,6 +221,7 @@ typedef struct mpxkit_pmodel_options {
 	double power_ridge; /* on standardised rates; < 0: the default */
 	int unweighted;	    /* 1: ordinary least squares, not relative error (for comparison) */
 	int no_anchor;	    /* evaluation: power elsewhere from the counters alone (comparison) */
+	int robust;	    /* 1: power fits minimise the absolute relative error, not its square */
 	/* Provenance kept in the model (`data`, `command`); may be NULL. */
 	const char *data;
 	const char *command;

@@ -67,6 +67,21 @@ int mpxkit_reader_from_stream(mpxkit_reader **r, FILE *f, const char *name,
  */
 int mpxkit_reader_line(mpxkit_reader *r, char **line, size_t *len, mpxkit_diag *diag);
 
+/*
+ * Lines in place, many at a time, for a parser that scans them without a
+ * call and a search per line.  *text points at the next unread line and *len
+ * bytes follow: one or more whole lines, each ending in an LF (one is added
+ * after a last line that has none), none longer than max_line and, in text
+ * mode, none holding a NUL byte.  The bytes are writable and stay valid until
+ * the next call that reads.  Then mpxkit_reader_skip(r, bytes, lines) marks
+ * the window's first bytes, holding that many whole lines, as read (before
+ * any other call).  Returns 1 with lines, 0 at the end of input, or a negative
+ * code; a NUL byte or an overlong line is reported when its line comes first,
+ * with the message and line number mpxkit_reader_line gives.
+ */
+int mpxkit_reader_lines(mpxkit_reader *r, char **text, size_t *len, mpxkit_diag *diag);
+void mpxkit_reader_skip(mpxkit_reader *r, size_t bytes, uint64_t lines);
+
 /* Up to len bytes; *got < len only at the end of input.  0 or a negative code. */
 int mpxkit_reader_read(mpxkit_reader *r, void *buf, size_t len, size_t *got, mpxkit_diag *diag);
 

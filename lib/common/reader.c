@@ -26,6 +26,8 @@ struct mpxkit_reader {
 	size_t max_line;
 	unsigned char *buf; /* input chunk */
 	size_t pos, len;
+	size_t nul_at;      /* text: offset of the chunk's first NUL byte, or len */
+	int window_read;    /* the last window was one line mpxkit_reader_line already counted */
 	char *line;
 	size_t line_cap;
 	uint64_t lineno;   /* lines handed out */
@@ -113,6 +115,11 @@ static int fill(mpxkit_reader *r, mpxkit_diag *diag)
 	}
 	r->len = (size_t)got;
 	r->fetched += (uint64_t)got;
+	if (r->flags & MPXKIT_READER_TEXT) {
+		/* one scan a chunk, not one a line: a line is refused when it holds this byte */
+		const unsigned char *z = memchr(r->buf, '\0', r->len);
+		r->nul_at = z ? (size_t)(z - r->buf) : r->len;
+	}
 	if (r->max_bytes && r->fetched > r->max_bytes)
 		return sticky(r, mpxkit_fail(diag, MPXKIT_ERANGE,
 					     "%s: larger than %" PRIu64 " bytes, the limit for a %s",
@@ -160,6 +167,14 @@ static int attach_fd(mpxkit_reader *r, int fd, int own, mpxkit_diag *diag)
 	return 0;
 }
 
+/* Does a regular file start with the gzip magic (what zlib looks for)?  Reads without moving. */
+static int starts_gzip(int fd)
+{
+	unsigned char m[2];
+
+	return pread(fd, m, 2, 0) != 2 || (m[0] == 0x1f && m[1] == 0x8b);
+}
+
 int mpxkit_reader_open(mpxkit_reader **out, const char *path, const mpxkit_reader_options *opt,
 		       mpxkit_diag *diag)
 {
@@ -181,6 +196,10 @@ int mpxkit_reader_open(mpxkit_reader **out, const char *path, const mpxkit_reade
 			errno = EISDIR;
 		rc = mpxkit_fail_sys(diag, "cannot read %s", path);
 		close(fd);
+	} else if ((r->flags & MPXKIT_READER_GZIP) && S_ISREG(st.st_mode) && !starts_gzip(fd)) {
+		/* plain text: read it directly, as zlib would copy it, without zlib's extra copy */
+		r->fd = fd;
+		r->own_fd = 1;
 	} else {
 		rc = attach_fd(r, fd, 1, diag);
 	}
@@ -252,7 +271,8 @@ int mpxkit_reader_line(mpxkit_reader *r, char **line, size_t *len, mpxkit_diag *
 		start = r->buf + r->pos;
 		nl = memchr(start, '\n', r->len - r->pos);
 		take = nl ? (size_t)(nl - start) : r->len - r->pos;
-		if ((r->flags & MPXKIT_READER_TEXT) && memchr(start, '\0', take))
+		/* no byte before pos was a NUL (that would have stopped the reader), so nul_at >= pos */
+		if ((r->flags & MPXKIT_READER_TEXT) && r->nul_at - r->pos < take)
 			return nul_error(r, r->lineno + 1, diag);
 		if (n + take > r->max_line)
 			return sticky(r, mpxkit_fail(diag, MPXKIT_ERANGE,
@@ -287,6 +307,62 @@ got_line:
 	*line = r->line;
 	*len = n;
 	return 1;
+}
+
+int mpxkit_reader_lines(mpxkit_reader *r, char **text, size_t *len, mpxkit_diag *diag)
+{
+	const unsigned char *start, *end, *last;
+	char *line;
+	size_t n;
+	int rc;
+
+	if (r->error)
+		return mpxkit_fail(diag, -r->error, "%s: read after an error", r->name);
+	r->window_read = 0;
+	if (r->pos == r->len) {
+		if ((rc = fill(r, diag)) < 0)
+			return rc;
+		if (r->len == 0)
+			return 0;
+	}
+	/* the whole lines in the chunk, up to the line of its first NUL byte (if any) */
+	start = r->buf + r->pos;
+	end = r->buf + ((r->flags & MPXKIT_READER_TEXT) ? r->nul_at : r->len);
+	for (last = end; last > start && last[-1] != '\n'; last--)
+		;
+	if (last > start && (size_t)(last - start) <= r->max_line) {
+		/* no line longer than the window, and the window within the bound */
+		*text = (char *)r->buf + r->pos;
+		*len = (size_t)(last - start);
+		return 1;
+	}
+	/*
+	 * A line across chunks, a last line without LF, a line holding a NUL,
+	 * or lines whose lengths must be checked one by one: one line, read
+	 * (and checked) by mpxkit_reader_line, its LF put back after it.
+	 */
+	if ((rc = mpxkit_reader_line(r, &line, &n, diag)) <= 0)
+		return rc;
+	if (line == r->line) { /* a copy: room for the LF and a NUL after it */
+		if (n + 2 > r->line_cap && (rc = grow_line(r, n + 2, diag)) < 0)
+			return rc;
+		line = r->line;
+		line[n + 1] = '\0';
+	}
+	line[n] = '\n';
+	r->window_read = 1;
+	*text = line;
+	*len = n + 1;
+	return 1;
+}
+
+void mpxkit_reader_skip(mpxkit_reader *r, size_t bytes, uint64_t lines)
+{
+	if (r->window_read) /* counted when it was read */
+		return;
+	r->pos += bytes;
+	r->consumed += bytes;
+	r->lineno += lines;
 }
 
 int mpxkit_reader_read(mpxkit_reader *r, void *buf, size_t len, size_t *got, mpxkit_diag *diag)

@@ -36,18 +36,25 @@ int mpxkit__pm_features(const double *count, size_t n_inputs, double freq_mhz, d
 	return 0;
 }
 
-/* Eq. (1) per instruction: misses per instruction x (mu0 + mu1 MPKI), ns. */
+/*
+ * Eq. (1) per instruction, ns: misses per instruction x (mu0 + mu1 MPKI), or from the CPI
+ * alone, mu0 + mu1 x CPI (doc/predict.md).
+ */
 double mpxkit__pm_met(const pm_time *t, const pm_feat *x)
 {
 	double m;
 
 	if (t == NULL || t->form == MPXKIT_MET_NONE)
 		return 0;
-	if (isnan(x->miss_pi))
-		return 0; /* documented: without misses counted, memory time is taken as 0 */
-	m = x->miss_pi * t->mu[0];
-	if (t->form == MPXKIT_MET_MLP)
-		m += x->miss_pi * x->mpki * t->mu[1];
+	if (t->form == MPXKIT_MET_CPI) {
+		m = t->mu[0] + t->mu[1] * x->busy * x->f_ghz;
+	} else {
+		if (isnan(x->miss_pi))
+			return 0; /* documented: without misses counted, memory time is 0 */
+		m = x->miss_pi * t->mu[0];
+		if (t->form == MPXKIT_MET_MLP)
+			m += x->miss_pi * x->mpki * t->mu[1];
+	}
 	if (m < 0)
 		m = 0;
 	if (m > x->busy)

@@ -347,7 +347,8 @@ static int read_time(loader *l, mpxkit_cursor *c)
 		t->form = mpxkit_cursor_u8(c);
 		t->mu[0] = mpxkit_cursor_f64(c);
 		t->mu[1] = mpxkit_cursor_f64(c);
-		if (c->error || t->form > MPXKIT_MET_MLP || !finite_all(t->mu, 2))
+		if (c->error || (t->form > MPXKIT_MET_MLP && t->form != MPXKIT_MET_CPI) ||
+		    !finite_all(t->mu, 2))
 			return lbad(l, "TIME", "bad form or coefficient");
 		for (size_t j = 0; j < i; j++)
 			if (m->time[j].core == t->core)

@@ -91,3 +91,38 @@ int mpxkit__pm_design_fit(const pm_design *d, double ridge, size_t skip, double 
 		b[j] /= scale[j];
 	return 0;
 }
+
+/*
+ * Least absolute weighted residuals by iteratively reweighted least squares: each pass
+ * refits with every row's weight divided by its weighted residual of the pass before, so
+ * the fit minimises sum sqrt(w) |y - x b|: with relative weights, the sum of absolute
+ * relative errors, which is what MAPE scores, and a workload unlike the others pulls less.
+ * Residuals below ROBUST_FLOOR (0.1 %) count as that, so a row the fit meets exactly does
+ * not take all the weight.
+ */
+#define ROBUST_PASSES 10
+#define ROBUST_FLOOR  1e-3
+
+int mpxkit__pm_design_fit_robust(const pm_design *d, double ridge, size_t skip, double *b,
+				 mpxkit_diag *diag)
+{
+	pm_design e = *d;
+	int rc = mpxkit__pm_design_fit(d, ridge, skip, b, diag);
+
+	if (rc < 0 || d->n == 0)
+		return rc;
+	if ((e.w = malloc(d->n * sizeof *e.w)) == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	for (int pass = 0; pass < ROBUST_PASSES && rc == 0; pass++) {
+		for (size_t i = 0; i < d->n; i++) {
+			double r = d->y[i];
+			for (size_t j = 0; j < d->p; j++)
+				r -= d->x[i * d->p + j] * b[j];
+			r = fabs(r) * sqrt(d->w[i]);
+			e.w[i] = d->w[i] / (r > ROBUST_FLOOR ? r : ROBUST_FLOOR);
+		}
+		rc = mpxkit__pm_design_fit(&e, ridge, skip, b, diag);
+	}
+	free(e.w);
+	return rc;
+}

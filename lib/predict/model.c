@@ -12,7 +12,7 @@
 /* ---- forms and options ------------------------------------------------------------------------
  */
 
-static const char *const met_names[] = {"none", "linear", "mlp", "auto"};
+static const char *const met_names[] = {"none", "linear", "mlp", "auto", "cpi"};
 static const char *const power_names[] = {NULL, "per-freq", "voltage", "per-freq-v"};
 static const char *const xcore_names[] = {NULL, "ratio", "cpi", "cpi-mpki", "auto"};
 
@@ -357,7 +357,7 @@ static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_t
 		       mpxkit_diag *diag)
 {
 	const mpxkit_pmodel *m = t->m;
-	pm_design d = {.p = form == MPXKIT_MET_MLP ? 2 : 1};
+	pm_design d = {.p = form == MPXKIT_MET_MLP || form == MPXKIT_MET_CPI ? 2 : 1};
 	double b[2] = {0, 0};
 	int rc = 0;
 
@@ -366,7 +366,8 @@ static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_t
 		const pm_obs *a = &t->obs[i];
 		size_t lo, hi;
 		if (!a->has_events || strcmp(a->core, m->cores[core]) != 0 ||
-		    isnan(a->feat.miss_pi) || (skip >= 0 && inner_fold(a) == skip))
+		    (form != MPXKIT_MET_CPI && isnan(a->feat.miss_pi)) ||
+		    (skip >= 0 && inner_fold(a) == skip))
 			continue;
 		mpxkit__pm_same_work(t->obs, t->n_obs, i, &lo, &hi);
 		for (size_t j = lo; j < hi && rc == 0; j++) {
@@ -376,8 +377,13 @@ static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_t
 			    z->freq_mhz == a->freq_mhz)
 				continue;
 			ratio = a->feat.f_ghz / z->feat.f_ghz;
-			row[0] = (1 - ratio) * a->feat.miss_pi;
-			row[1] = (1 - ratio) * a->feat.miss_pi * a->feat.mpki;
+			if (form == MPXKIT_MET_CPI) {
+				row[0] = 1 - ratio;
+				row[1] = (1 - ratio) * a->feat.busy * a->feat.f_ghz;
+			} else {
+				row[0] = (1 - ratio) * a->feat.miss_pi;
+				row[1] = (1 - ratio) * a->feat.miss_pi * a->feat.mpki;
+			}
 			rc = mpxkit__pm_design_add(
 			    &d, row, z->feat.tau - a->feat.idle - a->feat.busy * ratio,
 			    relw(t, z->feat.tau));
@@ -396,7 +402,7 @@ static int fit_time_on(const trainer *t, uint32_t core, int form, int skip, pm_t
 	if (rc < 0)
 		return rc;
 	tm->mu[0] = b[0];
-	tm->mu[1] = tm->form == MPXKIT_MET_MLP ? b[1] : 0;
+	tm->mu[1] = tm->form == MPXKIT_MET_MLP || tm->form == MPXKIT_MET_CPI ? b[1] : 0;
 	return 0;
 }
 
@@ -445,11 +451,14 @@ static int fit_time(trainer *t, uint32_t core, mpxkit_diag *diag)
 
 	if (form == MPXKIT_MET_AUTO) {
 		double best = INFINITY, sc;
-		for (int f = MPXKIT_MET_NONE; f <= MPXKIT_MET_MLP; f++) {
-			if ((rc = time_cv(t, core, f, &sc, diag)) < 0)
+		/* From the fewest coefficients to the most. */
+		static const int forms[] = {MPXKIT_MET_NONE, MPXKIT_MET_LINEAR, MPXKIT_MET_MLP,
+					    MPXKIT_MET_CPI};
+		for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++) {
+			if ((rc = time_cv(t, core, forms[k], &sc, diag)) < 0)
 				return rc;
 			if (sc < best * FORM_MARGIN)
-				best = sc, form = f;
+				best = sc, form = forms[k];
 		}
 		if (form == MPXKIT_MET_AUTO)
 			form = MPXKIT_MET_NONE;
@@ -530,8 +539,11 @@ static int fit_power_on(const trainer *t, uint32_t core, double freq_mhz, uint64
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 	}
 	p->n_coef = d.p;
-	rc = d.p ? mpxkit__pm_design_fit(&d, ridge, power_fixed_columns(p->form), p->coef, diag)
-		 : -1;
+	rc = d.p == 0 ? -1
+	     : t->opt->robust
+		 ? mpxkit__pm_design_fit_robust(&d, ridge, power_fixed_columns(p->form), p->coef,
+						diag)
+		 : mpxkit__pm_design_fit(&d, ridge, power_fixed_columns(p->form), p->coef, diag);
 	mpxkit__pm_design_free(&d);
 	return rc == -1 ? 0 : rc < 0 ? rc : 1;
 }
@@ -939,7 +951,7 @@ int mpxkit_pmodel_train(const mpxkit_pdata *const *sets, size_t n_sets,
 		opt = &dflt;
 	}
 	if (out == NULL || (n_sets && sets == NULL) || opt->met_form < 0 ||
-	    opt->met_form > MPXKIT_MET_AUTO || opt->power_form < 1 || opt->power_form > 3 ||
+	    opt->met_form > MPXKIT_MET_CPI || opt->power_form < 1 || opt->power_form > 3 ||
 	    opt->xcore_form < 1 || opt->xcore_form > MPXKIT_XCORE_AUTO)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "predict train: bad argument");
 	t.opt = opt;
@@ -1009,6 +1021,8 @@ char *mpxkit_pmodel_describe(const mpxkit_pmodel *m)
 		else if (t->form == MPXKIT_MET_MLP)
 			fprintf(f, ": MET/inst = miss/inst x (%.6g + %.6g x MPKI) ns", t->mu[0],
 				t->mu[1]);
+		else if (t->form == MPXKIT_MET_CPI)
+			fprintf(f, ": MET/inst = %.6g + %.6g x CPI ns", t->mu[0], t->mu[1]);
 		fputc('\n', f);
 	}
 	for (size_t i = 0; i < m->n_power; i++) {

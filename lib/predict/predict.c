@@ -16,7 +16,7 @@ static uint64_t used_inputs(const mpxkit_pmodel *m)
 	uint64_t used = (1ull << MPXKIT_ROLE_CYCLES) | (1ull << MPXKIT_ROLE_INSTRUCTIONS);
 
 	for (size_t i = 0; i < m->n_time; i++)
-		if (m->time[i].form != MPXKIT_MET_NONE)
+		if (m->time[i].form == MPXKIT_MET_LINEAR || m->time[i].form == MPXKIT_MET_MLP)
 			used |= 1ull << MPXKIT_ROLE_MISSES;
 	for (size_t i = 0; i < m->n_xcore; i++)
 		if (m->xcore[i].form != MPXKIT_XCORE_RATIO)

@@ -212,5 +212,8 @@ void mpxkit__pm_design_free(pm_design *d);
 /* Fits b; ridge on standardised columns from column skip on (0: none).  -1 when n < p. */
 int mpxkit__pm_design_fit(const pm_design *d, double ridge, size_t skip, double *b,
 			  mpxkit_diag *diag);
+/* The same minimising the sum of absolute weighted residuals (IRLS), not their squares. */
+int mpxkit__pm_design_fit_robust(const pm_design *d, double ridge, size_t skip, double *b,
+				 mpxkit_diag *diag);
 
 #endif

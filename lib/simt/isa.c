@@ -243,3 +243,11 @@ const char *const mpxkit__simt_builtin_units[] = {
 
 const size_t mpxkit__simt_n_builtin_units =
     sizeof mpxkit__simt_builtin_units / sizeof mpxkit__simt_builtin_units[0];
+
+#define B2(n) n, n + 1, n + 1, n + 2
+#define B4(n) B2(n), B2(n + 1), B2(n + 1), B2(n + 2)
+#define B6(n) B4(n), B4(n + 1), B4(n + 1), B4(n + 2)
+const uint8_t mpxkit__simt_bits8[256] = {B6(0), B6(1), B6(1), B6(2)};
+#undef B6
+#undef B4
+#undef B2

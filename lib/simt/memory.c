@@ -43,9 +43,9 @@ void mpxkit__simt_mem_free(simt_memsys *m)
 
 int mpxkit__simt_mem_sm(simt_memsys *m, uint32_t sm)
 {
-	if (m->l1[sm].way == NULL && mpxkit__simt_cache_init(&m->l1[sm], &m->gpu->l1) < 0)
+	if (m->l1[sm].row == NULL && mpxkit__simt_cache_init(&m->l1[sm], &m->gpu->l1) < 0)
 		return -MPXKIT_ENOMEM;
-	if (m->icache && m->icache[sm].way == NULL &&
+	if (m->icache && m->icache[sm].row == NULL &&
 	    mpxkit__simt_cache_init(&m->icache[sm], &m->gpu->icache) < 0)
 		return -MPXKIT_ENOMEM;
 	return 0;
@@ -55,9 +55,9 @@ int mpxkit__simt_mem_kernel(simt_memsys *m, const mpxkit_simt_kernel *k, uint32_
 {
 	/* L1 and instruction caches start empty for every kernel (each kernel has its own code). */
 	for (uint32_t s = 0; s < m->gpu->sms; s++) {
-		if (m->l1[s].way)
+		if (m->l1[s].row)
 			mpxkit__simt_cache_flush(&m->l1[s]);
-		if (m->icache && m->icache[s].way)
+		if (m->icache && m->icache[s].row)
 			mpxkit__simt_cache_flush(&m->icache[s]);
 	}
 	memset(&m->c, 0, sizeof m->c);
@@ -102,14 +102,15 @@ static uint32_t to_units(uint32_t sectors, uint32_t units)
 /* ---- L2 and DRAM ---------------------------------------------------------------------------- */
 
 /* Latency of reading units of a line from L2 at now (and DRAM behind it); fills what missed. */
-static uint64_t l2_read(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now, int count)
+static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint32_t units,
+			uint64_t now, int count)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t sectors = to_sectors(units, m->l2_units);
 	uint64_t lat = 0;
 	simt_access a;
 
-	mpxkit__simt_cache_read(&m->l2, line, sectors, 1, &a);
+	mpxkit__simt_cache_read_at(&m->l2, line, p, sectors, 1, &a);
 	if (a.hit) {
 		lat = g->l2.latency;
 		if (a.ready > now + lat)
@@ -120,30 +121,32 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, uint32_t units, uint64_t 
 			lat = g->dram_latency;
 		mpxkit__simt_cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
 	}
-	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (count) {
-		m->c.l2_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-		m->c.l2_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
-		m->c.dram_read += (uint64_t)mpxkit__simt_popcount(a.miss) * m->l2_units;
+		m->c.l2_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+		m->c.l2_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
+		m->c.dram_read += (uint64_t)mpxkit__simt_popcount_small(a.miss) * m->l2_units;
 	}
 	return lat;
 }
 
-static void l2_write(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now)
+static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_t units,
+		     uint64_t now)
 {
 	simt_access a;
 
-	mpxkit__simt_cache_write(&m->l2, line, to_sectors(units, m->l2_units), now, &a);
-	m->c.dram_write += (uint64_t)mpxkit__simt_popcount(a.evicted_dirty) * m->l2_units;
+	mpxkit__simt_cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
+	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
-		m->c.dram_write += (uint64_t)mpxkit__simt_popcount(units);
+		m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(units);
 }
 
 /* ---- global and local memory ---------------------------------------------------------------- */
 
 typedef struct group {
 	uint64_t line;
-	uint32_t units; /* 32-byte units touched in the line */
+	uint32_t units;	   /* 32-byte units touched in the line */
+	simt_place l1, l2; /* where the line is or goes in SM's L1 and in L2 */
 } group;
 
 /* 32-byte units lo..hi (0 <= lo <= hi <= 31) of a line. */
@@ -152,14 +155,27 @@ static uint32_t unit_range(uint64_t lo, uint64_t hi)
 	return ((2u << hi) - 1) & ~((1u << lo) - 1);
 }
 
-static int add_group(group *g, int n, uint64_t line, uint32_t units)
+/* The groups of one access by line: a small open-addressing table, its slots marked in used. */
+typedef struct group_index {
+	uint64_t used[2]; /* occupied slots of 128 */
+	uint64_t line[128];
+	uint8_t at[128]; /* the group's index */
+} group_index;
+
+/* Adds units of line to its group, or starts a group after the last one. */
+static int add_group(group *g, group_index *x, int n, uint64_t line, uint32_t units)
 {
-	for (int i = n - 1; i >= 0; i--)
-		if (g[i].line == line) {
-			g[i].units |= units;
+	uint32_t h = (uint32_t)((line * 0x9E3779B97F4A7C15ull) >> 57);
+
+	for (; x->used[h >> 6] >> (h & 63) & 1; h = (h + 1) & 127)
+		if (x->line[h] == line) {
+			g[x->at[h]].units |= units;
 			return n;
 		}
 	if (n < MAX_GROUPS) {
+		x->used[h >> 6] |= 1ull << (h & 63);
+		x->line[h] = line;
+		x->at[h] = (uint8_t)n;
 		g[n].line = line;
 		g[n].units = units;
 		n++;
@@ -189,6 +205,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 	uint32_t ls = m->line_shift;
 	uint64_t off_mask = (1ull << ls) - 1, w1 = in->mem_width - 1, base;
 	int64_t step;
+	group_index x;
 	int n = 0;
 
 	/*
@@ -214,6 +231,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 		}
 	}
 
+	x.used[0] = x.used[1] = 0;
 	for (; mask; mask &= mask - 1) {
 		uint64_t a = in->addr[__builtin_ctz(mask)], last = a + w1, line = a >> ls;
 		if (last >> ls == line) {
@@ -223,14 +241,14 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 			if (n > 0 && g[n - 1].line == line)
 				g[n - 1].units |= units;
 			else
-				n = add_group(g, n, line, units);
+				n = add_group(g, &x, n, line, units);
 			continue;
 		}
 		for (;; line++) {
 			uint64_t start = line << ls;
 			uint64_t lo = a > start ? a - start : 0;
 			uint64_t hi = last - start <= off_mask ? last - start : off_mask;
-			n = add_group(g, n, line, unit_range(lo >> 5, hi >> 5));
+			n = add_group(g, &x, n, line, unit_range(lo >> 5, hi >> 5));
 			if (line == last >> ls)
 				break;
 		}
@@ -253,30 +271,30 @@ static uint32_t requests(const mpxkit_simt_gpu *g, uint32_t mask, unsigned width
 	return n;
 }
 
-/* A load of units of one line through L1 (cached) or around it; its latency. */
-static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t units, int cached,
-			  int global, uint64_t now)
+/* A load of a line's units through L1 (cached) or around it; its latency. */
+static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cached, int global,
+			  uint64_t now)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	simt_cache *l1 = &m->l1[sm];
-	uint64_t lat = 0, miss_lat;
-	uint32_t sectors, miss_units;
+	uint64_t lat = 0, miss_lat, line = gr->line;
+	uint32_t sectors, miss_units, units = gr->units;
 	simt_access a;
 
 	if (!cached) {
-		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
-		return l2_read(m, line, units, now, 1);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(units);
+		return l2_read(m, line, &gr->l2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
-	mpxkit__simt_cache_read(l1, line, sectors, 1, &a);
-	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount(a.miss);
+	mpxkit__simt_cache_read_at(l1, line, &gr->l1, sectors, 1, &a);
+	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
 	if (global) {
-		m->c.gld_l1_hits += (uint64_t)mpxkit__simt_popcount(a.hit);
-		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount(sectors);
+		m->c.gld_l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
+		m->c.gld_l1_sectors += (uint64_t)mpxkit__simt_popcount_small(sectors);
 	}
 	if (a.evicted_dirty) /* a write-back L1 writes the victim's dirty sectors to L2 */
-		l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
+		l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units), now);
 	if (a.hit) {
 		lat = g->l1.latency;
 		if (a.ready > now + lat)
@@ -284,8 +302,8 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	}
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
-		m->c.l2_read += (uint64_t)mpxkit__simt_popcount(miss_units);
-		miss_lat = l2_read(m, line, miss_units, now, 1);
+		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(miss_units);
+		miss_lat = l2_read(m, line, &gr->l2, miss_units, now, 1);
 		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
 			lat = miss_lat;
@@ -293,33 +311,35 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t u
 	return lat;
 }
 
-/* A store of units of one line: L1 by its policy, then L2 unless L1 keeps it; the ack latency. */
-static uint64_t store_line(simt_memsys *m, uint32_t sm, uint64_t line, uint32_t units, uint64_t now)
+/* A store of a line's units: L1 by its policy, then L2 unless L1 keeps it; the ack latency. */
+static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_t now)
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	simt_cache *l1 = &m->l1[sm];
 	simt_access a;
 
-	mpxkit__simt_cache_write(l1, line, to_sectors(units, m->l1_units), now, &a);
+	mpxkit__simt_cache_write_at(l1, gr->line, &gr->l1, to_sectors(gr->units, m->l1_units), now,
+				    &a);
 	if (l1->write_back) {
 		if (a.evicted_dirty)
-			l2_write(m, a.evicted_line, to_units(a.evicted_dirty, m->l1_units), now);
+			l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units),
+				 now);
 		return g->l1.latency;
 	}
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
-	l2_write(m, line, units, now);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
+	l2_write(m, gr->line, &gr->l2, gr->units, now);
 	return g->l2.latency;
 }
 
 /* An atomic: read and write in L2, around L1. */
-static uint64_t atomic_line(simt_memsys *m, uint64_t line, uint32_t units, uint64_t now)
+static uint64_t atomic_line(simt_memsys *m, const group *gr, uint64_t now)
 {
 	uint64_t lat;
 
-	m->c.l2_read += (uint64_t)mpxkit__simt_popcount(units);
-	m->c.l2_write += (uint64_t)mpxkit__simt_popcount(units);
-	lat = l2_read(m, line, units, now, 1);
-	l2_write(m, line, units, now + lat);
+	m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(gr->units);
+	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
+	lat = l2_read(m, gr->line, &gr->l2, gr->units, now, 1);
+	l2_write(m, gr->line, NULL, gr->units, now + lat);
 	return lat;
 }
 
@@ -345,17 +365,29 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	uint32_t req = requests(g, mask, in->mem_width), wave = req > tags ? req : tags;
 	uint64_t lat = 0, sectors = 0;
 	int cached = l1_caches_load(m, op, space);
+	int l1 =
+	    op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
+	/* the lines' host cache misses overlap: all rows first, then all records (cache.c) */
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
+		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
+		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
-		sectors += (uint64_t)mpxkit__simt_popcount(grp[i].units);
+		sectors += (uint64_t)mpxkit__simt_popcount_small(grp[i].units);
 		if (op->kind == MPXKIT_SIMT_KIND_LOAD)
-			l = load_line(m, sm, grp[i].line, grp[i].units, cached,
-				      space == MPXKIT_SIMT_GLOBAL, now);
+			l = load_line(m, sm, &grp[i], cached, space == MPXKIT_SIMT_GLOBAL, now);
 		else if (op->kind == MPXKIT_SIMT_KIND_STORE)
-			l = store_line(m, sm, grp[i].line, grp[i].units, now);
+			l = store_line(m, sm, &grp[i], now);
 		else
-			l = atomic_line(m, grp[i].line, grp[i].units, now);
+			l = atomic_line(m, &grp[i], now);
 		if (l > lat)
 			lat = l;
 	}
@@ -496,7 +528,7 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 		uint64_t span = g->icache.line < g->l2.line ? g->icache.line : g->l2.line;
 		uint64_t off = b & (g->l2.line - 1);
 		uint32_t units = low_bits((uint32_t)(span / 32)) << (off / 32);
-		uint64_t l = l2_read(m, b >> m->line_shift, units, now, 0);
+		uint64_t l = l2_read(m, b >> m->line_shift, NULL, units, now, 0);
 		if (l > lat)
 			lat = l;
 	}

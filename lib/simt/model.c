@@ -59,6 +59,7 @@ typedef struct pc_table {
 	size_t n, cap;
 	uint32_t *hash; /* index + 1; 0 empty */
 	size_t hash_cap;
+	uint32_t recent[256]; /* index + 1 of a recent entry per PC hash: checked first */
 } pc_table;
 
 /* One kernel's run. */
@@ -242,6 +243,20 @@ static mpxkit_simt_pc_stats *pc_entry(run *R, uint64_t pc, uint32_t opcode)
 	T->e[T->n].opcode = opcode;
 	T->hash[i] = (uint32_t)T->n + 1;
 	return &T->e[T->n++];
+}
+
+/* pc_entry, trying first the entry last found for a PC of the same hash (loops repeat PCs). */
+static inline mpxkit_simt_pc_stats *pc_find(run *R, uint64_t pc, uint32_t opcode)
+{
+	pc_table *T = &R->pcs;
+	uint32_t *r = &T->recent[(pc * 0x9E3779B97F4A7C15ull) >> 56];
+	mpxkit_simt_pc_stats *e;
+
+	if (*r && T->e[*r - 1].pc == pc)
+		return &T->e[*r - 1];
+	if ((e = pc_entry(R, pc, opcode)) != NULL)
+		*r = (uint32_t)(e - T->e) + 1;
+	return e;
 }
 
 /* ---- blocks and the block scheduler --------------------------------------------------------- */
@@ -603,7 +618,7 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 		w->have_ctrl = 1;
 		w->ctrl_pc = in->pc;
 	}
-	pe = pc_entry(R, in->pc, in->opcode);
+	pe = pc_find(R, in->pc, in->opcode);
 	if (pe == NULL)
 		return oom(R);
 	pe->warp_insts++;
@@ -617,7 +632,7 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 			R->res->entry_diverged_slots += nop_lanes;
 		else if (w->ctrl_pc == in->pc)
 			pe->diverged_slots += nop_lanes;
-		else if ((pe = pc_entry(R, w->ctrl_pc, 0)) != NULL)
+		else if ((pe = pc_find(R, w->ctrl_pc, 0)) != NULL)
 			pe->diverged_slots += nop_lanes;
 		else
 			return oom(R);

@@ -47,6 +47,18 @@ static inline uint32_t mpxkit__simt_popcount(uint32_t x)
 	return (((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
 }
 
+/* The set bits of each byte value (lib/simt/isa.c). */
+extern const uint8_t mpxkit__simt_bits8[256];
+
+/*
+ * Set bits of a sector or 32-byte-unit mask: almost always below 256 (a
+ * line of at most eight sectors), then one table load.
+ */
+static inline uint32_t mpxkit__simt_popcount_small(uint32_t x)
+{
+	return x < 256 ? mpxkit__simt_bits8[x] : mpxkit__simt_popcount(x);
+}
+
 /*
  * printf into a per-thread buffer, for composing one diag line (then copied
  * by mpxkit_fail): the reader's and the model's "FILE:LINE: reason" lines.
@@ -63,20 +75,39 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * log2(line)).  Each sector remembers when its fill completes, so an access
  * that finds a fill under way waits for it (doc/simt.md, "Fill times").  The
  * cache only answers hit or miss and keeps state; the model composes latencies.
+ *
+ * Laid out for the host's caches, since a lookup is the model's most frequent
+ * step and the simulated caches are larger than the host's: a set's row
+ * holds what a lookup scans, 16-bit hashes of its tags and 16-bit recency
+ * stamps, in one or two host cache lines; a way's record holds its full tag,
+ * sector masks and fill times, in one.  Ways become valid in index order (the
+ * victim is the first invalid way, and only a flush invalidates), so a set's
+ * valid ways are the prefix [0, used) and a flush resets one count per set.
+ * Stamps count accesses per set, renumbered in order before the count
+ * reaches 2^15, so the least recently used way is the one with the smallest
+ * stamp; rows are padded to eight lanes so both scans can go eight at a time.
  */
 typedef struct simt_way {
-	uint64_t tag;	/* line address */
-	uint64_t stamp; /* LRU: the access counter at the last use; 0 = invalid way */
-	uint32_t valid, dirty;
+	uint64_t tag;	       /* line address */
+	uint32_t valid, dirty; /* sector masks */
+	uint64_t ready[];      /* spl fill completion times */
 } simt_way;
+
+typedef struct simt_set {
+	uint16_t used;	/* valid ways: indices 0 .. used - 1 */
+	uint16_t clock; /* the stamp of the set's last access */
+} simt_set;
 
 typedef struct simt_cache {
 	uint32_t sets, ways, spl; /* sectors per line */
 	uint32_t set_mask;	  /* sets - 1 when sets is a power of two, else 0 */
 	int write_back;
-	uint64_t clock;
-	simt_way *way;	 /* sets * ways */
-	uint64_t *ready; /* sets * ways * spl fill completion times */
+	uint32_t lanes;	    /* ways rounded up to 8: the length of a row's two arrays */
+	size_t row_len;	    /* uint16_t per set row: hash[lanes], then stamp[lanes] */
+	size_t rec_size;    /* bytes per way record */
+	simt_set *set;	    /* sets */
+	uint16_t *row;	    /* sets rows */
+	unsigned char *rec; /* sets * ways records */
 } simt_cache;
 
 /* The outcome of a lookup: which sectors hit, and the latest fill among the hits. */
@@ -101,6 +132,29 @@ void mpxkit__simt_cache_flush(simt_cache *c);
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a);
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready);
+
+/*
+ * The lookups of one warp access overlap their host cache misses in three
+ * passes: mpxkit__simt_cache_prefetch asks the host for each line's set row;
+ * mpxkit__simt_cache_locate then scans the row for the line's way (or the
+ * victim) and asks for that way's record, without reading it; the _at
+ * accesses finally take the place located, confirming it (its full tag; the
+ * set unused since) or looking again.  The answers are those of the plain
+ * calls.
+ */
+typedef struct simt_place {
+	size_t s;	/* set */
+	uint32_t i;	/* the way whose tag hash matches (candidate), else the victim */
+	int candidate;	/* 1: a hash matched at way i */
+	uint16_t clock; /* the set's clock when located */
+} simt_place;
+
+void mpxkit__simt_cache_prefetch(const simt_cache *c, uint64_t line);
+void mpxkit__simt_cache_locate(const simt_cache *c, uint64_t line, simt_place *p);
+void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *p, uint32_t sectors,
+				int allocate, simt_access *a);
+void mpxkit__simt_cache_write_at(simt_cache *c, uint64_t line, const simt_place *p,
+				 uint32_t sectors, uint64_t now, simt_access *a);
 
 /*
  * Writes sectors: write-back allocates the line and marks them valid and
@@ -136,7 +190,7 @@ typedef struct simt_memcounters {
 typedef struct simt_memsys {
 	const mpxkit_simt_gpu *gpu;
 	simt_cache l2;
-	simt_cache *l1;	    /* per SM; l1[sm].way is NULL until the SM is used in a kernel */
+	simt_cache *l1;	    /* per SM; l1[sm].row is NULL until the SM is used in a kernel */
 	simt_cache *icache; /* per SM, when the GPU has an instruction cache */
 	simt_memcounters c;
 	uint64_t shmem_base, local_base, code_base;

@@ -18,47 +18,94 @@
 
 /* ---- lines: from the shared reader, or from a buffer (tests, fuzzing) ----------------------- */
 
+/*
+ * Every line handed to the parsers ends in a NUL at its length (after a CR is
+ * removed), so the scanners below stop at the first byte that does not belong
+ * to a token without checking the length at every byte.
+ */
 typedef struct lines {
 	mpxkit_reader *r;
+	char *wstart, *wp, *wend; /* reader: the window of whole lines, and the next line in it */
+	uint64_t wlines;	  /* lines taken from the window */
 	const char *buf;
 	size_t len, pos;
 	uint64_t lineno;
 	char *name;
+	char *copy; /* buffer mode: the current line, NUL-terminated */
+	size_t copy_cap;
 } lines;
 
+/* The reader's next window of whole lines, after marking the last one read: 1, 0, or a code. */
+static int next_window(lines *l, mpxkit_diag *diag)
+{
+	size_t n;
+	int rc;
+
+	if (l->wstart)
+		mpxkit_reader_skip(l->r, (size_t)(l->wend - l->wstart), l->wlines);
+	l->wstart = l->wp = l->wend = NULL;
+	l->wlines = 0;
+	if ((rc = mpxkit_reader_lines(l->r, &l->wstart, &n, diag)) <= 0) {
+		l->wstart = NULL;
+		return rc;
+	}
+	l->wp = l->wstart;
+	l->wend = l->wstart + n;
+	return 1;
+}
+
 /* The next line without its LF or a CR before it: 1, 0 at the end, or a negative code. */
-static int next_line(lines *l, const char **line, size_t *len, mpxkit_diag *diag)
+static int next_line(lines *l, char **line, size_t *len, mpxkit_diag *diag)
 {
 	size_t n;
 
 	if (l->r) {
-		char *got;
-		int rc = mpxkit_reader_line(l->r, &got, len, diag);
-		*line = got;
-		if (rc <= 0)
+		char *nl;
+		int rc;
+		if (l->wp == l->wend && (rc = next_window(l, diag)) <= 0)
 			return rc;
-		l->lineno = mpxkit_reader_lineno(l->r);
+		nl = memchr(l->wp, '\n', (size_t)(l->wend - l->wp)); /* every line of it has one */
+		*line = l->wp;
+		*len = (size_t)(nl - l->wp);
+		*nl = '\0';
+		l->wp = nl + 1;
+		l->wlines++;
+		l->lineno++;
 	} else {
-		const char *nl;
+		const char *nl, *src;
 		if (l->pos >= l->len)
 			return 0;
-		nl = memchr(l->buf + l->pos, '\n', l->len - l->pos);
-		n = nl ? (size_t)(nl - (l->buf + l->pos)) : l->len - l->pos;
+		src = l->buf + l->pos;
+		nl = memchr(src, '\n', l->len - l->pos);
+		n = nl ? (size_t)(nl - src) : l->len - l->pos;
 		l->lineno++;
 		if (n > TRACE_MAX_LINE)
 			return mpxkit_fail(diag, MPXKIT_ERANGE,
 					   "%s:%llu: line longer than %u bytes", l->name,
 					   (unsigned long long)l->lineno, TRACE_MAX_LINE);
-		*line = l->buf + l->pos;
-		*len = n;
 		l->pos += n + (nl ? 1 : 0);
-		if (memchr(*line, '\0', n) != NULL)
+		if (memchr(src, '\0', n) != NULL)
 			return mpxkit_fail(diag, MPXKIT_EFORMAT,
 					   "%s:%llu: NUL byte: not a text file", l->name,
 					   (unsigned long long)l->lineno);
+		if (n + 1 > l->copy_cap) {
+			size_t cap = l->copy_cap ? l->copy_cap : 256;
+			char *g;
+			while (cap < n + 1)
+				cap *= 2;
+			if ((g = realloc(l->copy, cap)) == NULL)
+				return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory",
+						   l->name);
+			l->copy = g;
+			l->copy_cap = cap;
+		}
+		memcpy(l->copy, src, n);
+		l->copy[n] = '\0';
+		*line = l->copy;
+		*len = n;
 	}
 	if (*len > 0 && (*line)[*len - 1] == '\r')
-		(*len)--;
+		(*line)[--*len] = '\0';
 	return 1;
 }
 
@@ -77,13 +124,19 @@ static int lines_open(lines *l, const char *path, const char *what, mpxkit_diag 
 static void lines_close(lines *l)
 {
 	mpxkit_reader_close(l->r);
+	free(l->copy);
 	free(l->name);
 	memset(l, 0, sizeof *l);
 }
 
 /* ---- number parsing: strict, bounded, each token followed by a blank or the end -------------- */
 
-/* The scanners run several times per instruction line: inlined, they cost a few loads each. */
+/*
+ * The scanners run several times per instruction line: inlined, they cost a
+ * few loads each.  A digit run stops at the first byte that is not a digit:
+ * every caller's end is a NUL, a blank or a delimiter, so the run never
+ * crosses it and the loops need no length check.
+ */
 #define HOT static inline __attribute__((always_inline))
 
 HOT int is_blank(char c)
@@ -110,20 +163,69 @@ static const signed char hex_digit[256] = {
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
 }; /* value + 1, so that the zero of an unlisted byte means "not a digit" */
 
+/* A run of hex digits from p: where it stops; *v its value (only the last 16 digits count). */
+HOT const char *scan_hex(const char *p, uint64_t *v)
+{
+	uint64_t x = 0;
+	int d;
+
+	while ((d = hex_digit[(unsigned char)*p]) != 0) {
+		x = x << 4 | (uint64_t)(d - 1);
+		p++;
+	}
+	*v = x;
+	return p;
+}
+
+/* A run of more than 19 decimal digits: only 20 digits up to 18446744073709551615 fit. */
+static int dec_long(const char *start, const char *p, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (p - start > 20)
+		return -1;
+	for (; start < p; start++) {
+		unsigned dg = (unsigned)(*start - '0');
+		if (v > (UINT64_MAX - dg) / 10)
+			return -1;
+		v = v * 10 + dg;
+	}
+	*out = v;
+	return 0;
+}
+
+/*
+ * A run of decimal digits from *pp: its length (0: none), or -1 when it
+ * exceeds 2^64 - 1; *pp moves past it.  Up to 19 digits accumulate without
+ * an overflow check.
+ */
+HOT int scan_dec(const char **pp, uint64_t *v)
+{
+	const char *p = *pp, *start = p;
+	uint64_t x = 0;
+	unsigned dg;
+
+	while ((dg = (unsigned)(*p - '0')) < 10) {
+		x = x * 10 + dg;
+		p++;
+	}
+	if (p - start > 19 && dec_long(start, p, &x) < 0)
+		return -1;
+	*v = x;
+	*pp = p;
+	return (int)(p - start);
+}
+
 /* Hex of 1 to max_digits digits (a 0x prefix allowed when prefix is 1). */
 HOT int get_hex(const char **pp, const char *end, int max_digits, int prefix, uint64_t *out)
 {
 	const char *p = skip_blanks(*pp, end), *start;
-	uint64_t v = 0;
-	int d;
+	uint64_t v;
 
 	if (prefix && end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	start = p;
-	while (p < end && (d = hex_digit[(unsigned char)*p]) != 0) {
-		v = v << 4 | (uint64_t)(d - 1);
-		p++;
-	}
+	p = scan_hex(p, &v);
 	if (p == start || p - start > max_digits || !at_end_of_token(p, end))
 		return -1;
 	*out = v;
@@ -131,66 +233,107 @@ HOT int get_hex(const char **pp, const char *end, int max_digits, int prefix, ui
 	return 0;
 }
 
-/* A decimal in [0, max]: at most 19 digits accumulate without overflow, then one comparison. */
+/* A decimal in [0, max]. */
 HOT int get_dec(const char **pp, const char *end, uint64_t max, uint64_t *out)
 {
-	const char *p = skip_blanks(*pp, end), *start = p;
-	uint64_t v = 0;
+	const char *p = skip_blanks(*pp, end);
+	uint64_t v;
 
-	while (p < end && (unsigned)(*p - '0') < 10) {
-		if (p - start == 19) {
-			/* a twentieth digit: only 18446744073709551615 and below fit */
-			unsigned dg = (unsigned)(*p - '0');
-			if (v > (UINT64_MAX - dg) / 10)
-				return -1;
-			v = v * 10 + dg;
-			p++;
-			if (p < end && (unsigned)(*p - '0') < 10)
-				return -1;
-			break;
-		}
-		v = v * 10 + (uint64_t)(*p - '0');
-		p++;
-	}
-	if (p == start || v > max || !at_end_of_token(p, end))
+	if (scan_dec(&p, &v) <= 0 || v > max || !at_end_of_token(p, end))
 		return -1;
 	*out = v;
 	*pp = p;
 	return 0;
 }
 
-/* A signed decimal in [-2^(bits-1), 2^(bits-1) - 1], bits <= 64. */
-static int get_sdec(const char **pp, const char *end, int bits, int64_t *out)
+/*
+ * The instruction line's tokens.  The line ends in a NUL with no blank
+ * before it (mpxkit_simt_trace_next trims it), so a token ends at a blank or
+ * the NUL, and blanks are skipped without a bound: the same rules as the
+ * get_ functions above with end at the NUL, in fewer steps.  A token that
+ * ends at a blank is left past that blank (tok_past), so the next token's
+ * skip usually finds it at once.
+ */
+HOT const char *tok_start(const char *p)
 {
-	const char *p = skip_blanks(*pp, end);
+	while (is_blank(*p))
+		p++;
+	return p;
+}
+
+/* A token ends at a blank or the line's end: its NUL, or its LF when read in place. */
+HOT int tok_end(char c)
+{
+	return c == ' ' || c == '\t' || c == '\0' || c == '\n';
+}
+
+/* Past the blank that ends a token (p is at a blank or the line's end). */
+HOT const char *tok_past(const char *p)
+{
+	return p + is_blank(*p);
+}
+
+HOT int tok_hex(const char **pp, int max_digits, int prefix, uint64_t *out)
+{
+	const char *p = tok_start(*pp), *start;
+	uint64_t v;
+
+	if (prefix && p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && p[2] != '\0' && p[2] != '\n')
+		p += 2;
+	start = p;
+	p = scan_hex(p, &v);
+	if (p == start || p - start > max_digits || !tok_end(*p))
+		return -1;
+	*out = v;
+	*pp = tok_past(p);
+	return 0;
+}
+
+HOT int tok_dec(const char **pp, uint64_t max, uint64_t *out)
+{
+	const char *p = tok_start(*pp);
+	uint64_t v;
+
+	if (scan_dec(&p, &v) <= 0 || v > max || !tok_end(*p))
+		return -1;
+	*out = v;
+	*pp = tok_past(p);
+	return 0;
+}
+
+/* A signed decimal in [-2^(bits-1), 2^(bits-1) - 1], bits <= 64. */
+HOT int tok_sdec(const char **pp, int bits, int64_t *out)
+{
+	const char *p = tok_start(*pp);
 	int neg = 0;
 	uint64_t mag, lim = (uint64_t)1 << (bits - 1);
 
-	if (p < end && (*p == '-' || *p == '+')) {
+	if (*p == '-' || *p == '+') {
 		neg = *p == '-';
 		p++;
-		if (p == end || *p < '0' || *p > '9')
+		if (*p < '0' || *p > '9')
 			return -1;
 	}
-	if (get_dec(&p, end, neg ? lim : lim - 1, &mag) < 0)
+	if (tok_dec(&p, neg ? lim : lim - 1, &mag) < 0)
 		return -1;
 	*out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
 	*pp = p;
 	return 0;
 }
 
-HOT int get_reg(const char **pp, const char *end, uint8_t *out)
+/* R0 to R255. */
+HOT int tok_reg(const char **pp, uint8_t *out)
 {
-	const char *p = skip_blanks(*pp, end);
+	const char *p = tok_start(*pp);
 	uint64_t v;
 
-	if (p == end || *p != 'R')
+	if (p[0] != 'R' || p[1] < '0' || p[1] > '9')
 		return -1;
 	p++;
-	if (p == end || *p < '0' || *p > '9' || get_dec(&p, end, 255, &v) < 0)
+	if (scan_dec(&p, &v) <= 0 || v > 255 || !tok_end(*p))
 		return -1;
 	*out = (uint8_t)v;
-	*pp = p;
+	*pp = tok_past(p);
 	return 0;
 }
 
@@ -263,7 +406,8 @@ int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxk
 		goto fail;
 	}
 	for (;;) {
-		const char *line, *end;
+		char *line;
+		const char *end;
 		size_t n;
 		mpxkit_simt_command cmd = {0, 0, 0, NULL};
 		if ((rc = next_line(&l, &line, &n, diag)) < 0)
@@ -346,6 +490,24 @@ fail:
 
 enum state { S_BETWEEN, S_BLOCK_HEAD, S_IN_BLOCK, S_INSTS, S_DONE };
 
+/*
+ * The middle of an instruction line, from the destination count to the
+ * memory width, as last parsed at a PC.  A loop's lines repeat it word for
+ * word at every iteration and in every warp, and the same bytes parse to the
+ * same fields, so a line whose bytes there equal the memo's (and whose width
+ * token ends where the memo's did) takes the fields without parsing them.
+ */
+#define MEMO_SLOTS 1024
+#define MEMO_TEXT  48
+struct middle {
+	uint64_t pc;
+	uint8_t len; /* 0: empty */
+	uint8_t n_dst, n_src, mem_width;
+	uint32_t opcode;
+	uint8_t dst[MPXKIT_SIMT_MAX_REGS], src[MPXKIT_SIMT_MAX_REGS];
+	char text[MEMO_TEXT];
+};
+
 struct mpxkit_simt_trace {
 	lines l;
 	mpxkit_simt_kernel k;
@@ -358,10 +520,12 @@ struct mpxkit_simt_trace {
 	uint64_t blocks;
 	/* interned opcodes */
 	char **op_names;
+	uint8_t *op_len; /* strlen of each name (at most MAX_OPCODE_LEN) */
 	uint32_t n_ops, op_cap;
 	uint32_t *op_hash; /* open addressing: id + 1, 0 empty */
 	uint32_t hash_cap;
 	mpxkit_simt_inst inst;
+	struct middle *memo; /* MEMO_SLOTS, by PC */
 };
 
 /* "FILE:LINE: message" for the line just read. */
@@ -380,18 +544,25 @@ const char *mpxkit__simt_fmt(const char *fmt, ...)
 	return buf;
 }
 
+/* FNV-1a, step by step: the opcode scanner folds it into its validation loop. */
+#define FNV_START 2166136261u
+HOT uint32_t fnv_step(uint32_t h, unsigned char c)
+{
+	return (h ^ c) * 16777619u;
+}
+
 static uint32_t fnv1a(const char *s, size_t n)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = FNV_START;
 	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
+		h = fnv_step(h, (unsigned char)s[i]);
 	return h;
 }
 
-/* The id of an opcode's text, added when new; -1 when out of memory or too many. */
-static int64_t intern(mpxkit_simt_trace *t, const char *s, size_t n)
+/* The id of an opcode's text (h its fnv1a), added when new; -1 out of memory, -2 too many. */
+static int64_t intern(mpxkit_simt_trace *t, const char *s, size_t n, uint32_t h)
 {
-	uint32_t h = fnv1a(s, n), i;
+	uint32_t i;
 
 	if (t->hash_cap == 0 || (t->n_ops + 1) * 2 > t->hash_cap) {
 		uint32_t ncap = t->hash_cap ? t->hash_cap * 2 : 256;
@@ -399,8 +570,7 @@ static int64_t intern(mpxkit_simt_trace *t, const char *s, size_t n)
 		if (nh == NULL)
 			return -1;
 		for (uint32_t id = 0; id < t->n_ops; id++) {
-			const char *nm = t->op_names[id];
-			uint32_t j = fnv1a(nm, strlen(nm)) & (ncap - 1);
+			uint32_t j = fnv1a(t->op_names[id], t->op_len[id]) & (ncap - 1);
 			while (nh[j])
 				j = (j + 1) & (ncap - 1);
 			nh[j] = id + 1;
@@ -410,22 +580,27 @@ static int64_t intern(mpxkit_simt_trace *t, const char *s, size_t n)
 		t->hash_cap = ncap;
 	}
 	for (i = h & (t->hash_cap - 1); t->op_hash[i]; i = (i + 1) & (t->hash_cap - 1)) {
-		const char *nm = t->op_names[t->op_hash[i] - 1];
-		if (strncmp(nm, s, n) == 0 && nm[n] == '\0')
-			return t->op_hash[i] - 1;
+		uint32_t id = t->op_hash[i] - 1;
+		if (t->op_len[id] == n && memcmp(t->op_names[id], s, n) == 0)
+			return id;
 	}
 	if (t->n_ops == MAX_OPCODES)
 		return -2;
 	if (t->n_ops == t->op_cap) {
 		uint32_t ncap = t->op_cap ? t->op_cap * 2 : 64;
 		char **nn = realloc(t->op_names, ncap * sizeof *nn);
+		uint8_t *nl;
 		if (nn == NULL)
 			return -1;
 		t->op_names = nn;
+		if ((nl = realloc(t->op_len, ncap * sizeof *nl)) == NULL)
+			return -1;
+		t->op_len = nl;
 		t->op_cap = ncap;
 	}
 	if ((t->op_names[t->n_ops] = strndup(s, n)) == NULL)
 		return -1;
+	t->op_len[t->n_ops] = (uint8_t)n;
 	t->op_hash[i] = t->n_ops + 1;
 	return t->n_ops++;
 }
@@ -463,7 +638,9 @@ void mpxkit_simt_trace_close(mpxkit_simt_trace *t)
 	for (uint32_t i = 0; i < t->n_ops; i++)
 		free(t->op_names[i]);
 	free(t->op_names);
+	free(t->op_len);
 	free(t->op_hash);
+	free(t->memo);
 	free(t->k.name);
 	free(t);
 }
@@ -646,7 +823,7 @@ static int is_word(const char *line, size_t n, const char *w)
 static int read_header(mpxkit_simt_trace *t, mpxkit_diag *diag)
 {
 	unsigned seen = 0;
-	const char *line;
+	char *line;
 	size_t n;
 	int rc;
 	mpxkit_simt_kernel *k = &t->k;
@@ -691,6 +868,8 @@ static int trace_start(mpxkit_simt_trace *t, mpxkit_simt_trace **out, mpxkit_dia
 {
 	int rc = read_header(t, diag);
 
+	if (rc == 0 && (t->memo = calloc(MEMO_SLOTS, sizeof *t->memo)) == NULL)
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
 	if (rc < 0) {
 		mpxkit_simt_trace_close(t);
 		return rc;
@@ -778,9 +957,11 @@ static int parse_block_line(mpxkit_simt_trace *t, const char *line, size_t n, mp
 	return 0;
 }
 
-static int parse_warp_lines(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+static int parse_warp_lines(mpxkit_simt_trace *t, const char *warp_line, size_t n,
+			    mpxkit_diag *diag)
 {
-	const char *end = line + n, *p = after_equals(line, n, "warp");
+	const char *end = warp_line + n, *p = after_equals(warp_line, n, "warp");
+	char *line;
 	uint64_t v;
 	uint32_t have;
 	int rc;
@@ -823,22 +1004,36 @@ static int stride_fits(uint64_t base, int64_t step, uint32_t lanes, uint64_t wid
 	return base <= UINT64_MAX - (width - 1) - span;
 }
 
+/* n addresses a, a + step, ...: four independent stores a round, as most masks are full. */
+HOT void fill_strided(uint64_t *dst, uint32_t n, uint64_t a, uint64_t step)
+{
+	uint32_t i = 0;
+
+	for (; i + 4 <= n; i += 4, a += 4 * step) {
+		dst[i] = a;
+		dst[i + 1] = a + step;
+		dst[i + 2] = a + 2 * step;
+		dst[i + 3] = a + 3 * step;
+	}
+	for (; i < n; i++, a += step)
+		dst[i] = a;
+}
+
 /* Lane addresses of the set bits, from mode 0, 1 or 2. */
-static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *end,
-			   mpxkit_diag *diag)
+static int parse_addresses(mpxkit_simt_trace *t, const char **pp, mpxkit_diag *diag)
 {
 	mpxkit_simt_inst *in = &t->inst;
 	uint32_t m = in->mask;
 	uint64_t mode, a, width = in->mem_width;
-	int64_t step;
+	int64_t step = 0;
 
-	if (get_dec(pp, end, 2, &mode) < 0)
+	if (tok_dec(pp, 2, &mode) < 0)
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "address mode: 0, 1 or 2 expected");
 	in->addr_mode = (int8_t)mode;
 	if (mode == 0) {
 		for (; m; m &= m - 1) {
 			int lane = __builtin_ctz(m);
-			if (get_hex(pp, end, 16, 1, &a) < 0)
+			if (tok_hex(pp, 16, 1, &a) < 0)
 				return TFAIL(
 				    t, diag, MPXKIT_EFORMAT,
 				    "address of lane %d: a hex address expected (mode 0 lists one "
@@ -851,10 +1046,10 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 		}
 		return 0;
 	}
-	if (get_hex(pp, end, 16, 1, &a) < 0)
+	if (tok_hex(pp, 16, 1, &a) < 0)
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "base address: hex expected");
 	if (mode == 1) {
-		if (get_sdec(pp, end, 32, &step) < 0)
+		if (tok_sdec(pp, 32, &step) < 0)
 			return TFAIL(t, diag, MPXKIT_ERANGE,
 				     "stride: a decimal in -2^31..2^31-1 expected");
 		if (m != 0) {
@@ -865,10 +1060,8 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 					     in->mask);
 			/* the ends bound every lane: check them once, then fill without checks */
 			if (stride_fits(a, step, mpxkit__simt_popcount(m), width)) {
-				uint32_t lane = (uint32_t)__builtin_ctz(m),
-					 last = lane + mpxkit__simt_popcount(m);
-				for (; lane < last; lane++, a += (uint64_t)step)
-					in->addr[lane] = a;
+				fill_strided(&in->addr[__builtin_ctz(m)], mpxkit__simt_popcount(m),
+					     a, (uint64_t)step);
 				return 0;
 			}
 		}
@@ -876,7 +1069,7 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 	for (int k = 0; m; m &= m - 1, k++) {
 		int lane = __builtin_ctz(m);
 		if (k > 0) {
-			if (mode == 2 && get_sdec(pp, end, 64, &step) < 0)
+			if (mode == 2 && tok_sdec(pp, 64, &step) < 0)
 				return TFAIL(
 				    t, diag, MPXKIT_EFORMAT,
 				    "delta of lane %d: a decimal expected (mode 2 gives one per "
@@ -896,36 +1089,125 @@ static int parse_addresses(mpxkit_simt_trace *t, const char **pp, const char *en
 	return 0;
 }
 
-static int parse_regs(mpxkit_simt_trace *t, const char **pp, const char *end, uint8_t *n,
-		      uint8_t *regs, const char *what, mpxkit_diag *diag)
+HOT int parse_regs(mpxkit_simt_trace *t, const char **pp, uint8_t *n, uint8_t *regs,
+		   const char *what, mpxkit_diag *diag)
 {
 	uint64_t v;
 
-	if (get_dec(pp, end, MPXKIT_SIMT_MAX_REGS, &v) < 0)
+	if (tok_dec(pp, MPXKIT_SIMT_MAX_REGS, &v) < 0)
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "%s register count: 0 to %d expected", what,
 			     MPXKIT_SIMT_MAX_REGS);
 	*n = (uint8_t)v;
 	for (unsigned i = 0; i < v; i++)
-		if (get_reg(pp, end, &regs[i]) < 0)
+		if (tok_reg(pp, &regs[i]) < 0)
 			return TFAIL(t, diag, MPXKIT_EFORMAT,
 				     "%s register %u of %llu: R0 to R255 expected", what, i + 1,
 				     (unsigned long long)v);
 	return 0;
 }
 
-static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_diag *diag)
+/* The bytes of an opcode: letters, digits, '_' and '.'. */
+static const unsigned char opcode_char[256] = {
+#define R4(c) [c] = 1, [c + 1] = 1, [c + 2] = 1, [c + 3] = 1
+#define R8(c) R4(c), R4(c + 4)
+    R8('A'), R8('A' + 8), R8('A' + 16), ['Y'] = 1, ['Z'] = 1,
+    R8('a'), R8('a' + 8), R8('a' + 16), ['y'] = 1, ['z'] = 1,
+    R8('0'), ['8'] = 1,	  ['9'] = 1,	['_'] = 1, ['.'] = 1,
+#undef R8
+#undef R4
+};
+
+/* The middle of an instruction line: destinations, opcode, sources, memory width. */
+HOT int parse_middle(mpxkit_simt_trace *t, const char **pp, mpxkit_diag *diag)
 {
 	mpxkit_simt_inst *in = &t->inst;
-	const char *p = line, *end = line + n, *op;
+	const char *p = *pp, *op;
+	uint64_t v;
+	int64_t id;
+	uint32_t h;
+	int rc;
+
+	if ((rc = parse_regs(t, &p, &in->n_dst, in->dst, "destination", diag)) < 0)
+		return rc;
+	p = tok_start(p);
+	op = p;
+	if (!((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
+			     MAX_OPCODE_LEN);
+	for (h = FNV_START; opcode_char[(unsigned char)*p]; p++)
+		h = fnv_step(h, (unsigned char)*p);
+	if (!tok_end(*p)) {
+		/* a byte that is not an opcode's: the whole token's length decides the message */
+		const char *q = p;
+		while (!tok_end(*q))
+			q++;
+		if (q - op <= MAX_OPCODE_LEN)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "opcode: only letters, digits, '_' and '.'");
+		p = q;
+	}
+	if (p - op > MAX_OPCODE_LEN)
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "opcode: 1 to %d characters starting with a letter expected",
+			     MAX_OPCODE_LEN);
+	id = intern(t, op, (size_t)(p - op), h);
+	if (id == -2)
+		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
+	if (id < 0)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
+	in->opcode = (uint32_t)id;
+	if ((rc = parse_regs(t, &p, &in->n_src, in->src, "source", diag)) < 0)
+		return rc;
+	if (tok_dec(&p, 32, &v) < 0 ||
+	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
+	in->mem_width = (uint8_t)v;
+	*pp = p;
+	return 0;
+}
+
+/* Keeps the middle just parsed, [from, p) with p past the blank after the width, for its PC. */
+HOT void remember_middle(struct middle *mo, const mpxkit_simt_inst *in, const char *from,
+			 const char *p)
+{
+	size_t len = (size_t)(p - from) - (p[-1] == ' ' || p[-1] == '\t');
+
+	if (len == 0 || len > MEMO_TEXT) {
+		mo->len = 0;
+		return;
+	}
+	mo->pc = in->pc;
+	mo->len = (uint8_t)len;
+	mo->n_dst = in->n_dst;
+	mo->n_src = in->n_src;
+	memcpy(mo->dst, in->dst, sizeof mo->dst);
+	memcpy(mo->src, in->src, sizeof mo->src);
+	mo->opcode = in->opcode;
+	mo->mem_width = in->mem_width;
+	memcpy(mo->text, from, len);
+}
+
+/*
+ * One instruction line from line: it ends at a NUL (a line from next_line,
+ * trimmed) or at an LF (a line read in place, see read_in_place), before end,
+ * and nothing after it is read; *eol is where it ends.
+ */
+static int parse_inst(mpxkit_simt_trace *t, const char *line, const char *end, mpxkit_diag *diag,
+		      const char **eol)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	const char *p = line;
+	struct middle *mo;
 	uint64_t v;
 	int64_t imm;
-	int64_t id;
 	int rc;
 
 	if (t->k.tracer_version < 3) {
 		uint64_t pre[4];
 		for (int i = 0; i < 4; i++)
-			if (get_dec(&p, end, 0xffffffffu, &pre[i]) < 0)
+			if (tok_dec(&p, 0xffffffffu, &pre[i]) < 0)
 				return TFAIL(
 				    t, diag, MPXKIT_EFORMAT,
 				    "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
@@ -942,74 +1224,90 @@ static int parse_inst(mpxkit_simt_trace *t, const char *line, size_t n, mpxkit_d
 	}
 	in->source_line = 0;
 	if (t->k.lineinfo) {
-		if (get_dec(&p, end, 0xffffffffu, &v) < 0)
+		if (tok_dec(&p, 0xffffffffu, &v) < 0)
 			return TFAIL(t, diag, MPXKIT_EFORMAT,
 				     "source line number expected (lineinfo is on)");
 		in->source_line = (uint32_t)v;
 	}
-	if (get_hex(&p, end, 16, 0, &in->pc) < 0)
+	if (tok_hex(&p, 16, 0, &in->pc) < 0)
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "PC: 1 to 16 hex digits expected");
-	if (get_hex(&p, end, 8, 0, &v) < 0)
+	if (tok_hex(&p, 8, 0, &v) < 0)
 		return TFAIL(t, diag, MPXKIT_EFORMAT, "mask: 1 to 8 hex digits expected");
 	in->mask = (uint32_t)v;
 	if (in->mask & ~t->warp_lanes)
 		return TFAIL(t, diag, MPXKIT_ERANGE,
 			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
 			     in->mask, t->k.threads_per_block, t->warp);
-	if ((rc = parse_regs(t, &p, end, &in->n_dst, in->dst, "destination", diag)) < 0)
-		return rc;
-	p = skip_blanks(p, end);
-	op = p;
-	while (p < end && !is_blank(*p))
-		p++;
-	if (p == op || p - op > MAX_OPCODE_LEN ||
-	    !((*op >= 'A' && *op <= 'Z') || (*op >= 'a' && *op <= 'z')))
-		return TFAIL(t, diag, MPXKIT_EFORMAT,
-			     "opcode: 1 to %d characters starting with a letter expected",
-			     MAX_OPCODE_LEN);
-	for (const char *q = op; q < p; q++)
-		if (!((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') ||
-		      (*q >= '0' && *q <= '9') || *q == '_' || *q == '.'))
-			return TFAIL(t, diag, MPXKIT_EFORMAT,
-				     "opcode: only letters, digits, '_' and '.'");
-	id = intern(t, op, (size_t)(p - op));
-	if (id == -2)
-		return TFAIL(t, diag, MPXKIT_ERANGE, "more than %u distinct opcodes", MAX_OPCODES);
-	if (id < 0)
-		return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory", t->l.name);
-	in->opcode = (uint32_t)id;
-	if ((rc = parse_regs(t, &p, end, &in->n_src, in->src, "source", diag)) < 0)
-		return rc;
-	if (get_dec(&p, end, 32, &v) < 0 ||
-	    (v != 0 && v != 1 && v != 2 && v != 4 && v != 8 && v != 16 && v != 32))
-		return TFAIL(t, diag, MPXKIT_EFORMAT,
-			     "memory width: 0, 1, 2, 4, 8, 16 or 32 expected");
-	in->mem_width = (uint8_t)v;
+	mo = &t->memo[(in->pc * 0x9E3779B97F4A7C15ull) >> 54];
+	if (mo->len && mo->pc == in->pc && (size_t)(end - p) >= mo->len &&
+	    memcmp(p, mo->text, mo->len) == 0 && tok_end(p[mo->len])) {
+		in->n_dst = mo->n_dst;
+		in->n_src = mo->n_src;
+		memcpy(in->dst, mo->dst, sizeof in->dst);
+		memcpy(in->src, mo->src, sizeof in->src);
+		in->opcode = mo->opcode;
+		in->mem_width = mo->mem_width;
+		v = mo->mem_width;
+		p = tok_past(p + mo->len);
+	} else {
+		const char *middle = p;
+		if ((rc = parse_middle(t, &p, diag)) < 0)
+			return rc;
+		v = in->mem_width;
+		remember_middle(mo, in, middle, p);
+	}
 	in->addr_mode = -1;
-	if (v != 0 && (rc = parse_addresses(t, &p, end, diag)) < 0)
+	if (v != 0 && (rc = parse_addresses(t, &p, diag)) < 0)
 		return rc;
 	in->has_imm = 0;
 	in->imm = 0;
 	if (t->k.tracer_version >= 5) {
-		if (get_sdec(&p, end, 32, &imm) < 0)
+		if (tok_sdec(&p, 32, &imm) < 0)
 			return TFAIL(
 			    t, diag, MPXKIT_EFORMAT,
 			    "immediate: a decimal 32-bit value expected (tracer version 5)");
 		in->has_imm = 1;
 		in->imm = (int32_t)imm;
 	}
-	if (skip_blanks(p, end) != end)
-		return TFAIL(
-		    t, diag, MPXKIT_EFORMAT,
-		    "unexpected field '%.*s' at the end of the instruction",
-		    (int)((end - skip_blanks(p, end)) > 32 ? 32 : (end - skip_blanks(p, end))),
-		    skip_blanks(p, end));
+	p = tok_start(p);
+	if (*p != '\0' && *p != '\n')
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "unexpected field '%.*s' at the end of the instruction",
+			     (int)(end - p > 32 ? 32 : end - p), p);
+	*eol = p;
 	return 0;
+}
+
+/*
+ * The next instruction line parsed where it lies in the reader's window,
+ * without finding its end first or copying it: 1 when it was one, parsed
+ * and taken; 0 to leave the line to next_line (a line of another kind, a CR
+ * or blanks where the fast path does not look for them, any error): that
+ * path then gives it the same fields, or the same message at the same line.
+ */
+static int read_in_place(mpxkit_simt_trace *t)
+{
+	lines *l = &t->l;
+	const char *eol;
+	char c;
+
+	if (l->wp == l->wend)
+		return 0;
+	c = *l->wp;
+	if (c == '#' || c == 'w' || c == 't' || c == '\n' || c == '\r' || is_blank(c))
+		return 0;
+	if (parse_inst(t, l->wp, l->wend, NULL, &eol) < 0)
+		return 0;
+	l->wp = (char *)eol + 1;
+	l->wlines++;
+	l->lineno++;
+	return 1;
 }
 
 int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_diag *diag)
 {
-	const char *line;
+	const char *eol;
+	char *line;
 	size_t n;
 	int rc;
 
@@ -1018,6 +1316,12 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 	for (;;) {
 		if (t->state == S_DONE)
 			return MPXKIT_SIMT_END;
+		if (t->state == S_INSTS && read_in_place(t)) {
+			if (--t->left == 0)
+				t->state = S_IN_BLOCK;
+			step->inst = &t->inst;
+			return MPXKIT_SIMT_INST;
+		}
 		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
 			return rc;
 		if (rc == 0) {
@@ -1039,6 +1343,7 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 			n--;
 		if (n == 0)
 			continue;
+		line[n] = '\0';
 		switch (t->state) {
 		case S_BETWEEN:
 			if (!is_word(line, n, "#BEGIN_TB"))
@@ -1070,7 +1375,7 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 					     "warp %u announced %llu instructions, %llu found",
 					     t->warp, (unsigned long long)t->announced,
 					     (unsigned long long)(t->announced - t->left));
-			if ((rc = parse_inst(t, line, n, diag)) < 0)
+			if ((rc = parse_inst(t, line, line + n, diag, &eol)) < 0)
 				return rc;
 			if (--t->left == 0)
 				t->state = S_IN_BLOCK;
