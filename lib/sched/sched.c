@@ -75,6 +75,14 @@ struct mpxkit_sched {
 	uint64_t *ref_raw; /* W: the reference's count in each slice of the window */
 
 	double *out;   /* n: what push returned */
+	/*
+	 * What mpxkit_estimator_peek gave, kept until the estimator changes
+	 * (push, flush, reset): with a look-ahead of several windows (a
+	 * schedule's gap) it costs more than the rest of a read, and it is the
+	 * same for every read of a window.
+	 */
+	double *peeked;
+	int peek_pending; /* its return; -1: to compute */
 	double *sum;   /* n: running sums of the estimates */
 	double *final; /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity, *scratch;
@@ -133,6 +141,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->ref_raw = calloc(W, sizeof *s->ref_raw);
 	s->out = calloc(n, sizeof *s->out);
 	s->sum = calloc(n, sizeof *s->sum);
+	s->peeked = calloc(n, sizeof *s->peeked);
 	s->scratch = calloc(n, sizeof *s->scratch);
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
@@ -140,7 +149,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals &&
 		       s->counts && s->closed && s->snap && s->live && s->rd && s->base_value &&
 		       s->base_time && s->base_run && s->win_val && s->win_len && s->win_obs &&
-		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->scratch &&
+		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked && s->scratch &&
 		       s->final && s->counted_ns && s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
@@ -171,6 +180,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->ref_raw);
 	free(s->out);
 	free(s->sum);
+	free(s->peeked);
 	free(s->scratch);
 	free(s->final);
 	free(s->counted_ns);
@@ -271,6 +281,7 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	if (s == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 	s->wake_fd = -1;
+	s->peek_pending = -1;
 	s->src = src;
 	s->n = mpxkit_source_n_slots(src);
 	s->n_slots = s->n;
@@ -564,6 +575,7 @@ static int end_window(mpxkit_sched *s)
 	int rc;
 
 	keep_window(s);
+	s->peek_pending = -1;
 	rc = mpxkit_estimator_push(s->est, &rot, s->out);
 	if (rc < 0)
 		return rc;
@@ -639,6 +651,7 @@ static int rotate(mpxkit_sched *s)
 /* Pushes what the estimator still holds into the sums, in window order. */
 static void flush_estimator(mpxkit_sched *s)
 {
+	s->peek_pending = -1;
 	while (mpxkit_estimator_flush(s->est, s->out) == 1)
 		take_estimates(s);
 }
@@ -836,6 +849,7 @@ static int begin_run(mpxkit_sched *s)
 		return rc;
 	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
 	mpxkit_estimator_reset(s->est);
+	s->peek_pending = -1;
 	mpxkit_schedule_reset(s->sch);
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
@@ -970,9 +984,11 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 	memcpy(est, s->sum, s->n * sizeof *est);
 	if (fidelity)
 		memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
-	pending = mpxkit_estimator_peek(s->est, s->out);
+	if (s->peek_pending < 0)
+		s->peek_pending = mpxkit_estimator_peek(s->est, s->peeked);
+	pending = s->peek_pending;
 	if (pending > 0)
-		add_to(est, s->out, s->n);
+		add_to(est, s->peeked, s->n);
 	if (s->is_virtual)
 		goto out;
 	if (mode == MPXKIT_SCHED_READ_FAST)
