@@ -72,6 +72,7 @@ struct mpxkit_sched {
 	double win_ns;	   /* the closed slices' time, ns */
 	double *last_rate; /* n: count per ns of e's last counted slice, for reads */
 	uint64_t ref_base; /* the reference's count when the slice in progress began */
+	uint64_t ref_run;  /* and its running time */
 	uint64_t *ref_raw; /* W: the reference's count in each slice of the window */
 
 	double *out;   /* n: what push returned */
@@ -633,9 +634,22 @@ static int rotate(mpxkit_sched *s)
 	s->win_ns += (double)len_ns;
 	s->total_ns += (double)len_ns;
 	if (s->has_ref) {
-		/* From the last boundary's read to this one's: the span the slice was counted. */
-		s->ref_raw[s->j] = s->counts[s->n].value - s->ref_base;
-		s->ref_base = s->counts[s->n].value;
+		/*
+		 * From the last boundary's read to this one's: the span the slice
+		 * was counted, scaled to the slice by the time it took, as the
+		 * events' counts are.  A rotation thread preempted between the
+		 * clock and the reads of a boundary shortens that span: the
+		 * events enabled late are scaled up for it, and so must the
+		 * reference be, or ref-rate's count per reference unit grows by
+		 * the slice over the span (2x seen under load).
+		 */
+		const mpxkit_source_count *r = &s->counts[s->n];
+		uint64_t v = r->value - s->ref_base, run = r->time_running - s->ref_run;
+		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+			v = scaled(v, (double)len_ns / (double)run);
+		s->ref_raw[s->j] = v;
+		s->ref_base = r->value;
+		s->ref_run = r->time_running;
 	}
 	mpxkit_schedule_observe(s->sch, s->cur, s->n_cur, s->vals, len);
 	rebase_after_switch(s);
@@ -848,6 +862,7 @@ static int begin_run(mpxkit_sched *s)
 	if (rc < 0)
 		return rc;
 	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
+	s->ref_run = s->has_ref ? s->counts[s->n].time_running : 0;
 	mpxkit_estimator_reset(s->est);
 	s->peek_pending = -1;
 	mpxkit_schedule_reset(s->sch);
