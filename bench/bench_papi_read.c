@@ -383,23 +383,6 @@ static int accuracy(void)
 
 /* ---- no system call, without PAPI: what an rdpmc read costs but for the instructions -------- */
 
-/* Simulated counters: the page protocol runs, rdpmc and rdtsc are calls that return at once. */
-typedef struct sim {
-	struct perf_event_mmap_page page;
-	uint64_t counter, tsc;
-} sim;
-
-static uint64_t sim_rdpmc(void *arg, uint32_t counter)
-{
-	(void)counter;
-	return ((sim *)arg)->counter;
-}
-
-static uint64_t sim_rdtsc(void *arg)
-{
-	return ((sim *)arg)->tsc;
-}
-
 static cost sched_reads(mpxkit_sched *s)
 {
 	double est[MAX_EV], cpu, wall;
@@ -438,8 +421,7 @@ static mpxkit_sched *lib_sched(mpxkit_source *src, int rc, size_t C)
  */
 static int lib_reads(const char *trace, cost *rdpmc, cost *replay)
 {
-	static sim pages[MAX_EV];
-	static mpxkit__pmc pmc[MAX_EV];
+	static mpxkit__sim_counter pages[MAX_EV];
 	mpxkit_source *src = NULL;
 	mpxkit_trace *t = NULL;
 	mpxkit_sched *s;
@@ -448,15 +430,9 @@ static int lib_reads(const char *trace, cost *rdpmc, cost *replay)
 	for (int e = 0; rc >= 0 && e < MAX_EV; e++)
 		rc = mpxkit_source_add(src, events[e], NULL);
 	for (int e = 0; rc >= 0 && e < MAX_EV; e++) {
-		memset(&pages[e], 0, sizeof pages[e]);
-		pages[e].page.index = (uint32_t)e + 1;
-		pages[e].page.cap_bit0_is_deprecated = 1;
-		pages[e].page.cap_user_rdpmc = 1;
-		pages[e].page.cap_user_time = 1;
-		pages[e].page.pmc_width = 48;
-		pages[e].page.time_mult = 1;
-		pmc[e] = (mpxkit__pmc){sim_rdpmc, sim_rdtsc, &pages[e]};
-		rc = mpxkit__perf_simulate(src, e, &pages[e].page, &pmc[e]);
+		/* The page protocol runs; rdpmc and rdtsc are calls that return at once. */
+		mpxkit__sim_counter_init(&pages[e], (uint32_t)e + 1, 0, 0, 0);
+		rc = mpxkit__perf_simulate(src, e, &pages[e].page, &pages[e].pmc);
 	}
 	s = lib_sched(src, rc, 4);
 	if (s == NULL)
@@ -553,8 +529,10 @@ int main(void)
 			}
 			raw_c[i][r] = raw.cpu, raw_w[i][r] = raw.wall;
 		}
-		if (run_child("fast", 0, NULL, &fast) < 0 || run_child("exact", 0, NULL, &exact) < 0 ||
-		    run_child("fast", 1, NULL, &fast_t) < 0 || run_child("fast", 0, trace, &rep) < 0) {
+		if (run_child("fast", 0, NULL, &fast) < 0 ||
+		    run_child("exact", 0, NULL, &exact) < 0 ||
+		    run_child("fast", 1, NULL, &fast_t) < 0 ||
+		    run_child("fast", 0, trace, &rep) < 0) {
 			fprintf(stderr, "bench_papi_read: a PAPI run failed\n");
 			unlink(trace);
 			return 2;
@@ -587,9 +565,10 @@ int main(void)
 		       sizes[i], (sizes[i] + C - 1) / C, f, median(fast_w[i], REPS), e,
 		       median(ex_w[i], REPS), w, median(raw_w[i], REPS), f / w, e / w);
 	}
-	printf("\n## 8 events in %d groups, fast: one thread, then %d threads each on its own event "
-	       "set\n\n",
-	       (MAX_EV + C - 1) / C, N_THREADS);
+	printf(
+	    "\n## 8 events in %d groups, fast: one thread, then %d threads each on its own event "
+	    "set\n\n",
+	    (MAX_EV + C - 1) / C, N_THREADS);
 	printf("| threads | CPU ns per read (median thread) | wall ns |\n|---:|---:|---:|\n");
 	printf("| 1 | %.0f | %.0f |\n", median(one_c, REPS), median(one_w, REPS));
 	printf("| %d | %.0f | %.0f |\n", N_THREADS, median(eight_c, REPS), median(eight_w, REPS));

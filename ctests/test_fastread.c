@@ -171,6 +171,7 @@ static void test_calls_per_read(void)
  * order, see one instant.
  */
 typedef struct target {
+	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pid_t tid;
@@ -199,6 +200,34 @@ static void *target_main(void *arg)
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;
+}
+
+/* A target thread, waiting; 0, or -1 when it cannot start. */
+static int target_start(target *t)
+{
+	memset(t, 0, sizeof *t);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	pthread_mutex_lock(&t->lock);
+	if (pthread_create(&t->thread, NULL, target_main, t) != 0) {
+		pthread_mutex_unlock(&t->lock);
+		return -1;
+	}
+	while (t->tid == 0)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+static void target_stop(target *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->quit = 1;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
 }
 
 /* Lets the target work ns of CPU and returns once it waits again. */
@@ -270,27 +299,14 @@ static void fast_equals_exact(target *t, const char *schedule, const char *estim
 
 static void test_fast_equals_exact(void)
 {
-	target t = {.work_ns = 0};
-	pthread_t th;
+	target t;
 
-	pthread_mutex_init(&t.lock, NULL);
-	pthread_cond_init(&t.cond, NULL);
-	pthread_mutex_lock(&t.lock);
-	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, target_main, &t), 0);
-	while (t.tid == 0)
-		pthread_cond_wait(&t.cond, &t.lock);
-	pthread_mutex_unlock(&t.lock);
+	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
 	fast_equals_exact(&t, "round-robin", "fixed");
 	fast_equals_exact(&t, "adaptive", "fixed");
 	fast_equals_exact(&t, "round-robin", "linear");
 	printf("\n  ");
-	pthread_mutex_lock(&t.lock);
-	t.quit = 1;
-	pthread_cond_broadcast(&t.cond);
-	pthread_mutex_unlock(&t.lock);
-	pthread_join(th, NULL);
-	pthread_cond_destroy(&t.cond);
-	pthread_mutex_destroy(&t.lock);
+	target_stop(&t);
 }
 
 /* ---- the group: a clock member runs as soon as it is enabled ------------------------------ */
@@ -312,20 +328,14 @@ static void *busy_main(void *arg)
 
 static void test_clock_member_runs(void)
 {
-	target t = {.work_ns = 0};
-	pthread_t th, busy;
+	target t;
+	pthread_t busy;
 	mpxkit_source *src = NULL;
 	mpxkit_source_count c[3];
 	const size_t clocks[2] = {0, 2}; /* TASK-CLOCK, CPU-CLOCK */
 	struct timespec half = {0, 500000};
 
-	pthread_mutex_init(&t.lock, NULL);
-	pthread_cond_init(&t.cond, NULL);
-	pthread_mutex_lock(&t.lock);
-	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, target_main, &t), 0);
-	while (t.tid == 0)
-		pthread_cond_wait(&t.cond, &t.lock);
-	pthread_mutex_unlock(&t.lock);
+	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
 	{
 		mpxkit_source_target who = {t.tid, -1, 0, 0};
 		CU_ASSERT_FATAL(open_source(&src, &who, 3, 0) == 0);
@@ -353,13 +363,7 @@ static void test_clock_member_runs(void)
 	}
 	printf("\n  ");
 	mpxkit_source_free(src);
-	pthread_mutex_lock(&t.lock);
-	t.quit = 1;
-	pthread_cond_broadcast(&t.cond);
-	pthread_mutex_unlock(&t.lock);
-	pthread_join(th, NULL);
-	pthread_cond_destroy(&t.cond);
-	pthread_mutex_destroy(&t.lock);
+	target_stop(&t);
 }
 
 /* ---- rdpmc through the source: real pages of software events, simulated pages -------------- */
@@ -396,40 +400,6 @@ static void test_real_pages_fall_back(void)
 	mpxkit_source_free(src);
 }
 
-/* A simulated page: on counter `index`, 1 ns per time stamp tick, the given count and times. */
-typedef struct sim {
-	struct perf_event_mmap_page page;
-	uint64_t counter, tsc;
-} sim;
-
-static uint64_t sim_rdpmc(void *arg, uint32_t counter)
-{
-	(void)counter;
-	return ((sim *)arg)->counter;
-}
-
-static uint64_t sim_rdtsc(void *arg)
-{
-	return ((sim *)arg)->tsc;
-}
-
-static void sim_init(sim *s, uint32_t index, int64_t offset, uint64_t counter, uint64_t enabled)
-{
-	memset(s, 0, sizeof *s);
-	s->page.lock = 2;
-	s->page.index = index;
-	s->page.offset = offset;
-	s->page.cap_bit0_is_deprecated = 1;
-	s->page.cap_user_rdpmc = 1;
-	s->page.cap_user_time = 1;
-	s->page.pmc_width = 48;
-	s->page.time_mult = 1;
-	s->page.time_shift = 0;
-	s->page.time_enabled = enabled;
-	s->page.time_running = enabled;
-	s->counter = counter;
-}
-
 /*
  * The source's rdpmc path on two slots whose pages and instructions are
  * simulated, as if they were hardware events on counters of this thread:
@@ -459,8 +429,7 @@ static void test_simulated_rdpmc(void)
 {
 	mpxkit_source *src = NULL;
 	const size_t slots[2] = {0, 1};
-	sim a, b;
-	mpxkit__pmc pa = {sim_rdpmc, sim_rdtsc, &a}, pb = {sim_rdpmc, sim_rdtsc, &b};
+	mpxkit__sim_counter a, b;
 	uint64_t v[2], clock0 = 0, clock1 = 0;
 	int64_t anchor;
 	uint64_t err;
@@ -469,10 +438,10 @@ static void test_simulated_rdpmc(void)
 
 	CU_ASSERT_FATAL(open_source(&src, NULL, 2, 0) == 0);
 	CU_ASSERT_EQUAL(mpxkit_source_enable(src, MPXKIT_SOURCE_ALL), 0);
-	sim_init(&a, 2, 1000, 5, 777000);
-	sim_init(&b, 5, 2000, 7, 999000);
-	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, 0, &a.page, &pa), 0);
-	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, 1, &b.page, &pb), 0);
+	mpxkit__sim_counter_init(&a, 2, 1000, 5, 777000);
+	mpxkit__sim_counter_init(&b, 5, 2000, 7, 999000);
+	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, 0, &a.page, &a.pmc), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, 1, &b.page, &b.pmc), 0);
 
 	count_from_here();
 	CU_ASSERT_EQUAL(mpxkit_source_snapshot(src, slots, 2, v, &clock0), 1);
@@ -535,8 +504,7 @@ static void test_simulated_rdpmc(void)
  */
 static void test_engine_no_syscall(void)
 {
-	sim p[4];
-	mpxkit__pmc pmc[4];
+	mpxkit__sim_counter p[4];
 	double est[4];
 
 	for (size_t C = 4; C >= 2; C -= 2) {
@@ -545,9 +513,8 @@ static void test_engine_no_syscall(void)
 		unsigned long first, later = 0;
 		CU_ASSERT_FATAL(open_source(&src, NULL, 4, 0) == 0);
 		for (int i = 0; i < 4; i++) {
-			sim_init(&p[i], (uint32_t)i + 1, 100 * i, 1, 5000);
-			pmc[i] = (mpxkit__pmc){sim_rdpmc, sim_rdtsc, &p[i]};
-			CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, i, &p[i].page, &pmc[i]),
+			mpxkit__sim_counter_init(&p[i], (uint32_t)i + 1, 100 * i, 1, 5000);
+			CU_ASSERT_EQUAL_FATAL(mpxkit__perf_simulate(src, i, &p[i].page, &p[i].pmc),
 					      0);
 		}
 		s = new_sched(src, C, 1000000000, "round-robin", "fixed");

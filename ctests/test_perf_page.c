@@ -191,41 +191,39 @@ static void test_time_scaling(void)
 	CU_ASSERT_EQUAL(s.rdtsc_calls, 0);
 }
 
+/* A page with 505 counted, rewritten to the same values during the first `writes` tries. */
+static void sim_rewritten(sim *s, unsigned writes)
+{
+	sim_init(s);
+	set_counter(s, 500, 10, 5, 48, 0);
+	s->writes_left = writes;
+	s->next_offset = s->page.offset;
+	s->next_counter = s->counter;
+}
+
 static void test_sequence_retry(void)
 {
 	sim s;
 	mpxkit__pmc pmc = sim_pmc(&s);
 	mpxkit__page_reading r;
 
-	/* The page is rewritten under the first try: the second try's values, none of the first's.
-	 */
-	sim_init(&s);
-	set_counter(&s, 500, 10, 5, 48, 0);
-	s.writes_left = 1;
-	s.next_offset = s.page.offset + 1000; /* the count went on by 1000 at the rewrite */
-	s.next_counter = s.counter + 7;
+	/* Rewritten under the first try: the second try's values, none of the first's. */
+	sim_rewritten(&s, 1);
+	s.next_offset += 1000; /* the count went on by 1000 at the rewrite */
+	s.next_counter += 7;
 	CU_ASSERT_EQUAL_FATAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.tries, 2);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, 2);
 	CU_ASSERT_EQUAL(r.value, 500 + 5 + 1000 + 7);
 
 	/* Three rewrites in a row: the fourth try holds. */
-	sim_init(&s);
-	set_counter(&s, 500, 10, 5, 48, 0);
-	s.writes_left = 3;
-	s.next_offset = s.page.offset;
-	s.next_counter = s.counter;
+	sim_rewritten(&s, 3);
 	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_COUNTER);
 	CU_ASSERT_EQUAL(r.tries, 4);
 	CU_ASSERT_EQUAL(r.value, 505);
 
-	/* A page that never holds still, or a write that never ends (odd lock): give up, bounded.
-	 */
-	sim_init(&s);
-	set_counter(&s, 500, 10, 5, 48, 0);
-	s.writes_left = 1000;
-	s.next_offset = s.page.offset;
-	s.next_counter = s.counter;
+	/* A page that never settles, or a write that never ends (odd lock): give up, bounded. */
+	sim_rewritten(&s, 1000);
 	CU_ASSERT_EQUAL(mpxkit__perf_page_read(&s.page, &pmc, 1, &r), MPXKIT__PAGE_BUSY);
 	CU_ASSERT_EQUAL(s.rdpmc_calls, MPXKIT__PAGE_TRIES);
 	sim_init(&s);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A perf_event mmap page read in user space: rdpmc under the kernel's sequence lock. */
+#include <string.h>
+
 #include "perf_page.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -118,4 +120,35 @@ int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit
 		return MPXKIT__PAGE_COUNTER;
 	}
 	return MPXKIT__PAGE_BUSY;
+}
+
+/* ---- a simulated counter (tests, benches) ------------------------------------------------ */
+
+static uint64_t sim_rdpmc(void *arg, uint32_t counter)
+{
+	(void)counter;
+	return ((const mpxkit__sim_counter *)arg)->counter;
+}
+
+static uint64_t sim_rdtsc(void *arg)
+{
+	return ((const mpxkit__sim_counter *)arg)->tsc;
+}
+
+void mpxkit__sim_counter_init(mpxkit__sim_counter *s, uint32_t index, int64_t offset,
+			      uint64_t counter, uint64_t enabled)
+{
+	memset(s, 0, sizeof *s);
+	s->page.lock = 2;
+	s->page.index = index;
+	s->page.offset = offset;
+	s->page.cap_bit0_is_deprecated = 1;
+	s->page.cap_user_rdpmc = 1;
+	s->page.cap_user_time = 1;
+	s->page.pmc_width = 48;
+	s->page.time_mult = 1;
+	s->page.time_enabled = enabled;
+	s->page.time_running = enabled;
+	s->counter = counter;
+	s->pmc = (mpxkit__pmc){sim_rdpmc, sim_rdtsc, s};
 }

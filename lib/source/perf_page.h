@@ -61,6 +61,22 @@ int mpxkit__perf_page_read(const struct perf_event_mmap_page *page, const mpxkit
 			   int want_time, mpxkit__page_reading *out);
 
 /*
+ * A simulated counter for tests and benches: a page as Linux writes it for
+ * an event on counter index - 1 of a 48-bit PMU with user rdpmc and user
+ * time at 1 ns per time stamp tick (time_mult 1, time_shift 0, time_offset
+ * 0), and instructions that return `counter` and `tsc`.  Change them, and
+ * the page, between reads.
+ */
+typedef struct mpxkit__sim_counter {
+	struct perf_event_mmap_page page;
+	uint64_t counter, tsc;
+	mpxkit__pmc pmc; /* reads this counter */
+} mpxkit__sim_counter;
+
+void mpxkit__sim_counter_init(mpxkit__sim_counter *s, uint32_t index, int64_t offset,
+			      uint64_t counter, uint64_t enabled);
+
+/*
  * Tests only, on a perf source (lib/source/perf.c).  map_software: before
  * any slot is added, map software events' pages too, so that the real
  * fallback runs here (their pages never name a counter).  simulate: slot's
