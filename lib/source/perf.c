@@ -304,7 +304,8 @@ static int open_clock(perf_source *ps)
 {
 	int fd;
 
-	ps->group = malloc(5 * sizeof *ps->group); /* nr, enabled, running, the leader's entry */
+	if (ps->group == NULL) /* nr, enabled, running, the leader's entry */
+		ps->group = malloc(5 * sizeof *ps->group);
 	if (ps->group == NULL)
 		return -MPXKIT_ENOMEM;
 	if (open_event(ps, &dummy, -1, LEADER_FORMAT, &fd, NULL) < 0)
