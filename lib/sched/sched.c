@@ -75,7 +75,7 @@ struct mpxkit_sched {
 	uint64_t ref_run;  /* and its running time */
 	uint64_t *ref_raw; /* W: the reference's count in each slice of the window */
 
-	double *out;   /* n: what push returned */
+	double *out; /* n: what push returned */
 	/*
 	 * What mpxkit_estimator_peek gave, kept until the estimator changes
 	 * (push, flush, reset): with a look-ahead of several windows (a
@@ -84,8 +84,8 @@ struct mpxkit_sched {
 	 */
 	double *peeked;
 	int peek_pending; /* its return; -1: to compute */
-	double *sum;   /* n: running sums of the estimates */
-	double *final; /* n: totals of the last run, after a stop */
+	double *sum;	  /* n: running sums of the estimates */
+	double *final;	  /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity, *scratch;
 	double total_ns;      /* closed slices, when there is no clock */
 	uint64_t run_clock;   /* the clock when the run began */
@@ -150,8 +150,8 @@ static int alloc_arrays(mpxkit_sched *s)
 	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals &&
 		       s->counts && s->closed && s->snap && s->live && s->rd && s->base_value &&
 		       s->base_time && s->base_run && s->win_val && s->win_len && s->win_obs &&
-		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked && s->scratch &&
-		       s->final && s->counted_ns && s->final_fidelity
+		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked &&
+		       s->scratch && s->final && s->counted_ns && s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }

@@ -576,7 +576,8 @@ static int snapshot_rdpmc(perf_source *ps, const size_t *slots, size_t n, uint64
 		const perf_slot *sl = &ps->slots[slots[i]];
 		mpxkit__page_reading r;
 		int want_time = !have_clock && sl->anchored; /* one slot's time: the clock's */
-		if (mpxkit__perf_page_read(sl->page, sl->pmc, want_time, &r) != MPXKIT__PAGE_COUNTER)
+		if (mpxkit__perf_page_read(sl->page, sl->pmc, want_time, &r) !=
+		    MPXKIT__PAGE_COUNTER)
 			return -1;
 		values[i] = r.value;
 		if (!have_clock && sl->anchored && r.timed) {
