@@ -711,13 +711,16 @@ static int mpxkit_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
  * PAPI_stop returns what its own read saw just before it called the stop
  * (papi.c: _papi_hwi_read into ESI->sw_stop, then the component's stop,
  * then a copy of sw_stop), and a PAPI_read of a stopped event set returns
- * sw_stop again.  When the stop replaced the windowed totals by the
- * whole-run pass's, they are read again into sw_stop through PAPI's own
- * read, which also sets c->values.  The event set is the one this thread
- * runs on the component (PAPI_start set it and PAPI_stop clears it only
- * after the component's stop).  1 when sw_stop was refreshed; 0 when the
- * event set was not found (a stop from another thread than the one that
- * started it), and PAPI_stop returns the windowed totals.
+ * sw_stop again.  That read is a fast one (MPXKIT_READ), but what PAPI_stop
+ * returns is the stop's own totals: read exactly once the counters are off
+ * (doc/component.md, "Reads"), and, with a whole-run pass, the pass's.  So
+ * the stop reads them again into sw_stop through PAPI's own read, which
+ * also sets c->values.  The event set is the one this thread runs on the
+ * component (PAPI_start set it and PAPI_stop clears it only after the
+ * component's stop).  1 when sw_stop was refreshed; 0 when the event set
+ * was not found (a stop from another thread than the one that started it:
+ * PAPI_stop then returns its own read, which from that thread never uses
+ * rdpmc, and the windowed totals).
  */
 static int refresh_stop_values(hwd_context_t *ctx, mpxkit_control *c)
 {
@@ -743,11 +746,11 @@ static int mpxkit_stop(hwd_context_t *ctx, hwd_control_state_t *ctl)
 	if (c->sched == NULL)
 		return PAPI_OK;
 	rc = papi_error(mpxkit_sched_stop(c->sched));
-	if (rc == PAPI_OK && mpxkit_sched_whole_series(c->sched, &whole) == 1)
+	if (rc == PAPI_OK)
 		refreshed = refresh_stop_values(ctx, c);
 	if (rc == PAPI_OK && dump_path[0]) {
 		/* The series follows the totals PAPI_stop returns: whole-run, or both windowed. */
-		if (refreshed)
+		if (refreshed && mpxkit_sched_whole_series(c->sched, &whole) == 1)
 			dump_whole_series(c, &whole);
 		dump_stop(c);
 	}

@@ -25,8 +25,10 @@ extern "C" {
  * rotation the observations go to an estimator (mpxkit/estimator.h) with
  * mpxkit_estimator_push, and what it returns is added to running sums, so a
  * read costs the same however long the run: sums + mpxkit_estimator_peek +
- * the rotation in progress.  With one group nothing is multiplexed: the
- * thread only reads, and the estimates are the counts.
+ * the rotation in progress, for which it reads the source about the events
+ * counting now only (mpxkit_sched_read_mode: one read(2) of the perf group,
+ * or none with rdpmc).  With one group nothing is multiplexed: the thread
+ * only reads, and the estimates are the counts.
  *
  * The whole-run pass.  An estimator whose online path reads a window but
  * which can do better over the whole run (mpxkit_estimator_has_whole_run:
@@ -111,6 +113,23 @@ size_t mpxkit_sched_counters_for(const unsigned *generic, size_t n_pmus);
  */
 int mpxkit_sched_pmu_counters(unsigned *generic, size_t cap);
 
+/*
+ * How a read takes the counts of the events counting now (the others need
+ * none: their part of the window in progress is the engine's own), from
+ * MPXKIT_READ (doc/component.md, "Reads").
+ *   FAST   at one instant, at the least cost the source allows
+ *          (mpxkit_source_snapshot): one read(2) of the perf group, or none
+ *          with rdpmc.  The default.
+ *   EXACT  each counting slot's own read(2), then the clock's: n_cur + 1
+ *          system calls at nearby instants.
+ * Both compute the same estimate from what they read; a stop always reads
+ * exactly.
+ */
+typedef enum mpxkit_sched_read_mode {
+	MPXKIT_SCHED_READ_FAST = 0,
+	MPXKIT_SCHED_READ_EXACT = 1,
+} mpxkit_sched_read_mode;
+
 /* Settings: what MPXKIT_COUNTERS, MPXKIT_SLICE_US, ... say.  Plain data, no ownership. */
 typedef struct mpxkit_sched_config {
 	size_t counters;		    /* C, in [1, 64]; 0: mpxkit_sched_default_counters() */
@@ -125,19 +144,23 @@ typedef struct mpxkit_sched_config {
 	 * NAME:KEY=VALUE... or a group file; "": round-robin.
 	 */
 	char schedule[MPXKIT_SCHED_PATH_MAX];
+	mpxkit_sched_read_mode
+	    read; /* how mpxkit_sched_read reads: FAST unless MPXKIT_READ=exact */
 } mpxkit_sched_config;
 
 /*
  * The defaults: C from the source, 10 ms slices, fixed, no model, no replay,
- * MPXKIT_SCHED_DEFAULT_WHOLE_MAX rotations kept for a whole-run pass.
+ * MPXKIT_SCHED_DEFAULT_WHOLE_MAX rotations kept for a whole-run pass, fast
+ * reads.
  */
 void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
 
 /*
  * Sets one setting by its environment name: "MPXKIT_COUNTERS",
  * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY",
- * "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000) or
- * "MPXKIT_SCHEDULE" (a schedule, checked, or a group file, read).  A
+ * "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000),
+ * "MPXKIT_SCHEDULE" (a schedule, checked, or a group file, read) or
+ * "MPXKIT_READ" ("fast" or "exact").  A
  * bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
  * estimator) and one line in diag naming the setting; cfg is then unchanged.
  * Whether the reference event exists is known only to a source:
@@ -239,9 +262,14 @@ int mpxkit_sched_reset(mpxkit_sched *s);
  * group has not held a counter yet has fidelity 0 exactly and estimate 0:
  * not counted, which callers should say rather than show a 0.  Returns the
  * number of rotations completed, or a negative code when the rotation thread
- * hit an error.
+ * hit an error.  It reads as the settings' read mode says; a stopped
+ * scheduler returns the stop's totals, which were read exactly.
  */
 int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity);
+
+/* As mpxkit_sched_read, in the mode given: to compare the two on one run. */
+int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *est,
+			 double *fidelity);
 
 #ifdef __cplusplus
 }

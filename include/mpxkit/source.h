@@ -156,6 +156,39 @@ int mpxkit_source_reset(mpxkit_source *s, int slot);
 int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap);
 
 /*
+ * Reads the listed slots, each on its own (perf: one read(2) each), into
+ * counts[slots[i]]: its count and its own enabled and running times.  Slots
+ * not listed are left alone in counts, which is n_slots long.  Kinds that
+ * cannot read a part read every slot.  0, or a negative code.
+ */
+int mpxkit_source_read_slots(mpxkit_source *s, const size_t *slots, size_t n,
+			     mpxkit_source_count *counts);
+
+/*
+ * The counts of the listed slots, values[i] for slots[i], and the clock
+ * (mpxkit_source_clock) in *clock_ns, all as at one instant, at the least
+ * cost this source allows; clock_ns NULL when the clock is not wanted.  No
+ * times per slot: mpxkit_source_read_slots gives those.  Returns how many
+ * system calls it made, or a negative code; -MPXKIT_ENOSUPP for a kind
+ * without it (replay) or a perf source without its clock.
+ *
+ * perf: every slot is a member of the clock's group (doc/component.md,
+ * "Reads"), so one read(2) of the group gives them all and the clock: 1.
+ * With clock_ns NULL and one slot, that slot's own read(2): 1.  A slot the
+ * kernel would not take into the group costs one more read(2).  0, where a
+ * PMU lets user space read its counters: when the source counts the thread
+ * that opened it (pid 0, no inherit), the caller is that thread, and every
+ * listed slot is a hardware event on a counter now, each is read with rdpmc
+ * through its mmap page under the kernel's sequence lock, and the clock is
+ * carried from a slot's enabled time: its offset to the clock is taken at a
+ * group read, bracketed by the slot's enabled time just before and after
+ * it, and holds while the slot stays enabled.  Otherwise (a slot off its
+ * counter, index 0 on its page; no anchor yet) it reads the group.
+ */
+int mpxkit_source_snapshot(mpxkit_source *s, const size_t *slots, size_t n, uint64_t *values,
+			   uint64_t *clock_ns);
+
+/*
  * 1 when the slots can count together, 0 when not: what a schedule asks
  * before it puts events in one slice (mpxkit/schedule.h).  A replay and the
  * kernel's software events count any set.  For hardware events the perf

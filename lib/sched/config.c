@@ -151,6 +151,13 @@ int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const cha
 	}
 	if (strcmp(key, "MPXKIT_SCHEDULE") == 0)
 		return set_schedule(cfg, value, diag);
+	if (strcmp(key, "MPXKIT_READ") == 0) {
+		if (strcmp(value, "fast") != 0 && strcmp(value, "exact") != 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_READ=%s: not 'fast' or 'exact'", value);
+		cfg->read = value[0] == 'f' ? MPXKIT_SCHED_READ_FAST : MPXKIT_SCHED_READ_EXACT;
+		return 0;
+	}
 	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
 }
 
@@ -171,9 +178,10 @@ int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag)
 
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 {
-	static const char *const keys[] = {"MPXKIT_COUNTERS", "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
-					   "MPXKIT_MODEL",    "MPXKIT_REPLAY",	 "MPXKIT_REFERENCE",
-					   "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE"};
+	static const char *const keys[] = {
+	    "MPXKIT_COUNTERS",	"MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
+	    "MPXKIT_MODEL",	"MPXKIT_REPLAY",   "MPXKIT_REFERENCE",
+	    "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE", "MPXKIT_READ"};
 
 	if (cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");

@@ -31,6 +31,7 @@ struct mpxkit_sched {
 	int has_clock; /* real time measured by mpxkit_source_clock, gaps between slices included */
 	char estimator[64];
 	char schedule[MPXKIT_SCHED_PATH_MAX];
+	mpxkit_sched_read_mode read_mode; /* what mpxkit_sched_read does */
 
 	/* Everything below is shared with the rotation thread and guarded by lock. */
 	pthread_mutex_t lock;
@@ -53,8 +54,14 @@ struct mpxkit_sched {
 	unsigned char *fresh;	     /* n: enabled at this boundary, after the last read */
 	uint64_t *vals;		     /* C: the closed slice's counts, for the schedule */
 	mpxkit_source_count *counts; /* n_slots: the last read */
-	uint64_t *base_value;	     /* n: each slot's count when its slice began */
-	uint64_t *base_time;	     /* n: each slot's enabled time when its slice began */
+	size_t *closed;		     /* C + 1: the slots a boundary reads, the reference's last */
+	/* A read's own (the application thread's): the set counting now, at the read. */
+	uint64_t *snap;		 /* C: mpxkit_source_snapshot's values, in the order of cur */
+	uint64_t *live;		 /* n: each counting event's count at the read */
+	mpxkit_source_count *rd; /* n_slots: an exact read's counts */
+	uint64_t *base_value;	 /* n: each slot's count when its slice began */
+	uint64_t *base_time;	 /* n: each slot's enabled time when its slice began */
+	uint64_t *base_run;	 /* n: each slot's running time when its slice began */
 
 	/* The window in progress: slice j of W. */
 	size_t j;
@@ -65,11 +72,20 @@ struct mpxkit_sched {
 	double win_ns;	   /* the closed slices' time, ns */
 	double *last_rate; /* n: count per ns of e's last counted slice, for reads */
 	uint64_t ref_base; /* the reference's count when the slice in progress began */
+	uint64_t ref_run;  /* and its running time */
 	uint64_t *ref_raw; /* W: the reference's count in each slice of the window */
 
-	double *out;   /* n: what push returned */
-	double *sum;   /* n: running sums of the estimates */
-	double *final; /* n: totals of the last run, after a stop */
+	double *out; /* n: what push returned */
+	/*
+	 * What mpxkit_estimator_peek gave, kept until the estimator changes
+	 * (push, flush, reset): with a look-ahead of several windows (a
+	 * schedule's gap) it costs more than the rest of a read, and it is the
+	 * same for every read of a window.
+	 */
+	double *peeked;
+	int peek_pending; /* its return; -1: to compute */
+	double *sum;	  /* n: running sums of the estimates */
+	double *final;	  /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity, *scratch;
 	double total_ns;      /* closed slices, when there is no clock */
 	uint64_t run_clock;   /* the clock when the run began */
@@ -111,8 +127,13 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->fresh = calloc(n, 1);
 	s->vals = calloc(C, sizeof *s->vals);
 	s->counts = calloc(s->n_slots, sizeof *s->counts);
+	s->closed = calloc(C + 1, sizeof *s->closed);
+	s->snap = calloc(C, sizeof *s->snap);
+	s->live = calloc(n, sizeof *s->live);
+	s->rd = calloc(s->n_slots, sizeof *s->rd);
 	s->base_value = calloc(n, sizeof *s->base_value);
 	s->base_time = calloc(n, sizeof *s->base_time);
+	s->base_run = calloc(n, sizeof *s->base_run);
 	s->win_val = calloc(W * n, sizeof *s->win_val);
 	s->win_len = calloc(W, sizeof *s->win_len);
 	s->win_obs = calloc(n, sizeof *s->win_obs);
@@ -121,14 +142,16 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->ref_raw = calloc(W, sizeof *s->ref_raw);
 	s->out = calloc(n, sizeof *s->out);
 	s->sum = calloc(n, sizeof *s->sum);
+	s->peeked = calloc(n, sizeof *s->peeked);
 	s->scratch = calloc(n, sizeof *s->scratch);
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals && s->counts &&
-		       s->base_value && s->base_time && s->win_val && s->win_len && s->win_obs &&
-		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->scratch &&
-		       s->final && s->counted_ns && s->final_fidelity
+	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals &&
+		       s->counts && s->closed && s->snap && s->live && s->rd && s->base_value &&
+		       s->base_time && s->base_run && s->win_val && s->win_len && s->win_obs &&
+		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked &&
+		       s->scratch && s->final && s->counted_ns && s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }
@@ -143,8 +166,13 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->fresh);
 	free(s->vals);
 	free(s->counts);
+	free(s->closed);
+	free(s->snap);
+	free(s->live);
+	free(s->rd);
 	free(s->base_value);
 	free(s->base_time);
+	free(s->base_run);
 	free(s->win_val);
 	free(s->win_len);
 	free(s->win_obs);
@@ -153,6 +181,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->ref_raw);
 	free(s->out);
 	free(s->sum);
+	free(s->peeked);
 	free(s->scratch);
 	free(s->final);
 	free(s->counted_ns);
@@ -253,6 +282,7 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	if (s == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 	s->wake_fd = -1;
+	s->peek_pending = -1;
 	s->src = src;
 	s->n = mpxkit_source_n_slots(src);
 	s->n_slots = s->n;
@@ -297,6 +327,7 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 		goto fail;
 	snprintf(s->estimator, sizeof s->estimator, "%s", mpxkit_estimator_info_of(s->est)->name);
 	s->whole_max = cfg->whole_max;
+	s->read_mode = cfg->read;
 	s->whole = s->whole_max > 0 && mpxkit_estimator_has_whole_run(s->est);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0) {
@@ -394,6 +425,23 @@ static int read_counts(mpxkit_sched *s)
 }
 
 /*
+ * A boundary's read (step 3 of doc/component.md's boundary): the slots of
+ * the slice that just closed, each with its own enabled time for step 4,
+ * and the reference.  No other slot's count moved since it was last read:
+ * an event counts only in the slices it belongs to, and every slice ends
+ * with this read of its events, after their disable.
+ */
+static int read_closed(mpxkit_sched *s)
+{
+	size_t k = s->n_cur;
+
+	memcpy(s->closed, s->cur, k * sizeof *s->closed);
+	if (s->has_ref)
+		s->closed[k++] = s->n;
+	return mpxkit_source_read_slots(s->src, s->closed, k, s->counts);
+}
+
+/*
  * Where each slot's next slice starts: its count at this read, except for a
  * slot enabled at this boundary, whose count stood still from the read that
  * followed its disable until the enable and has run since, so its base stays
@@ -409,6 +457,7 @@ static void rebase_after_switch(mpxkit_sched *s)
 		}
 		s->base_value[e] = s->counts[e].value;
 		s->base_time[e] = s->counts[e].time_enabled;
+		s->base_run[e] = s->counts[e].time_running;
 	}
 }
 
@@ -418,14 +467,14 @@ static uint64_t scaled(uint64_t count, double f)
 	return v >= 18446744073709551615.0 ? UINT64_MAX - 1 : (uint64_t)v;
 }
 
-/* Time of the slice in progress: the clock's, else its first slot's enabled time. */
-static uint64_t live_time(const mpxkit_sched *s, uint64_t now)
+/* Time of the slice in progress: the clock's, else its first slot's enabled time in c. */
+static uint64_t live_time(const mpxkit_sched *s, uint64_t now, const mpxkit_source_count *c)
 {
 	if (s->has_clock)
 		return now - s->slice_clock;
 	if (s->n_cur == 0)
 		return 0;
-	return s->counts[s->cur[0]].time_enabled - s->base_time[s->cur[0]];
+	return c[s->cur[0]].time_enabled - s->base_time[s->cur[0]];
 }
 
 static void add_to(double *sum, const double *v, size_t n)
@@ -527,6 +576,7 @@ static int end_window(mpxkit_sched *s)
 	int rc;
 
 	keep_window(s);
+	s->peek_pending = -1;
 	rc = mpxkit_estimator_push(s->est, &rot, s->out);
 	if (rc < 0)
 		return rc;
@@ -553,23 +603,25 @@ static int rotate(mpxkit_sched *s)
 	s->n_nxt = mpxkit_schedule_next(s->sch, s->nxt);
 	rc = switch_set(s, &now);
 	if (rc == 0)
-		rc = read_counts(s);
+		rc = read_closed(s);
 	if (rc < 0)
 		return rc;
-	len_ns = live_time(s, now);
+	len_ns = live_time(s, now, s->counts);
 	len = s->is_virtual ? 1.0 : (double)len_ns / (double)s->slice_ns;
 	for (size_t i = 0; i < s->n_cur; i++) {
 		size_t e = s->cur[i];
 		uint64_t v = s->counts[e].value - s->base_value[e];
-		uint64_t en = s->counts[e].time_enabled - s->base_time[e];
+		uint64_t run = s->counts[e].time_running - s->base_run[e];
 		/*
 		 * The switch is not instantaneous: a rotation thread preempted
 		 * between the clock and an enable leaves the event off for part
-		 * of its slice.  Its count is scaled to the slice by its own
-		 * enabled time, as perf scales by time enabled over running.
+		 * of its slice, and an event enabled may wait to be put on (a
+		 * PMU that cannot hold the set; lib/source/perf.c, "The kick").
+		 * Its count is scaled to the slice by the time it counted, its
+		 * own running time, as perf scales by time enabled over running.
 		 */
-		if (!s->is_virtual && en > 0 && len_ns > 0 && en != len_ns)
-			v = scaled(v, (double)len_ns / (double)en);
+		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+			v = scaled(v, (double)len_ns / (double)run);
 		s->vals[i] = v;
 		s->win_val[s->j * s->n + e] = v;
 		s->win_obs[e] += v;
@@ -582,9 +634,22 @@ static int rotate(mpxkit_sched *s)
 	s->win_ns += (double)len_ns;
 	s->total_ns += (double)len_ns;
 	if (s->has_ref) {
-		/* From the last boundary's read to this one's: the span the slice was counted. */
-		s->ref_raw[s->j] = s->counts[s->n].value - s->ref_base;
-		s->ref_base = s->counts[s->n].value;
+		/*
+		 * From the last boundary's read to this one's: the span the slice
+		 * was counted, scaled to the slice by the time it took, as the
+		 * events' counts are.  A rotation thread preempted between the
+		 * clock and the reads of a boundary shortens that span: the
+		 * events enabled late are scaled up for it, and so must the
+		 * reference be, or ref-rate's count per reference unit grows by
+		 * the slice over the span (2x seen under load).
+		 */
+		const mpxkit_source_count *r = &s->counts[s->n];
+		uint64_t v = r->value - s->ref_base, run = r->time_running - s->ref_run;
+		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+			v = scaled(v, (double)len_ns / (double)run);
+		s->ref_raw[s->j] = v;
+		s->ref_base = r->value;
+		s->ref_run = r->time_running;
 	}
 	mpxkit_schedule_observe(s->sch, s->cur, s->n_cur, s->vals, len);
 	rebase_after_switch(s);
@@ -600,6 +665,7 @@ static int rotate(mpxkit_sched *s)
 /* Pushes what the estimator still holds into the sums, in window order. */
 static void flush_estimator(mpxkit_sched *s)
 {
+	s->peek_pending = -1;
 	while (mpxkit_estimator_flush(s->est, s->out) == 1)
 		take_estimates(s);
 }
@@ -633,23 +699,24 @@ static void whole_pass(mpxkit_sched *s)
 }
 
 /*
- * The window in progress, by time scaling (real-time sources only); the
- * counts must have just been read, and elapsed is the window's time so far.
- * Each event's count over its counted time in this window, live slice
- * included, times elapsed; an event not yet counted in it takes the rate of
- * its last counted slice.  Adds the live slice to counted.
+ * The window in progress, by time scaling (real-time sources only), from a
+ * read of the set counting now (s->live, taken live ns into its slice);
+ * elapsed is the window's time so far.  Each event's count over its counted
+ * time in this window, live slice included, times elapsed; an event not yet
+ * counted in it takes the rate of its last counted slice.  Adds the live
+ * slice to counted, unless it is NULL.  The events not counting now need no
+ * read: their counts in this window are the engine's.
  */
-static void tail_estimate(const mpxkit_sched *s, uint64_t now, double elapsed, double *tail,
+static void tail_estimate(const mpxkit_sched *s, double live, double elapsed, double *tail,
 			  double *counted)
 {
-	double live = (double)live_time(s, now);
-
 	for (size_t e = 0; e < s->n; e++) {
 		double count = (double)s->win_obs[e], t = s->win_t[e];
 		if (s->on[e]) {
-			count += (double)(s->counts[e].value - s->base_value[e]);
+			count += (double)(s->live[e] - s->base_value[e]);
 			t += live;
-			counted[e] += live;
+			if (counted)
+				counted[e] += live;
 		}
 		/* Every event counts all the time: its count is the truth, not to be scaled. */
 		if (s->all_on)
@@ -795,7 +862,9 @@ static int begin_run(mpxkit_sched *s)
 	if (rc < 0)
 		return rc;
 	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
+	s->ref_run = s->has_ref ? s->counts[s->n].time_running : 0;
 	mpxkit_estimator_reset(s->est);
+	s->peek_pending = -1;
 	mpxkit_schedule_reset(s->sch);
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
@@ -875,30 +944,82 @@ static void wait_served(mpxkit_sched *s)
 		pthread_cond_wait(&s->served, &s->lock);
 }
 
-/* The totals now (lock held, running): sums, what the estimator holds, the window in progress. */
-static void current_totals(mpxkit_sched *s, double *est, double *fidelity)
+/*
+ * The exact read: each counting slot's own read(2), then the clock (what
+ * every read did before issue 17, less the slots not counting).
+ */
+static int read_live_exact(mpxkit_sched *s, uint64_t *now)
+{
+	int rc = mpxkit_source_read_slots(s->src, s->cur, s->n_cur, s->rd);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < s->n_cur; i++)
+		s->live[s->cur[i]] = s->rd[s->cur[i]].value;
+	*now = s->slice_clock;
+	if (s->has_clock && mpxkit_source_clock(s->src, now) < 0)
+		*now = s->slice_clock;
+	return 0;
+}
+
+/*
+ * The fast read: the counting slots and the clock at one instant, in one
+ * read(2) of the group or with rdpmc (mpxkit_source_snapshot); the clock
+ * only where the estimate needs it (multiplexed, or a fidelity asked for).
+ * -MPXKIT_ENOSUPP where the source cannot (no clock): the exact read then.
+ */
+static int read_live_fast(mpxkit_sched *s, int need_clock, uint64_t *now)
+{
+	int rc;
+
+	if (!s->has_clock)
+		return -MPXKIT_ENOSUPP;
+	*now = s->slice_clock;
+	if (s->n_cur == 0 && !need_clock)
+		return 0;
+	rc = mpxkit_source_snapshot(s->src, s->cur, s->n_cur, s->snap, need_clock ? now : NULL);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < s->n_cur; i++)
+		s->live[s->cur[i]] = s->snap[i];
+	return 0;
+}
+
+/*
+ * The totals now (lock held): sums, what the estimator holds, the window in
+ * progress from a read of the set counting now, taken as mode says.
+ */
+static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
+			   mpxkit_sched_read_mode mode)
 {
 	double total = s->total_ns;
-	int pending;
+	int pending, rc = -MPXKIT_ENOSUPP;
+	uint64_t now = 0;
 
 	memcpy(est, s->sum, s->n * sizeof *est);
-	memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
-	pending = mpxkit_estimator_peek(s->est, s->out);
+	if (fidelity)
+		memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
+	if (s->peek_pending < 0)
+		s->peek_pending = mpxkit_estimator_peek(s->est, s->peeked);
+	pending = s->peek_pending;
 	if (pending > 0)
-		add_to(est, s->out, s->n);
-	if (!s->is_virtual && read_counts(s) == 0) {
-		uint64_t now = 0;
-		double elapsed;
-		if (s->has_clock && mpxkit_source_clock(s->src, &now) < 0)
-			now = s->slice_clock;
-		elapsed = s->win_ns + (double)live_time(s, now);
-		total += (double)live_time(s, now);
+		add_to(est, s->peeked, s->n);
+	if (s->is_virtual)
+		goto out;
+	if (mode == MPXKIT_SCHED_READ_FAST)
+		rc = read_live_fast(s, !s->all_on || fidelity != NULL, &now);
+	if (rc == -MPXKIT_ENOSUPP)
+		rc = read_live_exact(s, &now);
+	if (rc == 0) {
+		double live = (double)live_time(s, now, s->rd), elapsed = s->win_ns + live;
+		total += live;
 		if (s->has_clock) {
 			elapsed = (double)(now - s->win_clock);
 			total = (double)(now - s->run_clock);
 		}
-		tail_estimate(s, now, elapsed, est, s->scratch);
+		tail_estimate(s, live, elapsed, est, fidelity ? s->scratch : NULL);
 	}
+out:
 	if (fidelity)
 		fidelity_of(s, s->scratch, total, fidelity);
 }
@@ -932,7 +1053,7 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 	flush_estimator(s);
 	whole_pass(s); /* after the flush: the series callback has had every windowed rotation */
-	current_totals(s, s->final, s->final_fidelity);
+	current_totals(s, s->final, s->final_fidelity, MPXKIT_SCHED_READ_EXACT);
 	s->running = 0;
 	if (s->error < 0)
 		rc = s->error;
@@ -962,9 +1083,16 @@ int mpxkit_sched_reset(mpxkit_sched *s)
 
 int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity)
 {
+	return s ? mpxkit_sched_read_as(s, s->read_mode, est, fidelity) : -MPXKIT_EINVAL;
+}
+
+int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *est,
+			 double *fidelity)
+{
 	int rc;
 
-	if (s == NULL || est == NULL)
+	if (s == NULL || est == NULL ||
+	    (mode != MPXKIT_SCHED_READ_FAST && mode != MPXKIT_SCHED_READ_EXACT))
 		return -MPXKIT_EINVAL;
 	if (!s->running) {
 		memcpy(est, s->final, s->n * sizeof *est);
@@ -974,7 +1102,7 @@ int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity)
 	}
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
-	current_totals(s, est, fidelity);
+	current_totals(s, est, fidelity, mode);
 	rc = s->error < 0 ? s->error : (int)s->rotations;
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The "perf" counter source: one perf_event_open(2) descriptor per slot. */
+/* The "perf" counter source: one perf_event_open(2) descriptor per slot, grouped under its clock.
+ */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <linux/perf_event.h>
 
+#include "perf_page.h"
 #include "source_impl.h"
 
 /*
@@ -63,9 +67,50 @@ static const perf_event_def perf_events[] = {
 #define N_PERF_EVENTS (sizeof perf_events / sizeof perf_events[0])
 #define PMU_PREFIX    "perf::"
 
+/*
+ * How the slots are opened (doc/component.md, "Reads"): the clock, an
+ * always-on dummy event, is the leader of one perf group, and every slot is
+ * a member of it, opened disabled.  The scheduler enables and disables
+ * members one by one (a disabled member takes no counter), so the group
+ * holds the counted set of every slice, whatever the schedule, and one
+ * read(2) of the leader (PERF_FORMAT_GROUP) gives the clock and every
+ * member's count at one instant.  A slot the kernel refuses as a member is
+ * opened on its own and read on its own.  Members read one by one
+ * (mpxkit_source_read) give their own enabled and running times, which the
+ * scheduler's slice boundaries need.
+ *
+ * The kick.  Enabling a member while its task runs puts it on at once only
+ * when the member belongs to the PMU of the group's leader: Linux 6.x
+ * reschedules the enabled event's own PMU context (ctx_resched), and a
+ * software group lives in its leader's.  TASK-CLOCK and CPU-CLOCK have PMUs
+ * of their own, so in the dummy's group they would wait, enabled but not
+ * running, for the task's next context switch (seen here: 8 % to 91 % of a
+ * slice lost, ctests/test_fastread "a clock member runs once enabled").  So
+ * such a member's enable is followed by the enable and disable of a spare
+ * dummy member, the kicker, whose PMU is the leader's: that reschedules the
+ * group with the new member in it.
+ */
+#define MEMBER_FORMAT (PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING)
+#define LEADER_FORMAT (MEMBER_FORMAT | PERF_FORMAT_GROUP | PERF_FORMAT_ID)
+#define ANCHORS_MAX   64 /* slots anchored by one read: the scheduler's C at most */
+
 typedef struct perf_slot {
 	int fd;
-	int def; /* index into perf_events */
+	int def;     /* index into perf_events */
+	size_t gpos; /* its entry in a group read (1, 2, ...); 0: opened on its own */
+	uint64_t id; /* the kernel's id, which a group read gives with the count */
+	/*
+	 * rdpmc: the mmap page of a hardware event counted for the thread that
+	 * opened it (NULL otherwise), how to read it, and the slot's anchor: the
+	 * clock minus the slot's enabled time, which stays constant while the
+	 * slot stays enabled (both grow with the target's context time).
+	 */
+	struct perf_event_mmap_page *page;
+	const mpxkit__pmc *pmc;
+	int anchored;
+	int64_t anchor;
+	uint64_t anchor_err; /* ns: half the span the anchor was taken in */
+	int simulated;	     /* tests: a page that mmap did not give */
 } perf_slot;
 
 typedef struct perf_source {
@@ -74,7 +119,13 @@ typedef struct perf_source {
 	perf_slot *slots;
 	size_t cap;
 	int probed;
-	int clock_fd; /* the always-on dummy event of mpxkit_source_clock, or -1 */
+	int clock_fd;	  /* the always-on dummy event: the clock and the group's leader; or -1 */
+	uint64_t *group;  /* a group read: nr, enabled, running, then (value, id) per entry */
+	size_t n_members; /* the group's members besides the leader, the kicker included */
+	int kick_fd;	  /* the kicker (see "The kick"), or -1 */
+	int self; /* counts the opening thread alone (pid 0, no inherit): rdpmc may read it */
+	pthread_t owner;  /* that thread, once a slot is added */
+	int map_software; /* tests: map software events' pages too (they are never on a counter) */
 	size_t n_avail;
 	int avail[N_PERF_EVENTS]; /* indexes of the events that opened when probed */
 } perf_source;
@@ -136,7 +187,8 @@ static int open_error(const perf_event_def *d, int kernel, mpxkit_diag *diag)
 	}
 }
 
-static int open_event(const perf_source *ps, const perf_event_def *d, int *fd, mpxkit_diag *diag)
+static int open_event(const perf_source *ps, const perf_event_def *d, int group_fd,
+		      uint64_t read_format, int *fd, mpxkit_diag *diag)
 {
 	struct perf_event_attr attr;
 	long rc;
@@ -149,9 +201,9 @@ static int open_event(const perf_source *ps, const perf_event_def *d, int *fd, m
 	attr.inherit = ps->target.inherit != 0;
 	attr.exclude_kernel = ps->target.kernel == 0;
 	attr.exclude_hv = 1;
-	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	attr.read_format = read_format;
 
-	rc = syscall(SYS_perf_event_open, &attr, ps->target.pid, ps->target.cpu, -1,
+	rc = syscall(SYS_perf_event_open, &attr, ps->target.pid, ps->target.cpu, group_fd,
 		     PERF_FLAG_FD_CLOEXEC);
 	if (rc < 0)
 		return open_error(d, ps->target.kernel, diag);
@@ -214,8 +266,8 @@ static void probe(perf_source *ps)
 {
 	ps->n_avail = 0;
 	for (size_t i = 0; i < N_PERF_EVENTS; i++) {
-		int fd;
-		if (open_event(ps, &perf_events[i], &fd, NULL) == 0) {
+		int fd = -1;
+		if (open_event(ps, &perf_events[i], -1, MEMBER_FORMAT, &fd, NULL) == 0) {
 			close(fd);
 			ps->avail[ps->n_avail++] = (int)i;
 		}
@@ -239,13 +291,113 @@ static int perf_list(mpxkit_source *s, size_t i, mpxkit_source_event *out)
 	return 0;
 }
 
-static int open_clock(perf_source *ps);
+/*
+ * The clock: a dummy event counts nothing, but its enabled time runs as the
+ * slots' would, gaps included.  It stays enabled, and it leads the slots'
+ * group, so it is opened before the first slot: pid 0 then means the same
+ * thread for both.
+ */
+static const perf_event_def dummy = {
+    "perf::DUMMY", "PERF_COUNT_SW_DUMMY", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "", ""};
+
+static int open_clock(perf_source *ps)
+{
+	int fd;
+
+	if (ps->group == NULL) /* nr, enabled, running, the leader's entry */
+		ps->group = malloc(5 * sizeof *ps->group);
+	if (ps->group == NULL)
+		return -MPXKIT_ENOMEM;
+	if (open_event(ps, &dummy, -1, LEADER_FORMAT, &fd, NULL) < 0)
+		return -MPXKIT_ENOSUPP;
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+		close(fd);
+		return -MPXKIT_ENOSUPP;
+	}
+	ps->clock_fd = fd;
+	return 0;
+}
+
+/* Events whose PMU is not the dummy's: TASK-CLOCK and CPU-CLOCK (see "The kick"). */
+static int needs_kick(const perf_event_def *d)
+{
+	return d->type == PERF_TYPE_SOFTWARE &&
+	       (d->config == PERF_COUNT_SW_TASK_CLOCK || d->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* Makes the group read's buffer hold one more member; 0 or -1. */
+static int grow_group(perf_source *ps)
+{
+	size_t entries = ps->n_members + 2; /* the leader, the members, one more */
+	uint64_t *group = realloc(ps->group, (3 + 2 * entries) * sizeof *group);
+
+	if (group == NULL)
+		return -1;
+	ps->group = group;
+	return 0;
+}
+
+/* Opens e as a member of the clock's group: 0, or -1 when the kernel or memory refuses. */
+static int join_group(perf_source *ps, const perf_event_def *d, int *fd, uint64_t *id)
+{
+	if (ps->clock_fd < 0 || open_event(ps, d, ps->clock_fd, MEMBER_FORMAT, fd, NULL) < 0)
+		return -1;
+	if (grow_group(ps) < 0 || ioctl(*fd, PERF_EVENT_IOC_ID, id) != 0) {
+		close(*fd);
+		return -1;
+	}
+	ps->n_members++;
+	return 0;
+}
+
+/*
+ * Opens the slot's event as a member of the clock's group, else on its own
+ * (a PMU that refuses the group, or no clock); the error is the latter's.
+ * A member that needs the kick brings the kicker with it, or goes on its own.
+ */
+static int open_slot(perf_source *ps, perf_slot *sl, mpxkit_diag *diag)
+{
+	const perf_event_def *d = &perf_events[sl->def];
+	uint64_t kick_id;
+
+	sl->gpos = 0;
+	if (needs_kick(d) && ps->kick_fd < 0 && join_group(ps, &dummy, &ps->kick_fd, &kick_id) < 0)
+		ps->kick_fd = -1;
+	if ((!needs_kick(d) || ps->kick_fd >= 0) && join_group(ps, d, &sl->fd, &sl->id) == 0) {
+		sl->gpos = ps->n_members;
+		return 0;
+	}
+	return open_event(ps, d, -1, MEMBER_FORMAT, &sl->fd, diag);
+}
+
+/*
+ * rdpmc needs the event's mmap page, a counter the reading thread's CPU
+ * holds, and that thread to be the one counted: a hardware event of a
+ * source that counts its opening thread alone (the kernel refuses to map an
+ * inherited event).  Without a page the slot is read by read(2).
+ */
+static void map_page(perf_source *ps, perf_slot *sl)
+{
+	long size = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	sl->page = NULL;
+	sl->pmc = mpxkit__pmc_native();
+	sl->anchored = 0;
+	if (!ps->self || sl->pmc == NULL || size <= 0 ||
+	    (perf_events[sl->def].type != PERF_TYPE_HARDWARE && !ps->map_software))
+		return;
+	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, sl->fd, 0);
+	if (p != MAP_FAILED)
+		sl->page = p;
+}
 
 static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 {
 	perf_source *ps = as_perf(s);
 	int def = find_event(name, diag);
-	int fd, rc;
+	perf_slot *sl;
+	int rc;
 
 	if (def < 0)
 		return def;
@@ -258,13 +410,19 @@ static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 		ps->slots = slots;
 		ps->cap = cap;
 	}
-	rc = open_event(ps, &perf_events[def], &fd, diag);
+	if (s->n_slots == 0 && ps->clock_fd < 0) {
+		/* Without it the scheduler falls back on the slots' own times, and reads them one
+		 * by one. */
+		open_clock(ps);
+		ps->owner = pthread_self();
+	}
+	sl = &ps->slots[s->n_slots];
+	memset(sl, 0, sizeof *sl);
+	sl->def = def;
+	rc = open_slot(ps, sl, diag);
 	if (rc < 0)
 		return rc;
-	ps->slots[s->n_slots].fd = fd;
-	ps->slots[s->n_slots].def = def;
-	if (s->n_slots == 0)
-		open_clock(ps); /* without it the scheduler falls back on the slots' own times */
+	map_page(ps, sl);
 	return (int)s->n_slots++;
 }
 
@@ -273,16 +431,30 @@ static const char *perf_slot_name(const mpxkit_source *s, int slot)
 	return perf_events[as_perf_const(s)->slots[slot].def].name;
 }
 
-/* One ioctl on one slot or on each; the first failure wins but every slot is tried. */
+/*
+ * One ioctl on one slot or on each; the first failure wins but every slot is
+ * tried.  A slot enabled or disabled loses its anchor: its enabled time
+ * stops or starts while the clock runs on.
+ */
 static int slots_ioctl(perf_source *ps, int slot, unsigned long request)
 {
 	size_t first = slot == MPXKIT_SOURCE_ALL ? 0 : (size_t)slot;
 	size_t end = slot == MPXKIT_SOURCE_ALL ? ps->base.n_slots : first + 1;
 	int rc = 0;
 
-	for (size_t i = first; i < end; i++)
-		if (ioctl(ps->slots[i].fd, request, 0) != 0 && rc == 0)
+	for (size_t i = first; i < end; i++) {
+		perf_slot *sl = &ps->slots[i];
+		if (request != PERF_EVENT_IOC_RESET)
+			sl->anchored = 0;
+		if (ioctl(sl->fd, request, 0) != 0 && rc == 0)
 			rc = mpxkit_fail_sys(NULL, "ioctl");
+		if (request == PERF_EVENT_IOC_ENABLE && sl->gpos != 0 &&
+		    needs_kick(&perf_events[sl->def]) &&
+		    (ioctl(ps->kick_fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
+		     ioctl(ps->kick_fd, PERF_EVENT_IOC_DISABLE, 0) != 0) &&
+		    rc == 0)
+			rc = mpxkit_fail_sys(NULL, "ioctl");
+	}
 	return rc;
 }
 
@@ -301,66 +473,221 @@ static int perf_reset(mpxkit_source *s, int slot)
 	return slots_ioctl(as_perf(s), slot, PERF_EVENT_IOC_RESET);
 }
 
+/* One slot's own read(2): its count, enabled and running times. */
+static int read_one(const perf_slot *sl, mpxkit_source_count *c)
+{
+	uint64_t buf[3]; /* value, time_enabled, time_running: MEMBER_FORMAT */
+	ssize_t n = read(sl->fd, buf, sizeof buf);
+
+	if (n < 0)
+		return mpxkit_fail_sys(NULL, "read");
+	if ((size_t)n != sizeof buf)
+		return -MPXKIT_EIO;
+	c->value = buf[0];
+	c->time_enabled = buf[1];
+	c->time_running = buf[2];
+	return 0;
+}
+
 static int perf_read(mpxkit_source *s, mpxkit_source_count *counts)
 {
 	perf_source *ps = as_perf(s);
 
 	for (size_t i = 0; i < s->n_slots; i++) {
-		uint64_t buf[3]; /* value, time_enabled, time_running: our read_format */
-		ssize_t n = read(ps->slots[i].fd, buf, sizeof buf);
-		if (n < 0)
-			return mpxkit_fail_sys(NULL, "read");
-		if ((size_t)n != sizeof buf)
-			return -MPXKIT_EIO;
-		counts[i].value = buf[0];
-		counts[i].time_enabled = buf[1];
-		counts[i].time_running = buf[2];
+		int rc = read_one(&ps->slots[i], &counts[i]);
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
 
-/*
- * The clock: a dummy event counts nothing, but its enabled time runs as the
- * slots' would, gaps included.  It is opened with the first slot, so that
- * pid 0 means the same thread for both, and it stays enabled.
- */
-static int open_clock(perf_source *ps)
+static int perf_read_slots(mpxkit_source *s, const size_t *slots, size_t n,
+			   mpxkit_source_count *counts)
 {
-	static const perf_event_def dummy = {
-	    "perf::DUMMY", "PERF_COUNT_SW_DUMMY", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "", ""};
-	int fd;
+	perf_source *ps = as_perf(s);
 
-	if (open_event(ps, &dummy, &fd, NULL) < 0)
-		return -MPXKIT_ENOSUPP;
-	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-		close(fd);
-		return -MPXKIT_ENOSUPP;
+	for (size_t i = 0; i < n; i++) {
+		int rc = read_one(&ps->slots[slots[i]], &counts[slots[i]]);
+		if (rc < 0)
+			return rc;
 	}
-	ps->clock_fd = fd;
+	return 0;
+}
+
+/* One read(2) of the leader: the clock's times and every member's count, as at one instant. */
+static int read_group(perf_source *ps)
+{
+	size_t len = (3 + 2 * (ps->n_members + 1)) * sizeof *ps->group;
+	ssize_t n = read(ps->clock_fd, ps->group, len);
+
+	if (n < 0)
+		return mpxkit_fail_sys(NULL, "read");
+	if ((size_t)n != len || ps->group[0] != ps->n_members + 1)
+		return -MPXKIT_EIO;
 	return 0;
 }
 
 static int perf_clock(mpxkit_source *s, uint64_t *ns)
 {
 	perf_source *ps = as_perf(s);
-	uint64_t buf[3];
+	int rc;
 
 	if (ps->clock_fd < 0)
 		return -MPXKIT_ENOSUPP;
-	if (read(ps->clock_fd, buf, sizeof buf) != (ssize_t)sizeof buf)
-		return mpxkit_fail_sys(NULL, "read");
-	*ns = buf[1];
+	rc = read_group(ps);
+	if (rc == 0)
+		*ns = ps->group[1];
+	return rc;
+}
+
+/* A member's count in the group read just made, checked against its id. */
+static int group_value(const perf_source *ps, const perf_slot *sl, uint64_t *value)
+{
+	const uint64_t *entry = ps->group + 3 + 2 * sl->gpos;
+
+	if (entry[1] != sl->id)
+		return -MPXKIT_EIO;
+	*value = entry[0];
 	return 0;
+}
+
+/* rdpmc only from the thread the slots count, and only for slots on a counter now. */
+static int can_rdpmc(const perf_source *ps, const size_t *slots, size_t n)
+{
+	if (!ps->self || n == 0 || !pthread_equal(pthread_self(), ps->owner))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (ps->slots[slots[i]].page == NULL)
+			return 0;
+	return 1;
+}
+
+/*
+ * No system call: each slot by rdpmc, and the clock from an anchored slot's
+ * enabled time.  0, or -1 when a slot is not on a counter or none is
+ * anchored (the caller then reads the group).
+ */
+static int snapshot_rdpmc(perf_source *ps, const size_t *slots, size_t n, uint64_t *values,
+			  uint64_t *clock_ns)
+{
+	int have_clock = clock_ns == NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const perf_slot *sl = &ps->slots[slots[i]];
+		mpxkit__page_reading r;
+		int want_time = !have_clock && sl->anchored; /* one slot's time: the clock's */
+		if (mpxkit__perf_page_read(sl->page, sl->pmc, want_time, &r) !=
+		    MPXKIT__PAGE_COUNTER)
+			return -1;
+		values[i] = r.value;
+		if (!have_clock && sl->anchored && r.timed) {
+			*clock_ns = (uint64_t)((int64_t)r.time_enabled + sl->anchor);
+			have_clock = 1;
+		}
+	}
+	return have_clock ? 0 : -1;
+}
+
+/* Each listed slot's page, when it is on a counter with carried times: its enabled time now. */
+static void page_times(perf_source *ps, const size_t *slots, size_t n, uint64_t *enabled,
+		       unsigned char *ok)
+{
+	for (size_t i = 0; i < n; i++) {
+		const perf_slot *sl = &ps->slots[slots[i]];
+		mpxkit__page_reading r;
+		ok[i] = sl->page != NULL &&
+			mpxkit__perf_page_read(sl->page, sl->pmc, 1, &r) == MPXKIT__PAGE_COUNTER &&
+			r.timed;
+		enabled[i] = ok[i] ? r.time_enabled : 0;
+	}
+}
+
+/*
+ * Anchors the slots read by rdpmc to the clock: their enabled times just
+ * before and just after the group read that gave the clock bracket the
+ * instant of that read, so the anchor is off by at most half the bracket
+ * (the time of one read(2) of the thread itself).
+ */
+static int group_with_anchors(perf_source *ps, const size_t *slots, size_t n)
+{
+	uint64_t before[ANCHORS_MAX], after[ANCHORS_MAX];
+	unsigned char ok_before[ANCHORS_MAX], ok_after[ANCHORS_MAX];
+	int rc;
+
+	if (n > ANCHORS_MAX)
+		return read_group(ps);
+	page_times(ps, slots, n, before, ok_before);
+	rc = read_group(ps);
+	if (rc < 0)
+		return rc;
+	page_times(ps, slots, n, after, ok_after);
+	for (size_t i = 0; i < n; i++) {
+		perf_slot *sl = &ps->slots[slots[i]];
+		if (!ok_before[i] || !ok_after[i] || after[i] < before[i])
+			continue;
+		sl->anchor = (int64_t)(ps->group[1] - (before[i] + (after[i] - before[i]) / 2));
+		sl->anchor_err = (after[i] - before[i] + 1) / 2;
+		sl->anchored = 1;
+	}
+	return 0;
+}
+
+/*
+ * The counted set at one instant at the least cost: no system call when
+ * every slot is on a counter that rdpmc reads; else one read(2) of the group
+ * (plus one per slot opened on its own); one read(2) of the slot when there
+ * is one slot and no clock to read.
+ */
+static int perf_snapshot(mpxkit_source *s, const size_t *slots, size_t n, uint64_t *values,
+			 uint64_t *clock_ns)
+{
+	perf_source *ps = as_perf(s);
+	int rdpmc = can_rdpmc(ps, slots, n), calls = 1, rc;
+
+	if (rdpmc && snapshot_rdpmc(ps, slots, n, values, clock_ns) == 0)
+		return 0;
+	if (clock_ns == NULL && n == 1) {
+		mpxkit_source_count c = {0};
+		rc = read_one(&ps->slots[slots[0]], &c);
+		values[0] = c.value;
+		return rc < 0 ? rc : 1;
+	}
+	if (ps->clock_fd < 0)
+		return -MPXKIT_ENOSUPP;
+	rc = rdpmc ? group_with_anchors(ps, slots, n) : read_group(ps);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const perf_slot *sl = &ps->slots[slots[i]];
+		mpxkit_source_count c = {0};
+		if (sl->gpos != 0) {
+			rc = group_value(ps, sl, &values[i]);
+			continue;
+		}
+		rc = read_one(sl, &c);
+		values[i] = c.value;
+		calls++;
+	}
+	if (rc < 0)
+		return rc;
+	if (clock_ns)
+		*clock_ns = ps->group[1];
+	return calls;
 }
 
 static void perf_free(mpxkit_source *s)
 {
 	perf_source *ps = as_perf(s);
+	long size = sysconf(_SC_PAGESIZE);
 
+	for (size_t i = 0; i < s->n_slots; i++) {
+		if (ps->slots[i].page != NULL && !ps->slots[i].simulated)
+			munmap(ps->slots[i].page, (size_t)size);
+		close(ps->slots[i].fd);
+	}
+	if (ps->kick_fd >= 0)
+		close(ps->kick_fd);
 	if (ps->clock_fd >= 0)
 		close(ps->clock_fd);
-	for (size_t i = 0; i < s->n_slots; i++)
-		close(ps->slots[i].fd);
+	free(ps->group);
 	free(ps->slots);
 	free(ps);
 }
@@ -374,6 +701,8 @@ static const mpxkit_source_ops perf_ops = {
     .disable = perf_disable,
     .reset = perf_reset,
     .read = perf_read,
+    .read_slots = perf_read_slots,
+    .snapshot = perf_snapshot,
     .free = perf_free,
     .clock = perf_clock,
 };
@@ -390,6 +719,7 @@ int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *tar
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "perf source: out of memory");
 	ps->base.ops = &perf_ops;
 	ps->clock_fd = -1;
+	ps->kick_fd = -1;
 	ps->target = target ? *target : MPXKIT_SOURCE_SELF;
 	if (ps->target.pid < -1 || ps->target.cpu < -1 ||
 	    (ps->target.pid == -1 && ps->target.cpu == -1)) {
@@ -398,6 +728,51 @@ int mpxkit_source_open_perf(mpxkit_source **out, const mpxkit_source_target *tar
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "perf source: bad target (pid %ld, cpu %d)",
 				   (long)bad.pid, bad.cpu);
 	}
+	ps->self = ps->target.pid == 0 && !ps->target.inherit;
 	*out = &ps->base;
 	return 0;
+}
+
+/* ---- tests only (lib/source/perf_page.h) ---------------------------------------------- */
+
+int mpxkit__perf_map_software(mpxkit_source *s, int on)
+{
+	if (s == NULL || strcmp(s->ops->kind, "perf") != 0 || s->n_slots > 0)
+		return -MPXKIT_EINVAL;
+	as_perf(s)->map_software = on != 0;
+	return 0;
+}
+
+int mpxkit__perf_simulate(mpxkit_source *s, int slot, struct perf_event_mmap_page *page,
+			  const mpxkit__pmc *pmc)
+{
+	perf_slot *sl;
+
+	if (s == NULL || strcmp(s->ops->kind, "perf") != 0 || slot < 0 ||
+	    (size_t)slot >= s->n_slots)
+		return -MPXKIT_EINVAL;
+	sl = &as_perf(s)->slots[slot];
+	if (sl->page != NULL && !sl->simulated)
+		munmap(sl->page, (size_t)sysconf(_SC_PAGESIZE));
+	sl->page = page;
+	sl->pmc = pmc;
+	sl->simulated = 1;
+	sl->anchored = 0;
+	as_perf(s)->self = 1;
+	return 0;
+}
+
+int mpxkit__perf_anchor(const mpxkit_source *s, int slot, int64_t *anchor, uint64_t *err)
+{
+	const perf_slot *sl;
+
+	if (s == NULL || strcmp(s->ops->kind, "perf") != 0 || slot < 0 ||
+	    (size_t)slot >= s->n_slots)
+		return -MPXKIT_EINVAL;
+	sl = &as_perf_const(s)->slots[slot];
+	if (!sl->anchored)
+		return 0;
+	*anchor = sl->anchor;
+	*err = sl->anchor_err;
+	return 1;
 }

@@ -92,6 +92,31 @@ int mpxkit_source_read(mpxkit_source *s, mpxkit_source_count *counts, size_t cap
 	return rc < 0 ? rc : (int)s->n_slots;
 }
 
+int mpxkit_source_read_slots(mpxkit_source *s, const size_t *slots, size_t n,
+			     mpxkit_source_count *counts)
+{
+	if (s == NULL || (n > 0 && (slots == NULL || counts == NULL)))
+		return -MPXKIT_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (slots[i] >= s->n_slots)
+			return -MPXKIT_EINVAL;
+	if (n == 0)
+		return 0;
+	return s->ops->read_slots ? s->ops->read_slots(s, slots, n, counts)
+				  : s->ops->read(s, counts);
+}
+
+int mpxkit_source_snapshot(mpxkit_source *s, const size_t *slots, size_t n, uint64_t *values,
+			   uint64_t *clock_ns)
+{
+	if (s == NULL || (n > 0 && (slots == NULL || values == NULL)) || (n == 0 && !clock_ns))
+		return -MPXKIT_EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (slots[i] >= s->n_slots)
+			return -MPXKIT_EINVAL;
+	return s->ops->snapshot ? s->ops->snapshot(s, slots, n, values, clock_ns) : -MPXKIT_ENOSUPP;
+}
+
 int mpxkit_source_countable(const mpxkit_source *s, const size_t *slots, size_t n)
 {
 	if (s == NULL || (n > 0 && slots == NULL))

@@ -20,6 +20,12 @@ typedef struct mpxkit_source_ops {
 	int (*disable)(mpxkit_source *s, int slot);
 	int (*reset)(mpxkit_source *s, int slot);
 	int (*read)(mpxkit_source *s, mpxkit_source_count *counts); /* all n_slots */
+	/* Optional: the listed slots only, into counts[slot]; NULL: read reads them all. */
+	int (*read_slots)(mpxkit_source *s, const size_t *slots, size_t n,
+			  mpxkit_source_count *counts);
+	/* Optional (real-time kinds): mpxkit_source_snapshot; NULL: -MPXKIT_ENOSUPP. */
+	int (*snapshot)(mpxkit_source *s, const size_t *slots, size_t n, uint64_t *values,
+			uint64_t *clock_ns);
 	void (*free)(mpxkit_source *s);
 	int (*step)(mpxkit_source *s);		      /* NULL for real-time kinds */
 	int (*rewind)(mpxkit_source *s);	      /* NULL for real-time kinds */
