@@ -21,7 +21,8 @@ extern "C" {
 
 /*
  * How REGIONS sections are coded.  MODEL (the default) writes format version
- * 2: an adaptive model of the counters, no level, no groups.  The byte-stream
+ * 2: a model of the counters (predictors per column, static entropy tables
+ * per section), no level, no groups.  The byte-stream
  * codecs write version 1: varints under zlib, zstd or nothing.
  */
 typedef enum mpxkit_pcz_codec {
@@ -211,9 +212,10 @@ void mpxkit_pcz_reader_stats(const mpxkit_pcz_reader *r, mpxkit_pcz_stats *out);
 
 /*
  * Version 2 only: the bits of the REGIONS sections read so far that went to
- * column col (0 the starts, 1 the durations, 2 + e event e) or, for col
- * SIZE_MAX, to the structure (names, unit references, steps, placement),
- * measured as the coded streams are read.  0, or -MPXKIT_ERANGE for a
+ * column col (0 the starts, 1 the durations, 2 + e event e): what its numbers
+ * cost under their sections' tables, raw bits included; or, for col
+ * SIZE_MAX, the rest of those sections' payloads (structure fields, names,
+ * tables, the ends of the coded streams), so that all add up to the payloads.  0, or -MPXKIT_ERANGE for a
  * version-1 file or a column out of range.
  */
 int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits);

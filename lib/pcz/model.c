@@ -1,366 +1,577 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Version 2's MODEL codec: range coder, number models, predictors, and the writer's section coder. */
+/* Version 2's MODEL codec: bit fields, static tables and rANS, MATCH's window, the section coder. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pcz_impl.h"
 
-/* Chosen on the tuning files of data/threads-dev (doc/pcz-format.md, "Numbers"). */
-const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4 };
+/* ---- Classes of the previous symbol (doc/pcz-format.md, "Contexts") ------------------------- */
 
-/* ---- Models ------------------------------------------------------------------------------ */
+const uint8_t pcz_fine_class[PCZ_SYMBOLS] = {
+	0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7,
+	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+};
 
-static void model_reset(pcz_model *m)
+const uint8_t pcz_mode_class[PCZ_MODES][PCZ_FINE_CLASSES] = {
+	{ 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 0, 1, 1, 1, 2, 2, 2, 2 },
+	{ 0, 1, 2, 3, 4, 5, 6, 7 },
+};
+
+const uint8_t pcz_mode_classes[PCZ_MODES] = { 1, 3, 8 };
+
+/* round(65536 * log2(1 + i / 64)), i = 0 .. 64: log2_fx's interpolation points. */
+static const uint32_t log2_tab[65] = {
+	0,     1466,  2909,  4331,  5732,  7112,  8473,  9814,  11136, 12440, 13727, 14996, 16248,
+	17484, 18704, 19909, 21098, 22272, 23433, 24579, 25711, 26830, 27936, 29029, 30109, 31178,
+	32234, 33279, 34312, 35334, 36346, 37346, 38336, 39316, 40286, 41246, 42196, 43137, 44068,
+	44990, 45904, 46809, 47705, 48593, 49472, 50344, 51207, 52063, 52911, 53751, 54584, 55410,
+	56229, 57040, 57845, 58643, 59434, 60219, 60997, 61769, 62534, 63294, 64047, 64794, 65536,
+};
+
+/* log2(v) in 1/65536 bits, v >= 1, within about 1e-4 bit: what the writer's choices and info need. */
+static uint32_t log2_fx(uint32_t v)
 {
-	uint16_t *p = &m->same[0];
+	unsigned b = 31u - (unsigned)__builtin_clz(v);
+	uint32_t m = v << (31 - b), i = (m >> 25) & 63, f = (m >> 9) & 0xFFFF;
 
-	for (size_t i = 0; i < sizeof *m / sizeof *p; i++)
-		p[i] = PCZ_PROB_INIT;
+	return (b << 16) + log2_tab[i] + (((log2_tab[i + 1] - log2_tab[i]) * f) >> 16);
 }
 
-int pcz_models_init(pcz_models *m, size_t n_events)
+static unsigned ceil_log2(uint64_t n)
 {
-	size_t n = 2 + n_events < PCZ_MODEL_COLUMNS ? 2 + n_events : PCZ_MODEL_COLUMNS;
+	return n <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(n - 1);
+}
 
-	if (m->col == NULL || m->n_col != n) {
-		free(m->col);
-		m->col = malloc(n * sizeof *m->col);
-		if (m->col == NULL)
-			return -MPXKIT_ENOMEM;
-		m->n_col = n;
+static unsigned gamma_bits(uint64_t v)
+{
+	return 2 * (pcz_bit_length(v) - 1) + 1;
+}
+
+/* ---- Bit fields ------------------------------------------------------------------------------ */
+
+void pcz_bitr_init(pcz_bitr *b, const uint8_t *p, size_t len)
+{
+	b->p = b->start = p;
+	b->end = p + len;
+	b->acc = 0;
+	b->n = 0;
+	b->err = 0;
+}
+
+/* Up to 63 bits. */
+static inline uint64_t bitr_get_wide(pcz_bitr *b, unsigned k)
+{
+	return k <= 32 ? pcz_bitr_get(b, k) : pcz_bitr_get(b, 32) | pcz_bitr_get(b, k - 32) << 32;
+}
+
+/* Zero bits before a one bit, at most max of them (more set err). */
+static unsigned bitr_zeros(pcz_bitr *b, unsigned max)
+{
+	unsigned z = 0;
+
+	while (!b->err && pcz_bitr_get(b, 1) == 0)
+		if (++z > max) {
+			b->err = 1;
+			break;
+		}
+	return z;
+}
+
+static uint64_t bitr_gamma(pcz_bitr *b)
+{
+	unsigned n = bitr_zeros(b, 32);
+
+	return b->err ? 0 : (1ull << n) | pcz_bitr_get(b, n);
+}
+
+/* The writer's bit fields: n < 32 bits wait in acc, the rest are bytes in buf. */
+typedef struct pcz_bitw {
+	uint8_t *o; /* room made before (bitw_reserve) */
+	uint64_t acc;
+	unsigned n;
+} pcz_bitw;
+
+/* k <= 32 bits of v. */
+static inline void bitw_put(pcz_bitw *w, uint64_t v, unsigned k)
+{
+	w->acc |= (v & ((1ull << k) - 1)) << w->n;
+	w->n += k;
+	if (w->n >= 32) {
+		uint32_t lo = (uint32_t)w->acc;
+		w->o[0] = (uint8_t)lo;
+		w->o[1] = (uint8_t)(lo >> 8);
+		w->o[2] = (uint8_t)(lo >> 16);
+		w->o[3] = (uint8_t)(lo >> 24);
+		w->o += 4;
+		w->acc >>= 32;
+		w->n -= 32;
 	}
-	for (size_t f = 0; f < PCZ_N_FIELDS; f++)
-		model_reset(&m->field[f]);
-	for (size_t i = 0; i < 256; i++)
-		m->byte[i] = PCZ_PROB_INIT;
-	for (size_t c = 0; c < n; c++)
-		model_reset(&m->col[c]);
+}
+
+static inline void bitw_put_wide(pcz_bitw *w, uint64_t v, unsigned k)
+{
+	if (k > 32) {
+		bitw_put(w, v, 32);
+		bitw_put(w, v >> 32, k - 32);
+	} else {
+		bitw_put(w, v, k);
+	}
+}
+
+/* Pads with 0 bits to a byte boundary and writes out what waits. */
+static void bitw_flush(pcz_bitw *w)
+{
+	while (w->n > 0) {
+		*w->o++ = (uint8_t)w->acc;
+		w->acc >>= 8;
+		w->n = w->n > 8 ? w->n - 8 : 0;
+	}
+	w->acc = 0;
+}
+
+static void bitw_gamma(pcz_bitw *w, uint64_t v)
+{
+	unsigned n = pcz_bit_length(v) - 1;
+
+	bitw_put(w, 0, n);
+	bitw_put(w, 1, 1);
+	bitw_put(w, v, n);
+}
+
+static void bitw_rice(pcz_bitw *w, unsigned r, uint64_t v)
+{
+	for (uint64_t q = v >> r; q > 0; q -= q > 32 ? 32 : q)
+		bitw_put(w, 0, q > 32 ? 32 : (unsigned)q);
+	bitw_put(w, 1, 1);
+	bitw_put(w, v, r);
+}
+
+/* ---- Tables ---------------------------------------------------------------------------------- */
+
+/* Bits of the Rice codes of the first k - 1 frequencies under parameter r. */
+static uint64_t rice_bits(const pcz_table *t, unsigned r)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		n += ((uint64_t)(t->freq[i] - 1u) >> r) + 1 + r;
+	return n;
+}
+
+/* The Rice parameter with the fewest bits, and their number. */
+static unsigned best_rice(const pcz_table *t, uint64_t *bits)
+{
+	uint64_t sum = 0;
+	unsigned best, lo, hi;
+
+	/* The best is near log2 of the mean: try around it. */
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		sum += t->freq[i] - 1u;
+	hi = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1)) + 1;
+	hi = hi < PCZ_TABLE_LOG_MAX ? hi : PCZ_TABLE_LOG_MAX - 1;
+	lo = hi > 3 ? hi - 3 : 0;
+	best = lo;
+	*bits = rice_bits(t, lo);
+	for (unsigned r = lo + 1; r <= hi; r++) {
+		uint64_t b = rice_bits(t, r);
+		if (b < *bits) {
+			*bits = b;
+			best = r;
+		}
+	}
+	return best;
+}
+
+static void write_table(pcz_bitw *w, const pcz_table *t)
+{
+	uint64_t bits;
+
+	bitw_gamma(w, t->k + 1);
+	if (t->k == 1)
+		bitw_gamma(w, t->sym[0] + 1u);
+	if (t->k < 2)
+		return;
+	unsigned r = best_rice(t, &bits);
+	bitw_put(w, t->L - 1, 4);
+	bitw_put(w, r, 4);
+	for (unsigned i = 0; i < t->k; i++)
+		bitw_gamma(w, i ? (uint64_t)t->sym[i] - t->sym[i - 1] : t->sym[0] + 1u);
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		bitw_rice(w, r, t->freq[i] - 1u);
+}
+
+/* 0, or -1 for a table the format does not allow. */
+static int read_table(pcz_bitr *b, pcz_table *t)
+{
+	uint64_t k = bitr_gamma(b), sum = 0;
+	unsigned r;
+
+	if (b->err || k > PCZ_SYMBOLS + 1)
+		return -1;
+	t->k = (unsigned)k - 1;
+	t->L = 0;
+	if (t->k == 1) {
+		uint64_t s = bitr_gamma(b);
+		if (b->err || s > PCZ_SYMBOLS)
+			return -1;
+		t->sym[0] = (uint8_t)(s - 1);
+		t->freq[0] = 1;
+	}
+	if (t->k < 2)
+		return 0;
+	t->L = (unsigned)pcz_bitr_get(b, 4) + 1;
+	r = (unsigned)pcz_bitr_get(b, 4);
+	if (t->L > PCZ_TABLE_LOG_MAX || (1u << t->L) < t->k)
+		return -1;
+	for (unsigned i = 0; i < t->k; i++) {
+		uint64_t g = bitr_gamma(b), s = i ? t->sym[i - 1] + g : g - 1;
+		if (b->err || s >= PCZ_SYMBOLS)
+			return -1;
+		t->sym[i] = (uint8_t)s;
+	}
+	for (unsigned i = 0; i + 1 < t->k; i++) {
+		/* A frequency is below 2^12: its quotient is at most 4096 >> r zeros. */
+		uint64_t q = bitr_zeros(b, (1u << PCZ_TABLE_LOG_MAX) >> r);
+		uint64_t f = (q << r | pcz_bitr_get(b, r)) + 1;
+		sum += f;
+		if (b->err || sum >= (1u << t->L))
+			return -1;
+		t->freq[i] = (uint16_t)f;
+	}
+	t->freq[t->k - 1] = (uint16_t)((1u << t->L) - sum);
 	return 0;
 }
 
-void pcz_models_free(pcz_models *m)
+/* ---- The decoder's tables -------------------------------------------------------------------- */
+
+/* A number under an empty table decodes as symbol 65, which the decoder rejects. */
+static const uint32_t empty_dec[1] = { PCZ_SYMBOLS | 1u << 7 };
+static const uint32_t empty_cost[PCZ_SYMBOLS + 1];
+
+void pcz_msec_free(pcz_msec *m)
 {
-	free(m->col);
+	free(m->pred);
+	free(m->ctx);
+	free(m->tabs);
+	free(m->slots);
 	memset(m, 0, sizeof *m);
 }
 
-/* ---- Range encoder (LZMA's ShiftLow with a carry cache) and raw bits ----------------------- */
-
-void pcz_rc_enc_reset(pcz_rc_enc *e)
+/* Room for n more entries of slots: 0 or -1. */
+static int grow_slots(pcz_msec *m, size_t used, size_t n)
 {
-	e->low = 0;
-	e->range = 0xFFFFFFFFu;
-	e->cache = 0;
-	e->cache_size = 1;
-	e->out.len = 0;
-	e->acc = 0;
-	e->n_acc = 0;
-	e->bits.len = 0;
-}
+	size_t cap = m->cap_slots ? m->cap_slots : 4096;
+	uint32_t *p;
 
-void pcz_rc_enc_free(pcz_rc_enc *e)
-{
-	pcz_buf_free(&e->out);
-	pcz_buf_free(&e->bits);
-}
-
-int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n)
-{
-	/* A pending run of 0xFF bytes comes out at once: room for it too. */
-	if (pcz_buf_grow(&e->out, n + e->cache_size) != 0 || pcz_buf_grow(&e->bits, n) != 0)
+	if (used + n <= m->cap_slots)
+		return 0;
+	while (cap < used + n)
+		cap *= 2;
+	p = realloc(m->slots, cap * sizeof *p);
+	if (p == NULL)
 		return -1;
+	m->slots = p;
+	m->cap_slots = cap;
 	return 0;
 }
 
-static inline void shift_low(pcz_rc_enc *e)
+/*
+ * Builds table t into the slots from *used: its 2^L decoding entries, then
+ * its costs; *off is where (SIZE_MAX for an empty table), the pointers of d
+ * are set once every table is in (place_dtab).
+ */
+static int build_dtab(pcz_msec *m, const pcz_table *t, size_t *used, pcz_dtab *d, size_t *off)
 {
-	if ((uint32_t)e->low < 0xFF000000u || (e->low >> 32) != 0) {
-		uint8_t carry = (uint8_t)(e->low >> 32), temp = e->cache;
-		do {
-			e->out.data[e->out.len++] = (uint8_t)(temp + carry);
-			temp = 0xFF;
-		} while (--e->cache_size != 0);
-		e->cache = (uint8_t)(e->low >> 24);
+	size_t L = t->L, n = (size_t)1 << L, at = *used;
+	uint32_t *dec, *cost;
+
+	*off = SIZE_MAX;
+	if (t->k == 0) {
+		*d = (pcz_dtab){ empty_dec, empty_cost, 0, 0 };
+		return 0;
 	}
-	e->cache_size++;
-	e->low = (uint64_t)((uint32_t)e->low << 8);
+	if (grow_slots(m, at, n + PCZ_SYMBOLS + 1) != 0)
+		return -MPXKIT_ENOMEM;
+	dec = m->slots + at;
+	cost = dec + n;
+	for (unsigned i = 0, c = 0; i < t->k; c += t->freq[i], i++) {
+		uint32_t e = t->sym[i] | (uint32_t)t->freq[i] << 7;
+		for (uint32_t j = 0; j < t->freq[i]; j++)
+			dec[c + j] = e | j << 19;
+		cost[t->sym[i]] = (uint32_t)(L << 16) - log2_fx(t->freq[i]) +
+				  ((t->sym[i] ? t->sym[i] - 1u : 0u) << 16);
+	}
+	*d = (pcz_dtab){ NULL, NULL, (uint32_t)L, (uint32_t)(n - 1) };
+	*off = at;
+	*used = at + n + PCZ_SYMBOLS + 1;
+	return 0;
 }
 
-static inline void enc_bit(pcz_rc_enc *e, uint16_t *p, unsigned bit)
+/* The pointers of a table build_dtab put at off, once the slots no longer move. */
+static void place_dtab(const pcz_msec *m, pcz_dtab *d, size_t off)
 {
-	uint32_t bound = (e->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
-
-	if (bit == 0) {
-		e->range = bound;
-	} else {
-		e->low += bound;
-		e->range -= bound;
-	}
-	*p = pcz_prob_update(*p, bit);
-	while (e->range < (1u << 24)) {
-		e->range <<= 8;
-		shift_low(e);
+	if (off != SIZE_MAX) {
+		d->dec = m->slots + off;
+		d->cost = m->slots + off + ((size_t)1 << d->L);
 	}
 }
 
-/* k (<= 32) raw bits of v, least significant first. */
-static inline void put_bits(pcz_rc_enc *e, uint64_t v, unsigned k)
+int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *used,
+		  const char **why)
 {
-	e->acc |= (v & ((1ull << k) - 1)) << e->n_acc;
-	e->n_acc += k;
-	while (e->n_acc >= 8) {
-		e->bits.data[e->bits.len++] = (uint8_t)e->acc;
-		e->acc >>= 8;
-		e->n_acc -= 8;
+	size_t C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS, n_tabs = 0, at = 0, n_slots = 0;
+	size_t off[PCZ_N_FIELDS + PCZ_MODEL_COLUMNS * PCZ_FINE_CLASSES];
+	uint8_t mode[PCZ_MODEL_COLUMNS];
+	pcz_bitr b;
+
+	if (m->pred == NULL || m->W != W) {
+		free(m->pred);
+		free(m->ctx);
+		free(m->tabs);
+		m->pred = malloc(W);
+		m->ctx = malloc(C * PCZ_SYMBOLS * sizeof *m->ctx);
+		m->tabs = malloc((PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * sizeof *m->tabs);
+		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL) {
+			pcz_msec_free(m);
+			return -MPXKIT_ENOMEM;
+		}
+		m->W = W;
+		m->C = C;
 	}
-}
-
-void pcz_rc_enc_finish(pcz_rc_enc *e)
-{
-	for (int i = 0; i < 5; i++)
-		shift_low(e);
-	if (e->n_acc)
-		e->bits.data[e->bits.len++] = (uint8_t)e->acc;
-	e->acc = 0;
-	e->n_acc = 0;
-}
-
-static inline void enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
-{
-	unsigned b = pcz_bit_length(z), node = 1, c = pcz_len_class(q);
-	uint16_t *t = m->tree[c];
-
-	/* The same length as the previous value: one decision instead of the tree's seven. */
-	enc_bit(e, &m->same[c], b != q);
-	for (int i = 6; b != q && i >= 0; i--) {
-		unsigned bit = (b >> i) & 1;
-		enc_bit(e, &t[node], bit);
-		node = 2 * node + bit;
-	}
-	if (b >= 2) {
-		unsigned first = (unsigned)(z >> (b - 2)) & 1;
-		enc_bit(e, &m->mant[b][0], first);
-		if (b >= 3) {
-			enc_bit(e, &m->mant[b][1 + first], (unsigned)(z >> (b - 3)) & 1);
-			if (b >= 4) {
-				unsigned k = b - 3;
-				if (k > 32) {
-					put_bits(e, z, 32);
-					put_bits(e, z >> 32, k - 32);
-				} else {
-					put_bits(e, z, k);
-				}
-			}
+	pcz_bitr_init(&b, p, len);
+	m->pred[0] = 0;
+	m->match = 0;
+	for (size_t col = 1; col < W; col++) {
+		unsigned v = (unsigned)pcz_bitr_get(&b, 3);
+		m->pred[col] = (uint8_t)v;
+		m->match |= v == PCZ_V2_MATCH;
+		if (v > PCZ_V2_MATCH ||
+		    (col == 1 && v != PCZ_V2_HISTORY && v != PCZ_V2_NONE && v != PCZ_V2_REFERENCE)) {
+			*why = "unknown predictor";
+			return -1;
 		}
 	}
-}
-
-void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
-{
-	enc_number(e, m, q, z);
-}
-
-
-
-static inline void enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
-{
-	unsigned node = 1;
-
-	for (int i = 7; i >= 0; i--) {
-		unsigned bit = (byte >> i) & 1;
-		enc_bit(e, &probs[node], bit);
-		node = 2 * node + bit;
+	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
+		size_t classes = 1;
+		if (i >= PCZ_N_FIELDS) {
+			mode[i - PCZ_N_FIELDS] = (uint8_t)pcz_bitr_get(&b, 2);
+			if (mode[i - PCZ_N_FIELDS] >= PCZ_MODES) {
+				*why = "unknown context mode";
+				return -1;
+			}
+			classes = pcz_mode_classes[mode[i - PCZ_N_FIELDS]];
+		}
+		for (size_t k = 0; k < classes; k++, n_tabs++) {
+			int rc;
+			if (read_table(&b, &m->t) != 0) {
+				*why = b.err ? "tables end early" : "bad table";
+				return -1;
+			}
+			n_slots += m->t.k ? (size_t)1 << m->t.L : 0;
+			if (n_slots > PCZ_TABLE_SLOTS_MAX) {
+				*why = "tables of more than 2^20 slots";
+				return -1;
+			}
+			rc = build_dtab(m, &m->t, &at, &m->tabs[n_tabs], &off[n_tabs]);
+			if (rc < 0)
+				return rc;
+		}
 	}
+	/* The padding to the byte boundary is 0. */
+	if (pcz_bitr_get(&b, (unsigned)(-pcz_bitr_used(&b) & 7)) != 0 || b.err) {
+		*why = b.err ? "tables end early" : "nonzero padding after the tables";
+		return -1;
+	}
+	for (size_t t = 0; t < n_tabs; t++)
+		place_dtab(m, &m->tabs[t], off[t]);
+	memcpy(m->field, m->tabs, sizeof m->field);
+	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
+		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+			m->ctx[c * PCZ_SYMBOLS + s] =
+				m->tabs[t + pcz_mode_class[mode[c]][pcz_fine_class[s]]];
+	*used = (size_t)(pcz_bitr_used(&b) / 8);
+	return 0;
 }
 
-void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
-{
-	enc_byte(e, probs, byte);
-}
+/* ---- The decoder's streams ------------------------------------------------------------------- */
 
-/* ---- Decoder ------------------------------------------------------------------------------- */
-
-int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
-		    size_t bits_len)
+int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t *raw,
+		  size_t raw_len)
 {
 	memset(d, 0, sizeof *d);
-	if (rc_len < 5 || rc[0] != 0)
+	if (ans_len < 4 || ans_len % 2)
 		return -1;
-	d->code = (uint32_t)rc[1] << 24 | (uint32_t)rc[2] << 16 | (uint32_t)rc[3] << 8 | rc[4];
-	d->range = 0xFFFFFFFFu;
-	d->p = rc + 5;
-	d->end = rc + rc_len;
-	d->bits = bits;
-	d->bits_end = bits + bits_len;
+	d->x = (uint32_t)ans[0] | (uint32_t)ans[1] << 8 | (uint32_t)ans[2] << 16 |
+	       (uint32_t)ans[3] << 24;
+	if (d->x < PCZ_ANS_LOW)
+		return -1;
+	d->w = ans + 4;
+	d->w_end = ans + ans_len;
+	pcz_bitr_init(&d->raw, raw, raw_len);
 	return 0;
 }
 
-static inline unsigned dec_bit(pcz_rc_dec *d, uint16_t *p)
+/* One symbol under t: a lookup, a multiplication, at most one word read. */
+static inline unsigned ans_get(pcz_mdec *d, const pcz_dtab *t)
 {
-	uint32_t bound = (d->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
-	/* Without a branch on the bit, which is as likely to go either way as the model says. */
-	uint32_t mask = 0u - (uint32_t)(d->code >= bound);
-	unsigned bit = mask & 1u;
+	uint32_t e = t->dec[d->x & t->mask];
 
-	d->code -= bound & mask;
-	d->range = (bound & ~mask) | ((d->range - bound) & mask);
-	*p = pcz_prob_update(*p, bit);
-	while (d->range < (1u << 24)) {
-		d->range <<= 8;
-		if (d->p < d->end) {
-			d->code = d->code << 8 | *d->p++;
+	d->x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
+	if (d->x < PCZ_ANS_LOW) {
+		if (d->w_end - d->w >= 2) {
+			d->x = d->x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
+			d->w += 2;
 		} else {
-			d->code <<= 8;
+			d->x <<= 16;
 			d->err = 1;
 		}
 	}
-	return bit;
+	return e & 0x7F;
 }
 
-/* k (<= 32) raw bits, least significant first. */
-static inline uint64_t get_bits(pcz_rc_dec *d, unsigned k)
+/* The number of symbol b: its leading one and the b - 1 raw bits below it. */
+static inline uint64_t mantissa(pcz_mdec *d, unsigned b)
 {
-	uint64_t byte = d->bit_pos >> 3, left = (uint64_t)(d->bits_end - d->bits), v = 0;
-	unsigned shift = (unsigned)(d->bit_pos & 7);
-
-	if (((d->bit_pos + k + 7) >> 3) > left) {
-		d->err = 1;
-		return 0;
-	}
-	if (left - byte >= 8) {
-		memcpy(&v, d->bits + byte, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		v = __builtin_bswap64(v);
-#endif
-	} else {
-		for (uint64_t i = byte; i < left; i++)
-			v |= (uint64_t)d->bits[i] << (8 * (i - byte));
-	}
-	d->bit_pos += k;
-	return (v >> shift) & ((1ull << k) - 1);
-}
-
-static inline uint64_t dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
-{
-	unsigned c = pcz_len_class(q), node = 1, b = q;
-	uint16_t *t = m->tree[c];
-	uint64_t z;
-
-	if (dec_bit(d, &m->same[c])) {
-		for (int i = 0; i < 7; i++)
-			node = 2 * node + dec_bit(d, &t[node]);
-		b = node - 128;
-		/* One coding per value: the tree never holds the previous length. */
-		if (b == q)
-			d->err = 1;
-	}
-	if (b > 64) {
-		d->err = 1;
-		return 0;
-	}
 	if (b < 2)
 		return b;
-	z = 2 | dec_bit(d, &m->mant[b][0]);
-	if (b >= 3) {
-		z = 2 * z + dec_bit(d, &m->mant[b][1 + (z & 1)]);
-		if (b >= 4) {
-			unsigned k = b - 3;
-			uint64_t low = k > 32 ? get_bits(d, 32) | get_bits(d, k - 32) << 32
-					      : get_bits(d, k);
-			z = z << k | low;
-		}
+	return 1ull << (b - 1) | bitr_get_wide(&d->raw, b - 1);
+}
+
+/* A symbol with the empty table's 65 turned into an error. */
+static inline unsigned symbol(pcz_mdec *d, const pcz_dtab *t)
+{
+	unsigned b = ans_get(d, t);
+
+	if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+		d->err = 1;
+		b = 0;
 	}
-	return z;
+	return b;
 }
 
-uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
+uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t)
 {
-	return dec_number(d, m, q);
+	return mantissa(d, symbol(d, t));
 }
 
-/* The ring's row closest in duration to d (see MATCH), or NULL when the ring is empty. */
-static inline const uint64_t *ring_match(const pcz_ring *r, size_t W, uint64_t d)
+int pcz_mdec_done(const pcz_mdec *d)
 {
-	size_t best = SIZE_MAX;
-	uint64_t gap = UINT64_MAX;
+	const pcz_bitr *r = &d->raw;
 
-	/* Newest first, so that a tie keeps the most recent, as the writer's closest_row does. */
-	for (size_t i = 0, at = r->next; i < r->n; i++) {
-		uint64_t g;
-		at = at ? at - 1 : PCZ_MATCH_WINDOW - 1;
-		g = r->dur[at] > d ? r->dur[at] - d : d - r->dur[at];
-		if (g < gap) {
-			gap = g;
-			best = at;
-		}
-	}
-	return best == SIZE_MAX ? NULL : r->rows + best * W;
+	/* No whole byte unread, and the last byte's unused bits 0. */
+	return !d->err && !r->err && d->w == d->w_end && d->x == PCZ_ANS_LOW && r->p == r->end &&
+	       r->n < 8 && (r->acc & ((1u << r->n) - 1)) == 0;
 }
 
-/* One number and the bit length it leaves as the column's context. */
-static inline uint64_t dec_column(pcz_rc_dec *d, pcz_models *models, size_t col, uint8_t *cls,
-				  uint8_t *col_cls)
-{
-	uint64_t z = dec_number(d, pcz_col_model(models, col), cls[col]);
-
-	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
-	return z;
-}
-
-void pcz_dec_row(pcz_rc_dec *in, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
-		 uint64_t *bits)
+void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
 {
 	/* A local copy: the coder's state stays in registers for the row. */
-	pcz_rc_dec local = *in;
+	pcz_mdec d = *dec;
+	const pcz_dtab *t = &m->ctx[0];
+	size_t W = m->W;
+	const uint64_t *mrow = NULL;
+	uint64_t dur;
 	pcz_sources s;
-	uint64_t d;
+	unsigned b;
 
-	uint64_t at = pcz_rc_dec_bits(&local), now;
-
-	row[0] = (h ? h[1] : 0) + pcz_unzigzag(dec_column(&local, models, 0, cls, col_cls));
-	now = pcz_rc_dec_bits(&local);
-	bits[0] += now - at;
-	at = now;
-	d = pcz_v2_predict_duration(pred[1], h, n) +
-	    pcz_unzigzag(dec_column(&local, models, 1, cls, col_cls));
-	now = pcz_rc_dec_bits(&local);
-	bits[1] += now - at;
-	at = now;
-	row[1] = row[0] + d;
-	pcz_sources_set(&s, d, h, n, ring_match(ring, W, d));
-	for (size_t col = 2; col < W; col++) {
-		row[col] = pcz_v2_predict(pred[col], col, &s) +
-			   pcz_unzigzag(dec_column(&local, models, col, cls, col_cls));
-		now = pcz_rc_dec_bits(&local);
-		bits[col] += now - at;
-		at = now;
+	b = symbol(&d, t);
+	bits[0] += t->cost[b];
+	row[0] = (h ? h[1] : 0) + pcz_unzigzag(mantissa(&d, b));
+	t = &m->ctx[PCZ_SYMBOLS + b];
+	b = symbol(&d, t);
+	bits[1] += t->cost[b];
+	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(mantissa(&d, b));
+	row[1] = row[0] + dur;
+	if (m->match) {
+		uint64_t seq = pcz_window_match_push(&ring->win, dur);
+		if (seq != UINT64_MAX)
+			mrow = ring->rows + (seq % PCZ_MATCH_WINDOW) * W;
 	}
-	*in = local;
-	memcpy(ring->rows + ring->next * W, row, W * sizeof *row);
-	ring->dur[ring->next] = d;
-	ring->next = (ring->next + 1) % PCZ_MATCH_WINDOW;
-	ring->n += ring->n < PCZ_MATCH_WINDOW;
+	pcz_sources_set(&s, dur, h, n, mrow);
+	for (size_t col = 2; col < W; col++) {
+		t = &m->ctx[pcz_table_column(col) * PCZ_SYMBOLS + b];
+		b = symbol(&d, t);
+		bits[col] += t->cost[b];
+		row[col] = pcz_v2_predict(m->pred[col], col, &s) + pcz_unzigzag(mantissa(&d, b));
+	}
+	if (m->match)
+		memcpy(ring->rows + ((ring->win.seq - 1) % PCZ_MATCH_WINDOW) * W, row,
+		       W * sizeof *row);
+	*dec = d;
 }
 
-unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs)
+/* ---- MATCH's window ------------------------------------------------------------------------ */
+
+/* The first entry of e[0..n) whose duration is not below d (n if none), without branches. */
+static inline size_t window_lower(const struct pcz_went *e, size_t n, uint64_t d)
 {
-	unsigned node = 1;
+	const struct pcz_went *base = e;
 
-	for (int i = 0; i < 8; i++)
-		node = 2 * node + dec_bit(d, &probs[node]);
-	return node - 256;
-}
-
-int pcz_rc_dec_done(const pcz_rc_dec *d)
-{
-	uint64_t left = (uint64_t)(d->bits_end - d->bits);
-	unsigned rest = (unsigned)(d->bit_pos & 7);
-
-	if (d->err || d->p != d->end || d->code != 0 || (d->bit_pos + 7) >> 3 != left)
+	if (n == PCZ_MATCH_WINDOW) {
+		/* A full window, the usual case: binary lifting by 32, 16, ..., 1, and e[63]. */
+		size_t i = e[31].dur < d ? 32 : 0;
+		i += e[i + 15].dur < d ? 16 : 0;
+		i += e[i + 7].dur < d ? 8 : 0;
+		i += e[i + 3].dur < d ? 4 : 0;
+		i += e[i + 1].dur < d ? 2 : 0;
+		i += e[i].dur < d ? 1 : 0;
+		return i + (e[i].dur < d);
+	}
+	if (n == 0)
 		return 0;
-	/* The unused high bits of the last byte are 0. */
-	return rest == 0 || (d->bits[left - 1] >> rest) == 0;
+	while (n > 1) {
+		size_t half = n / 2;
+		base = base[half].dur < d ? base + half : base;
+		n -= half;
+	}
+	return (size_t)(base - e) + (base->dur < d);
+}
+
+uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
+{
+	size_t n = w->n, lo = window_lower(w->e, n, d), at = lo;
+	uint64_t best = UINT64_MAX, gap = 0;
+	struct pcz_went x = { d, w->seq };
+
+	/* Below d: the entry before lo, the most recent of its duration (equal ones in row order). */
+	if (lo > 0) {
+		best = w->e[lo - 1].seq;
+		gap = d - w->e[lo - 1].dur;
+	}
+	/* From d up: the most recent entry of the smallest duration. */
+	if (lo < n) {
+		uint64_t v = w->e[lo].dur;
+		/* Runs of one duration can be long (threads that did the same work). */
+		size_t last = (v == UINT64_MAX ? n : window_lower(w->e, n, v + 1)) - 1;
+		if (best == UINT64_MAX || v - d < gap || (v - d == gap && w->e[last].seq > best))
+			best = w->e[last].seq;
+		/* The new row goes after every entry of its duration. */
+		if (v == d)
+			at = last + 1;
+	}
+	if (n == PCZ_MATCH_WINDOW) {
+		/* The oldest leaves: shift what lies between it and the new row's place. */
+		uint64_t old = w->seq - PCZ_MATCH_WINDOW;
+		size_t r = window_lower(w->e, n, w->dur_of[old % PCZ_MATCH_WINDOW]);
+		while (w->e[r].seq != old)
+			r++;
+		if (r < at) {
+			memmove(w->e + r, w->e + r + 1, (at - 1 - r) * sizeof *w->e);
+			w->e[at - 1] = x;
+		} else {
+			memmove(w->e + at + 1, w->e + at, (r - at) * sizeof *w->e);
+			w->e[at] = x;
+		}
+	} else {
+		memmove(w->e + at + 1, w->e + at, (n - at) * sizeof *w->e);
+		w->e[at] = x;
+		w->n++;
+	}
+	w->dur_of[w->seq % PCZ_MATCH_WINDOW] = d;
+	w->seq++;
+	return best;
 }
 
 /* ---- The writer's section coder ------------------------------------------------------------ */
@@ -375,10 +586,15 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->slot_of);
 	free(c->slot_gen);
 	free(c->last_row);
-	free(c->cls);
 	free(c->place);
-	pcz_models_free(&c->models);
-	pcz_rc_enc_free(&c->rc);
+	free(c->sym);
+	free(c->key);
+	free(c->hist);
+	free(c->esym);
+	free(c->key_tab);
+	pcz_buf_free(&c->raw);
+	pcz_buf_free(&c->tables);
+	pcz_buf_free(&c->ans);
 	memset(c, 0, sizeof *c);
 }
 
@@ -429,16 +645,13 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 {
 	*fresh = c->slot_gen[k] != c->gen;
 	if (*fresh) {
-		size_t cap = c->cap_slots, W = c->width;
+		size_t cap = c->cap_slots;
 		if (*n_slots >= cap) {
 			size_t need = *n_slots + 1;
 			if (grow_array((void **)&c->last_row, &cap, need, sizeof *c->last_row) != 0)
 				return SIZE_MAX;
 			cap = c->cap_slots;
 			if (grow_array((void **)&c->place, &cap, need, 2 * sizeof *c->place) != 0)
-				return SIZE_MAX;
-			cap = c->cap_slots;
-			if (grow_array((void **)&c->cls, &cap, need, W) != 0)
 				return SIZE_MAX;
 			c->cap_slots = cap;
 		}
@@ -447,25 +660,6 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 		c->last_row[c->slot_of[k]] = SIZE_MAX;
 	}
 	return c->slot_of[k];
-}
-
-/*
- * MATCH's row for the next row, of duration d: of the PCZ_MATCH_WINDOW rows
- * before it, the closest in duration, ties to the most recent; SIZE_MAX when none.
- */
-static size_t closest_row(const pcz_mchunk *c, uint64_t d)
-{
-	size_t best = SIZE_MAX, stop = c->n_rows > PCZ_MATCH_WINDOW ? c->n_rows - PCZ_MATCH_WINDOW : 0;
-	uint64_t gap = UINT64_MAX;
-
-	for (size_t i = c->n_rows; i-- > stop;) {
-		uint64_t g = c->link[i].dur > d ? c->link[i].dur - d : d - c->link[i].dur;
-		if (g < gap) {
-			gap = g;
-			best = i;
-		}
-	}
-	return best;
 }
 
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
@@ -477,6 +671,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	if (c->n_reg == 0) {
 		c->dict_base = dict_n;
 		c->gen++;
+		pcz_window_reset(&c->window);
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
@@ -518,13 +713,13 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		m->numa = x->numa;
 		m->first_row = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = c->rows + c->n_rows * W;
+			uint64_t *row = c->rows + c->n_rows * W, match;
+			struct pcz_mlink *l = &c->link[c->n_rows];
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
-			struct pcz_mlink *l = &c->link[c->n_rows];
-			l->dur = row[1] - row[0];
-			l->match = closest_row(c, l->dur);
+			match = pcz_window_match_push(&c->window, row[1] - row[0]);
+			l->match = match == UINT64_MAX ? SIZE_MAX : (size_t)match;
 			l->hist = c->last_row[slot];
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
@@ -541,23 +736,19 @@ static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 
 /*
  * Each column's predictor: the smallest sum of residual bit lengths over up
- * to 8 runs of 32 consecutive rows spread over the chunk, ties to the lower.
+ * to 8 runs of 16 consecutive rows spread over the chunk, ties to the lower.
  */
 #define PCZ_CHOICE_RUNS 8
-#define PCZ_CHOICE_RUN 32
-static void choose(const pcz_mchunk *c, uint8_t *pred)
+#define PCZ_CHOICE_RUN 16
+static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost)
 {
 	size_t W = c->width, n = c->n_rows, runs, len;
-	uint64_t *cost = calloc(W * PCZ_V2_N_PRED, sizeof *cost);
 
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
 						      : PCZ_CHOICE_RUNS;
 	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
-	if (cost == NULL || n == 0) {
-		free(cost);
-		return;
-	}
+	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
 	for (size_t j = 0; j < runs; j++) {
 		size_t i0 = runs == 1 || n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN
 				    ? j * len
@@ -588,125 +779,487 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 		}
 		pred[col] = (uint8_t)best;
 	}
-	free(cost);
 }
 
-/* A number of a structure field. */
-static inline void put_field(pcz_rc_enc *e, pcz_models *models, unsigned f, uint64_t z)
+/* The forward pass: every number's symbol and histogram key in order, the raw bits written. */
+typedef struct pcz_fwd {
+	uint8_t *sym;
+	uint16_t *key;
+	size_t n;
+	uint32_t *hist;
+	uint64_t *used; /* per table column: bit s for symbol s (63 also for 64) */
+	pcz_bitw raw;
+} pcz_fwd;
+
+static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 {
-	enc_number(e, &models->field[f], 0, z);
+	unsigned b = pcz_bit_length(z);
+
+	f->sym[f->n] = (uint8_t)b;
+	f->key[f->n++] = (uint16_t)key;
+	f->hist[key * PCZ_SYMBOLS + b]++;
+	if (b >= 2)
+		bitw_put_wide(&f->raw, z, b - 1);
 }
 
-static inline void put_name(pcz_rc_enc *e, pcz_models *models, const char *name, size_t len)
+static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 {
-	put_field(e, models, PCZ_F_LENGTH, len - 1);
+	put_number(f, PCZ_F_LENGTH, len);
 	for (size_t i = 0; i < len; i++)
-		enc_byte(e, models->byte, (uint8_t)name[i]);
+		bitw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
-/* One number and the bit length it leaves as the column's context. */
-static inline void enc_column(pcz_rc_enc *e, pcz_models *models, size_t col, uint64_t z,
-			      uint8_t *cls, uint8_t *col_cls)
+/* A column's number: its symbol also marked as used by the column. */
+static inline unsigned put_column(pcz_fwd *f, size_t tcol, unsigned prev, uint64_t z)
 {
-	enc_number(e, pcz_col_model(models, col), cls[col], z);
-	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
+	unsigned b = pcz_bit_length(z);
+
+	f->used[tcol] |= 1ull << (b & 63) | (uint64_t)(b >> 6) << 63;
+	put_number(f, PCZ_N_FIELDS + PCZ_FINE_CLASSES * (unsigned)tcol + pcz_fine_class[prev], z);
+	return b;
 }
 
 /* One row: start against the history's end, then every column under its predictor. */
-static inline void put_row(pcz_mchunk *c, pcz_rc_enc *e, size_t i, size_t slot,
-			   const uint8_t *pred, uint8_t *col_cls)
+static inline void put_row(const pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
 {
 	size_t W = c->width;
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
 	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
-	uint8_t *cls = c->cls + slot * W;
-	uint64_t d = x[1] - x[0], z;
+	uint64_t d = x[1] - x[0];
+	unsigned prev;
 	pcz_sources src;
 
-	z = pcz_zigzag(x[0] - (h ? h[1] : 0));
-	enc_column(e, &c->models, 0, z, cls, col_cls);
-	z = pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb));
-	enc_column(e, &c->models, 1, z, cls, col_cls);
+	prev = put_column(f, 0, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
+	prev = put_column(f, 1, prev, pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
 	pcz_sources_set(&src, d, h, nb, mb);
 	for (size_t col = 2; col < W; col++)
-		enc_column(e, &c->models, col, pcz_zigzag(x[col] - pcz_v2_predict(pred[col], col, &src)),
-			   cls, col_cls);
+		prev = put_column(f, pcz_table_column(col), prev,
+				  pcz_zigzag(x[col] - pcz_v2_predict(pred[col], col, &src)));
+}
+
+/*
+ * Normalises the counts h[i] of t's k symbols sym[i] (n in all) to 2^L: each at least
+ * 1, rounded, the rounding error taken from the largest.  0, or -1 when they
+ * do not fit (2^L too small for that).
+ */
+static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
+{
+	uint64_t scale = ((uint64_t)1 << (L + 32)) / n;
+	int64_t left = (int64_t)1 << L;
+	unsigned big = 0;
+
+	for (unsigned i = 0; i < t->k; i++) {
+		uint64_t f = ((uint64_t)h[i] * scale + (1ull << 31)) >> 32;
+		t->freq[i] = (uint16_t)(f ? f : 1);
+		left -= t->freq[i];
+		if (t->freq[i] > t->freq[big])
+			big = i;
+	}
+	if ((int64_t)t->freq[big] + left >= 1) {
+		t->freq[big] = (uint16_t)(t->freq[big] + left);
+		return 0;
+	}
+	/* Too many rounded up: take one from each symbol above 1 until it fits. */
+	while (left < 0) {
+		int moved = 0;
+		for (unsigned i = 0; i < t->k && left < 0; i++)
+			if (t->freq[i] > 1) {
+				t->freq[i]--;
+				left++;
+				moved = 1;
+			}
+		if (!moved)
+			return -1;
+	}
+	return 0;
+}
+
+/* Bits of the table t as written (write_table), gaps those of its symbols. */
+static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
+{
+	uint64_t rice;
+
+	if (t->k == 0)
+		return 1;
+	if (t->k == 1)
+		return 3 + gamma_bits(t->sym[0] + 1u);
+	best_rice(t, &rice);
+	return gamma_bits(t->k + 1) + 8 + gaps + rice;
+}
+
+/*
+ * The table for the counts cnt[0..n_list) of the symbols list[0..n_list)
+ * (ascending; zero counts skipped): the log with the fewest bits, table
+ * included.  Returns the bits, in 1/65536.
+ */
+static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
+{
+	uint64_t n = 0, gaps = 0, best = UINT64_MAX;
+	uint32_t c[PCZ_SYMBOLS];
+	unsigned best_L = 0, lo, hi;
+	pcz_table try;
+
+	t->k = 0;
+	t->L = 0;
+	for (unsigned i = 0; i < n_list; i++)
+		if (cnt[i]) {
+			unsigned s = list[i];
+			gaps += gamma_bits(t->k ? s - t->sym[t->k - 1] : s + 1u);
+			c[t->k] = cnt[i];
+			t->sym[t->k++] = (uint8_t)s;
+			n += cnt[i];
+		}
+	if (t->k < 2) {
+		t->freq[0] = 1;
+		return table_bits(t, gaps) << 16;
+	}
+	lo = ceil_log2(t->k) ? ceil_log2(t->k) : 1;
+	hi = ceil_log2(n) + 1;
+	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
+	try = *t;
+	for (unsigned L = lo; L <= hi; L++) {
+		uint64_t bits = 0;
+		if (normalize(&try, c, n, L) != 0)
+			continue;
+		try.L = L;
+		for (unsigned i = 0; i < try.k; i++)
+			bits += (uint64_t)c[i] * ((L << 16) - log2_fx(try.freq[i]));
+		bits += table_bits(&try, gaps) << 16;
+		if (bits < best) {
+			best = bits;
+			best_L = L;
+			memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
+		}
+	}
+	t->L = best_L;
+	return best;
+}
+
+/*
+ * A quick estimate of the bits of a table of the counts cnt[0..n_list) of
+ * the symbols list[]: the order-0 entropy plus its description, to compare
+ * modes.
+ */
+static uint64_t estimate(const uint32_t *cnt, const uint8_t *list, unsigned n_list)
+{
+	uint64_t n = 0, sum = 0, gaps = 0;
+	unsigned k = 0, last = 0;
+
+	for (unsigned i = 0; i < n_list; i++) {
+		uint32_t c = cnt[i];
+		if (c == 0)
+			continue;
+		gaps += gamma_bits(k ? list[i] - last : list[i] + 1u);
+		last = list[i];
+		k++;
+		n += c;
+		sum += (uint64_t)c * log2_fx(c);
+	}
+	if (k < 2)
+		return (uint64_t)(k ? 3 + gamma_bits(last + 1u) : 1) << 16;
+	/* Frequencies near 2 n / k at L = ceil(log2 n) + 1: about log2(2 n / k) + 2 bits each. */
+	return n * log2_fx((uint32_t)n) - sum +
+	       (((uint64_t)gamma_bits(k + 1) + 8 + gaps) << 16) +
+	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n / k + 1)) + (2u << 16));
+}
+
+/* A column's counts by fine class, on the symbols it uses. */
+typedef struct pcz_colcounts {
+	unsigned n_list;
+	uint8_t list[PCZ_SYMBOLS];
+	uint16_t fine_used; /* bit f: fine class f has numbers */
+	uint32_t cnt[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [fine class][position in list] */
+	uint32_t sum[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [class of a mode][position in list] */
+} pcz_colcounts;
+
+/* The counts of a column (fine: 16 x PCZ_SYMBOLS) on the symbols of used (put_column's mask). */
+static void compact_counts(pcz_colcounts *cc, const uint32_t *fine, uint64_t used)
+{
+	cc->n_list = 0;
+	cc->fine_used = 0;
+	for (; used; used &= used - 1)
+		cc->list[cc->n_list++] = (uint8_t)__builtin_ctzll(used);
+	/* Bit 63 stands for 63 and 64. */
+	if (cc->n_list && cc->list[cc->n_list - 1] == 63)
+		cc->list[cc->n_list++] = 64;
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
+		uint32_t n = 0;
+		for (unsigned j = 0; j < cc->n_list; j++)
+			n |= cc->cnt[f][j] = fine[f * PCZ_SYMBOLS + cc->list[j]];
+		cc->fine_used |= (uint16_t)((n != 0) << f);
+	}
+}
+
+/* The class counts of mode into cc->sum. */
+static void mode_counts(pcz_colcounts *cc, unsigned mode)
+{
+	for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
+		memset(cc->sum[k], 0, cc->n_list * sizeof cc->sum[k][0]);
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+		if (cc->fine_used >> f & 1)
+			for (unsigned j = 0; j < cc->n_list; j++)
+				cc->sum[pcz_mode_class[mode][f]][j] += cc->cnt[f][j];
+}
+
+/* The mode of a column: the fewest estimated bits. */
+
+static unsigned choose_mode(pcz_colcounts *cc)
+{
+	unsigned best_mode = 0;
+	uint64_t best = UINT64_MAX;
+
+	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
+		uint64_t bits = 2 << 16;
+		mode_counts(cc, mode);
+		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
+			bits += estimate(cc->sum[k], cc->list, cc->n_list);
+		if (bits < best) {
+			best = bits;
+			best_mode = mode;
+		}
+	}
+	return best_mode;
+}
+
+/* The encoder's symbols of table t (PCZ_SYMBOLS entries, those of t's symbols set). */
+static void encode_symbols(const pcz_table *t, pcz_esym *es)
+{
+	uint32_t M = 1u << t->L;
+
+	for (unsigned i = 0, c = 0; i < t->k; c += t->freq[i], i++) {
+		uint32_t f = t->freq[i];
+		pcz_esym *e = &es[t->sym[i]];
+		e->x_max = f << (32 - t->L);
+		e->freq = f;
+		e->cmpl = M - f;
+		/* q = floor(x / f) exactly for x < 2^32, f < 2^12 (error below 2^-32). */
+		e->rcp = f >= 2 ? UINT64_MAX / f + 1 : UINT64_MAX;
+		/* For f = 1 the product gives q = x - 1: the bias makes up for it. */
+		e->bias = f >= 2 ? c : c + M - 1;
+	}
+}
+
+/*
+ * The tables: each field's, each column's mode and class tables, written to
+ * c->tables (predictors first), with key_tab set for the reverse pass.
+ */
+static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used,
+			pcz_colcounts *cc)
+{
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_tabs = 0;
+	pcz_bitw w;
+	pcz_table t;
+
+	if (grow_array((void **)&c->esym, &c->cap_tabs, n_keys, PCZ_SYMBOLS * sizeof *c->esym) != 0)
+		return -MPXKIT_ENOMEM;
+	free(c->key_tab);
+	c->key_tab = malloc(n_keys * sizeof *c->key_tab);
+	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
+	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
+	if (c->key_tab == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+		return -MPXKIT_ENOMEM;
+	w = (pcz_bitw){ c->tables.data, 0, 0 };
+	for (size_t col = 1; col < W; col++)
+		bitw_put(&w, pred[col], 3);
+	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
+		unsigned mode = 0;
+		if (i < PCZ_N_FIELDS) {
+			/* A field: one class, its counts as they are. */
+			cc->n_list = PCZ_SYMBOLS;
+			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+				cc->list[s] = (uint8_t)s;
+			memcpy(cc->sum[0], c->hist + i * PCZ_SYMBOLS, sizeof cc->sum[0]);
+		} else {
+			compact_counts(cc,
+				       c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES) *
+							 PCZ_SYMBOLS,
+				       used[i - PCZ_N_FIELDS]);
+			mode = choose_mode(cc);
+			bitw_put(&w, mode, 2);
+			mode_counts(cc, mode);
+		}
+		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
+			pcz_esym *es = c->esym + n_tabs * PCZ_SYMBOLS;
+			make_table(&t, cc->list, cc->sum[k], cc->n_list);
+			write_table(&w, &t);
+			encode_symbols(&t, es);
+			if (i < PCZ_N_FIELDS) {
+				c->key_tab[i] = t.k > 1 ? es : NULL;
+				continue;
+			}
+			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+				if (pcz_mode_class[mode][f] == k)
+					c->key_tab[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES +
+						   f] = t.k > 1 ? es : NULL;
+		}
+	}
+	bitw_flush(&w);
+	c->tables.len = (size_t)(w.o - c->tables.data);
+	return 0;
+}
+
+/* Zeroes the counts of the section, where used says they can be (the whole of them is 16
+ * classes of 65 symbols per column, which small sections would mostly clear for nothing). */
+static void clear_hist(pcz_mchunk *c, const uint64_t *used)
+{
+	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
+
+	memset(c->hist, 0, PCZ_N_FIELDS * PCZ_SYMBOLS * sizeof *c->hist);
+	for (size_t col = 0; col < C; col++) {
+		uint32_t *h = c->hist + (PCZ_N_FIELDS + col * PCZ_FINE_CLASSES) * PCZ_SYMBOLS;
+		for (uint64_t u = used[col]; u; u &= u - 1) {
+			unsigned s = (unsigned)__builtin_ctzll(u);
+			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
+				h[f * PCZ_SYMBOLS + s] = 0;
+				if (s == 63) /* which stands for 64 too */
+					h[f * PCZ_SYMBOLS + 64] = 0;
+			}
+		}
+	}
+}
+
+/* The reverse pass: every number's symbol by rANS, last first, into c->ans. */
+static int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
+{
+	uint8_t *end, *o;
+	uint32_t x = PCZ_ANS_LOW;
+
+	if (pcz_buf_grow(&c->ans, 2 * f->n + 4) != 0)
+		return -MPXKIT_ENOMEM;
+	end = o = c->ans.data + 2 * f->n + 4;
+	for (size_t i = f->n; i-- > 0;) {
+		const pcz_esym *t = c->key_tab[f->key[i]], *e;
+		uint64_t q;
+		if (t == NULL) /* one symbol: x stays as it is */
+			continue;
+		e = t + f->sym[i];
+		if (x >= e->x_max) {
+			o -= 2;
+			o[0] = (uint8_t)x;
+			o[1] = (uint8_t)(x >> 8);
+			x >>= 16;
+		}
+#ifdef __SIZEOF_INT128__
+		q = (uint64_t)(((unsigned __int128)x * e->rcp) >> 64);
+		x = x + e->bias + (uint32_t)q * e->cmpl;
+#else
+		q = x / e->freq;
+		x = x + (e->freq >= 2 ? e->bias : e->bias - e->cmpl) + (uint32_t)q * e->cmpl;
+#endif
+	}
+	o -= 4;
+	o[0] = (uint8_t)x;
+	o[1] = (uint8_t)(x >> 8);
+	o[2] = (uint8_t)(x >> 16);
+	o[3] = (uint8_t)(x >> 24);
+	c->ans.len = (size_t)(end - o);
+	memmove(c->ans.data, o, c->ans.len);
+	return 0;
 }
 
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload)
 {
-	size_t W = c->width, n_slots = 0, next_new = c->dict_base, prev_units = 0;
-	uint8_t *pred = malloc(W), *col_cls = calloc(W, 1);
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_slots = 0;
+	size_t next_new = c->dict_base, prev_units = 0, max_num, raw_max;
+	uint8_t *pred = malloc(W);
+	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
+	pcz_colcounts *scratch = malloc(sizeof *scratch);
+	uint64_t used[PCZ_MODEL_COLUMNS] = { 0 };
+	pcz_fwd f;
 	int rc = -MPXKIT_ENOMEM;
 
-	if (pred == NULL || col_cls == NULL || pcz_models_init(&c->models, c->n_events) != 0)
+	max_num = c->n_rows * W + 6 * c->n_unit + 3 * c->n_reg;
+	/* A number takes at most 63 raw bits, a name its bytes. */
+	raw_max = 8 * max_num + c->names.len + 16;
+	for (size_t k = c->dict_base; k < dict->n; k++)
+		raw_max += dict->len[k];
+	if (pred == NULL || cost == NULL || scratch == NULL)
 		goto out;
-	choose(c, pred);
-	pcz_rc_enc_reset(&c->rc);
+	if (max_num > c->cap_num) {
+		size_t cap = c->cap_num;
+		if (grow_array((void **)&c->sym, &cap, max_num, sizeof *c->sym) != 0)
+			goto out;
+		cap = c->cap_num;
+		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
+			goto out;
+		c->cap_num = cap;
+	}
+	if (n_keys > c->cap_hist) {
+		/* The counts stay 0 between sections: clear_hist undoes each section's. */
+		free(c->hist);
+		c->hist = calloc(n_keys, PCZ_SYMBOLS * sizeof *c->hist);
+		c->cap_hist = c->hist ? n_keys : 0;
+	}
+	if (c->hist == NULL || pcz_buf_grow(&c->raw, raw_max) != 0)
+		goto out;
+	choose(c, pred, cost);
+	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, used, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
 		size_t k_prev = SIZE_MAX;
-		pcz_rc_enc e;
-		if (pcz_rc_enc_reserve(&c->rc, 64 + 3 * r->name_len) != 0)
-			goto out;
-		/* A local copy per stretch of coding: the state stays in registers. */
-		e = c->rc;
-		put_field(&e, &c->models, PCZ_F_NAME_MODE, r->name_mode);
+		put_number(&f, PCZ_F_NAME_MODE, r->name_mode);
 		if (r->name_mode == PCZ_NAME_NEW)
-			put_name(&e, &c->models, (const char *)c->names.data + r->name_off,
-				 r->name_len);
-		put_field(&e, &c->models, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
-		c->rc = e;
+			put_name(&f, (const char *)c->names.data + r->name_off, r->name_len);
+		put_number(&f, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
 		prev_units = r->n_units;
 		for (size_t u = 0; u < r->n_units; u++) {
 			const pcz_munit *m = &c->unit[r->first_unit + u];
 			size_t slot;
 			int fresh;
-			if (pcz_rc_enc_reserve(&c->rc, 128 + 3 * dict->len[m->k] +
-							    m->n_steps * W * 20) != 0)
-				goto out;
 			slot = chunk_slot(c, m->k, &n_slots, &fresh);
 			if (slot == SIZE_MAX)
 				goto out;
-			if (fresh) {
-				memcpy(c->cls + slot * W, col_cls, W);
+			if (fresh)
 				c->place[2 * slot] = c->place[2 * slot + 1] = 0;
-			}
-			e = c->rc;
-			put_field(&e, &c->models, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
+			put_number(&f, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
 			k_prev = m->k;
 			if (m->k == next_new) {
-				put_name(&e, &c->models, dict->names[m->k], dict->len[m->k]);
+				size_t k = m->k;
+				/* NEXT: the previous new name with its number plus one. */
+				if (k > 0 && pcz_name_is_next(dict->names[k - 1], dict->len[k - 1],
+							      dict->names[k], dict->len[k]))
+					put_number(&f, PCZ_F_LENGTH, 0);
+				else
+					put_name(&f, dict->names[k], dict->len[k]);
 				next_new++;
 			}
-			put_field(&e, &c->models, PCZ_F_STEPS, m->n_steps - 1);
+			put_number(&f, PCZ_F_STEPS, m->n_steps - 1);
 			if (placement) {
 				int64_t cpu1 = (int64_t)m->cpu + 1, numa1 = (int64_t)m->numa + 1;
-				put_field(&e, &c->models, PCZ_F_CPU,
-					  pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
-				put_field(&e, &c->models, PCZ_F_NUMA,
-					  pcz_zigzag((uint64_t)(numa1 - c->place[2 * slot + 1])));
+				put_number(&f, PCZ_F_CPU,
+					   pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
+				put_number(&f, PCZ_F_NUMA,
+					   pcz_zigzag((uint64_t)(numa1 - c->place[2 * slot + 1])));
 				c->place[2 * slot] = cpu1;
 				c->place[2 * slot + 1] = numa1;
 			}
 			for (size_t s = 0; s < m->n_steps; s++)
-				put_row(c, &e, m->first_row + s, slot, pred, col_cls);
-			c->rc = e;
+				put_row(c, &f, m->first_row + s, pred);
 		}
 	}
-	if (pcz_rc_enc_reserve(&c->rc, 16) != 0)
+	bitw_flush(&f.raw);
+	c->raw.len = (size_t)(f.raw.o - c->raw.data);
+	rc = write_tables(c, pred, used, scratch);
+	clear_hist(c, used);
+	if (rc == 0)
+		rc = encode_ans(c, &f);
+	if (rc < 0)
 		goto out;
-	pcz_rc_enc_finish(&c->rc);
 	payload->len = 0;
 	pcz_buf_varint(payload, c->n_reg);
-	pcz_buf_put(payload, pred + 1, W - 1);
-	pcz_buf_varint(payload, c->rc.out.len);
-	pcz_buf_put(payload, c->rc.out.data, c->rc.out.len);
-	pcz_buf_put(payload, c->rc.bits.data, c->rc.bits.len);
+	pcz_buf_put(payload, c->tables.data, c->tables.len);
+	pcz_buf_varint(payload, c->ans.len);
+	pcz_buf_put(payload, c->ans.data, c->ans.len);
+	pcz_buf_put(payload, c->raw.data, c->raw.len);
 	rc = payload->oom ? -MPXKIT_ENOMEM : 0;
 out:
+	if (rc < 0 && c->hist) /* a section left half counted */
+		memset(c->hist, 0, c->cap_hist * PCZ_SYMBOLS * sizeof *c->hist);
 	free(pred);
-	free(col_cls);
+	free(cost);
+	free(scratch);
 	return rc;
 }

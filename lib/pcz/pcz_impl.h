@@ -292,32 +292,18 @@ void pcz_plan_free(pcz_plan *plan);
 /* ---- Version 2: the MODEL codec (doc/pcz-format.md, "Version 2") --------------------------- */
 
 #define PCZ_VERSION_MODEL 2
-#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the adaptive model (version 2 only) */
+#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the model (version 2 only) */
 #define PCZ_MODEL_MAX_VALUES (1u << 21)
-#define PCZ_MODEL_COLUMNS 64     /* columns with a model of their own; later ones share the last */
+#define PCZ_MODEL_COLUMNS 64     /* columns with tables of their own; later ones use the last's */
 #define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
-#define PCZ_PROB_BITS 12
-#define PCZ_PROB_INIT (1u << (PCZ_PROB_BITS - 1))
+#define PCZ_SYMBOLS 65           /* a number's symbol: its bit length, 0 to 64 */
+#define PCZ_TABLE_LOG_MAX 12
+#define PCZ_TABLE_SLOTS_MAX (1u << 20) /* decoding slots of all tables of a section */
+#define PCZ_FINE_CLASSES 8       /* classes of the previous symbol under mode 2 ("Contexts") */
+#define PCZ_MODES 3              /* context modes: 1, 3 or 8 classes */
+#define PCZ_ANS_LOW (1u << 16)   /* the rANS state stays within [2^16, 2^32) */
 
-/*
- * A probability state: bits 0-11 the chance of a 0 bit in 4096ths, bits
- * 12-15 how many bits it has seen (saturating at 15), which sets how fast it
- * moves: fast while it knows little, then steadier.
- */
-extern const uint8_t pcz_prob_rate[16];
-static inline uint16_t pcz_prob_update(uint16_t s, unsigned bit)
-{
-	unsigned p = s & 0xFFFu, n = s >> 12, sh = pcz_prob_rate[n];
-
-	/* Both moves, then a select: the bit is what the coder cannot predict. */
-	unsigned down = p - (p >> sh), up = p + ((4096u - p) >> sh);
-
-	p = bit ? down : up;
-	n += n < 15;
-	return (uint16_t)(n << 12 | p);
-}
-
-/* Predictor bytes of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
+/* Predictors of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
 enum pcz_v2_pred {
 	PCZ_V2_HISTORY = 0,
 	PCZ_V2_NONE = 1,
@@ -332,142 +318,168 @@ enum pcz_v2_pred {
 /* Rows before this one that MATCH searches for the closest duration. */
 #define PCZ_MATCH_WINDOW 64
 
-/*
- * One number model (doc/pcz-format.md, "Numbers"): a bit-length tree per
- * context class (of the previous value's bit length), two modelled mantissa
- * bits per length.
- */
-typedef struct pcz_model {
-	uint16_t same[8];
-	uint16_t tree[8][128];
-	uint16_t mant[65][3];
-} pcz_model;
-
-/* Structure fields, each with its own model. */
+/* Structure fields, each with its own table. */
 enum pcz_field { PCZ_F_NAME_MODE, PCZ_F_LENGTH, PCZ_F_UNIT, PCZ_F_STEPS, PCZ_F_CPU, PCZ_F_NUMA,
 		 PCZ_F_UNITS, PCZ_N_FIELDS };
 
-/* All models of a section: fields, name bytes and the column models. */
-typedef struct pcz_models {
-	pcz_model field[PCZ_N_FIELDS];
-	uint16_t byte[256];
-	pcz_model *col; /* min(2 + n_events, PCZ_MODEL_COLUMNS) */
-	size_t n_col;
-} pcz_models;
-
-int pcz_models_init(pcz_models *m, size_t n_events);
-void pcz_models_free(pcz_models *m);
-static inline pcz_model *pcz_col_model(pcz_models *m, size_t col)
-{
-	return &m->col[col < m->n_col ? col : m->n_col - 1];
-}
-
-/* Context class of a bit length (the table of "Numbers"). */
-static inline unsigned pcz_len_class(unsigned b)
-{
-	static const uint8_t cls[65] = { 0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
-					 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
-	return cls[b];
-}
+/* The fine class (mode 2) of the previous symbol, and the class of a fine class by mode. */
+extern const uint8_t pcz_fine_class[PCZ_SYMBOLS];
+extern const uint8_t pcz_mode_class[PCZ_MODES][PCZ_FINE_CLASSES];
+extern const uint8_t pcz_mode_classes[PCZ_MODES];
 
 static inline unsigned pcz_bit_length(uint64_t z)
 {
 	return z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
 }
 
+/* The column whose tables column col uses. */
+static inline size_t pcz_table_column(size_t col)
+{
+	return col < PCZ_MODEL_COLUMNS ? col : PCZ_MODEL_COLUMNS - 1;
+}
 
-/* The range encoder (LZMA's) and the raw-bit writer, into growable buffers. */
-typedef struct pcz_rc_enc {
-	uint64_t low;
-	uint32_t range;
-	uint8_t cache;
-	uint64_t cache_size;
-	pcz_buf out;
-	uint64_t acc; /* raw bits not yet in bits */
-	unsigned n_acc;
-	pcz_buf bits;
-} pcz_rc_enc;
+/* A table as the format gives it: k symbols, ascending, their frequencies adding up to 2^L. */
+typedef struct pcz_table {
+	unsigned k, L;
+	uint8_t sym[PCZ_SYMBOLS];
+	uint16_t freq[PCZ_SYMBOLS];
+} pcz_table;
 
-void pcz_rc_enc_reset(pcz_rc_enc *e);
-void pcz_rc_enc_free(pcz_rc_enc *e);
-/* Makes room for n more bytes of range-coded output and raw bits: 0, or -1 when out of memory. */
-int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n);
-/* Ends both streams. */
-void pcz_rc_enc_finish(pcz_rc_enc *e);
-void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z);
-void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte);
+/* Bit fields, least significant bit first (doc/pcz-format.md, "Bit fields"). */
+typedef struct pcz_bitr {
+	const uint8_t *p, *start, *end;
+	uint64_t acc; /* bits read ahead; n of them not yet used */
+	unsigned n;
+	int err;      /* read past the end: the missing bits read as 0 */
+} pcz_bitr;
 
-/* The decoder: reads past either end set err, and give zeros. */
-typedef struct pcz_rc_dec {
-	uint32_t range, code;
-	const uint8_t *p, *end;
-	const uint8_t *bits, *bits_end;
-	uint64_t bit_pos; /* bits read from the raw-bit stream */
+void pcz_bitr_init(pcz_bitr *b, const uint8_t *p, size_t len);
+
+static inline uint64_t pcz_load_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* Tops the read-ahead up to 56 bits or more (fewer at the end of the stream). */
+static inline void pcz_bitr_refill(pcz_bitr *b)
+{
+	if (b->end - b->p >= 8) {
+		/* The bytes above n are ORed in again, at the same place, by the next refill. */
+		b->acc |= pcz_load_le64(b->p) << b->n;
+		b->p += (63 - b->n) >> 3;
+		b->n |= 56;
+	} else {
+		while (b->n <= 56 && b->p < b->end) {
+			b->acc |= (uint64_t)*b->p++ << b->n;
+			b->n += 8;
+		}
+	}
+}
+
+/* k <= 32 bits. */
+static inline uint64_t pcz_bitr_get(pcz_bitr *b, unsigned k)
+{
+	uint64_t v;
+
+	if (b->n < k) {
+		pcz_bitr_refill(b);
+		if (b->n < k) {
+			b->err = 1;
+			b->n = k;
+		}
+	}
+	v = b->acc & ((1ull << k) - 1);
+	b->acc >>= k;
+	b->n -= k;
+	return v;
+}
+
+/* Bits used so far. */
+static inline uint64_t pcz_bitr_used(const pcz_bitr *b)
+{
+	return 8 * (uint64_t)(b->p - b->start) - b->n;
+}
+
+/*
+ * A section's tables as the decoder uses them.  A pcz_dtab is one table:
+ * dec holds 2^L entries, symbol | frequency << 7 | (slot - start of the
+ * symbol's slots) << 19, and cost[s] the bits a number of symbol s takes, in
+ * 1/65536 bits, mantissa included (what `mpxkit info` reports).
+ */
+typedef struct pcz_dtab {
+	const uint32_t *dec;
+	const uint32_t *cost;
+	uint32_t L, mask;
+} pcz_dtab;
+
+typedef struct pcz_msec {
+	size_t W, C;            /* columns, and those with tables of their own: min(W, 64) */
+	uint8_t *pred;          /* per column: its predictor (column 0, the start, has none) */
+	int match;              /* some column uses MATCH: the decoder keeps the window */
+	pcz_dtab field[PCZ_N_FIELDS];
+	pcz_dtab *ctx;          /* C x PCZ_SYMBOLS: each column's table by the previous symbol */
+	pcz_dtab *tabs;         /* every table of the section, in file order */
+	uint32_t *slots;        /* their dec entries, then their costs */
+	size_t cap_tabs, cap_slots, cap_C;
+	pcz_table t;            /* scratch */
+} pcz_msec;
+
+void pcz_msec_free(pcz_msec *m);
+/*
+ * Reads the tables of a REGIONS payload from p (W columns) and builds them;
+ * *used is set to their bytes, padding included.  0, or -1 with *why set
+ * (damaged), or -MPXKIT_ENOMEM.
+ */
+int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *used,
+		  const char **why);
+
+/* The decoder's streams: the rANS state and its words, and the raw-bit stream. */
+typedef struct pcz_mdec {
+	uint32_t x;
+	const uint8_t *w, *w_end;
+	pcz_bitr raw;
 	int err;
-} pcz_rc_dec;
+} pcz_mdec;
 
-/* 0, or -1 when the range-coded stream is shorter than 5 bytes or does not start with 0. */
-int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
-		    size_t bits_len);
-uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx);
-unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs);
-/* Whether both streams were used exactly (see "REGIONS payload"). */
-int pcz_rc_dec_done(const pcz_rc_dec *d);
+/* 0, or -1 when the rANS stream is not a whole number of words from 4 bytes up or x < 2^16. */
+int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t *raw,
+		  size_t raw_len);
+/* One number under table t; a damaged stream sets err. */
+uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t);
+/* Whether both streams were used exactly (see "Numbers"). */
+int pcz_mdec_done(const pcz_mdec *d);
 
 /*
- * The writer's MODEL chunk: the section's regions as they arrive (structure
- * and rows), coded when the section closes.
+ * MATCH's window: the (duration, row number) of the last PCZ_MATCH_WINDOW
+ * rows, kept sorted, so that the closest duration is a binary search away.
  */
-typedef struct pcz_mregion {
-	uint8_t name_mode;
-	size_t name_off, name_len; /* NEW: the name in names */
-	size_t first_unit, n_units;
-} pcz_mregion;
+typedef struct pcz_window {
+	struct pcz_went {
+		uint64_t dur, seq;
+	} e[PCZ_MATCH_WINDOW];
+	uint64_t dur_of[PCZ_MATCH_WINDOW]; /* by row number modulo the window */
+	size_t n;
+	uint64_t seq; /* rows pushed */
+} pcz_window;
 
-typedef struct pcz_munit {
-	size_t k;       /* dictionary entry */
-	size_t n_steps;
-	int cpu, numa;
-	size_t first_row;
-} pcz_munit;
+static inline void pcz_window_reset(pcz_window *w)
+{
+	w->n = 0;
+	w->seq = 0;
+}
 
-typedef struct pcz_mchunk {
-	size_t n_events, width; /* width = 2 + n_events: start, end, values */
-	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
-	pcz_mregion *reg;
-	size_t n_reg, cap_reg;
-	pcz_munit *unit;
-	size_t n_unit, cap_unit;
-	uint64_t *rows;
-	struct pcz_mlink {
-		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
-		uint64_t dur;            /* its duration */
-	} *link;
-	size_t n_rows, cap_rows;
-	pcz_buf names;
-	/* Coding state, kept between sections to save allocations. */
-	size_t *slot_of;  /* per dictionary entry */
-	uint64_t *slot_gen;
-	size_t cap_dict;
-	uint64_t gen;
-	size_t n_slots_used;
-	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
-	uint8_t *cls;     /* per slot and column: class of its last value */
-	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
-	size_t cap_slots;
-	pcz_models models;
-	pcz_rc_enc rc;
-} pcz_mchunk;
-
-void pcz_mchunk_free(pcz_mchunk *c);
 /*
- * Appends a region (units validated, dictionary entries known; dict_n is the
- * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.
+ * The row (its number) of the window closest in duration to d, ties to the
+ * most recent, or UINT64_MAX when the window is empty; then d joins the window
+ * as the next row.
  */
-int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
-		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
+uint64_t pcz_window_match_push(pcz_window *w, uint64_t d);
 
 /*
  * What a row's columns are predicted from ("Rows"): its duration d, its
@@ -547,32 +559,86 @@ static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, const pcz_sourc
 	}
 }
 
-/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH. */
+/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH (used when m->match). */
 typedef struct pcz_ring {
-	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width 2 + n_events */
-	uint64_t dur[PCZ_MATCH_WINDOW];
-	size_t n, next;
+	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width W, by row number modulo the window */
+	pcz_window win;
 } pcz_ring;
 
 /*
  * Decodes one row (start, duration, values) into row[0..W) from its history
- * h and reference n (NULL when none), and pushes it into the ring; cls holds
- * the unit's previous bit length per column and col_cls each column's last,
- * both updated.  The coder's state is kept in registers for the row.  bits[col]
- * grows by the bits each column took from the two streams (bytes read by the
- * range decoder, which reads as it narrows, and raw bits): what `mpxkit info`
- * reports per column.
+ * h and its reference n (NULL when none), finding its match in ring; bits[col]
+ * grows by the 1/65536 bits each column took.
  */
-void pcz_dec_row(pcz_rc_dec *d, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
-		 uint64_t *bits);
+void pcz_mdec_row(pcz_mdec *d, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits);
 
-/* Bits read from both streams, from an arbitrary origin: only differences mean anything. */
-static inline uint64_t pcz_rc_dec_bits(const pcz_rc_dec *d)
-{
-	return 8 * (uint64_t)(uintptr_t)d->p + d->bit_pos;
-}
+/*
+ * The writer's MODEL chunk: the section's regions as they arrive (structure
+ * and rows), coded when the section closes.
+ */
+typedef struct pcz_mregion {
+	uint8_t name_mode;
+	size_t name_off, name_len; /* NEW: the name in names */
+	size_t first_unit, n_units;
+} pcz_mregion;
 
+typedef struct pcz_munit {
+	size_t k;       /* dictionary entry */
+	size_t n_steps;
+	int cpu, numa;
+	size_t first_row;
+} pcz_munit;
+
+/* The encoder's form of a table's symbol (rANS with a reciprocal instead of a division). */
+typedef struct pcz_esym {
+	uint64_t rcp;   /* ceil(2^64 / f), or 2^64 - 1 for f = 1 */
+	uint32_t x_max; /* f * 2^(32 - L): a word goes out first from here up */
+	uint32_t bias, cmpl;
+	uint32_t freq;
+} pcz_esym;
+
+typedef struct pcz_mchunk {
+	size_t n_events, width; /* width = 2 + n_events: start, end, values */
+	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
+	pcz_mregion *reg;
+	size_t n_reg, cap_reg;
+	pcz_munit *unit;
+	size_t n_unit, cap_unit;
+	uint64_t *rows;
+	struct pcz_mlink {
+		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
+	} *link;
+	size_t n_rows, cap_rows;
+	pcz_window window;
+	pcz_buf names;
+	/* Coding state, kept between sections to save allocations. */
+	size_t *slot_of;  /* per dictionary entry */
+	uint64_t *slot_gen;
+	size_t cap_dict;
+	uint64_t gen;
+	size_t n_slots_used;
+	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
+	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
+	size_t cap_slots;
+	uint8_t *sym;     /* every number's symbol, in coding order */
+	uint16_t *key;    /* and its histogram: field, or 7 + 16 column + fine class */
+	size_t cap_num;
+	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts */
+	size_t cap_hist;
+	pcz_esym *esym;   /* per table, PCZ_SYMBOLS */
+	const pcz_esym **key_tab; /* per key: its table's symbols, NULL for a one-symbol table */
+	size_t cap_tabs;
+	pcz_buf raw, tables, ans;
+} pcz_mchunk;
+
+void pcz_mchunk_free(pcz_mchunk *c);
+/*
+ * Appends a region (units validated, dictionary entries known; dict_n is the
+ * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.
+ */
+int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
+		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
 /* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);
 /* Forgets the chunk's regions. */

@@ -35,12 +35,9 @@ struct vcur {
 
 /* Version 2's MODEL decoding state (doc/pcz-format.md, "Version 2"). */
 struct model_state {
-	pcz_models models;
-	pcz_rc_dec rc;
-	uint8_t *pred;      /* per column 1 .. 1 + n_events */
-	uint8_t *col_cls;   /* per column: class of its last value */
+	pcz_msec sec;       /* the section's predictors and tables */
+	pcz_mdec dec;       /* its streams */
 	uint64_t *slot_row; /* per slot: the unit's last row (width 2 + n_events) */
-	uint8_t *slot_cls;  /* per slot and column */
 	int64_t *slot_place;
 	uint8_t *slot_has;  /* per slot: a row is in slot_row */
 	size_t cap_slots;
@@ -50,7 +47,8 @@ struct model_state {
 	size_t cap_first;
 	uint64_t values_left, prev_units;
 	pcz_ring ring;      /* the last rows of the section, for MATCH */
-	uint64_t *bits;     /* per column, then the structure: bits read so far (info) */
+	uint64_t *bits;     /* per column: 1/65536 bits read so far (info) */
+	uint64_t payload_bits; /* of the REGIONS payloads begun */
 };
 
 struct mpxkit_pcz_reader {
@@ -619,11 +617,8 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->times);
 	free(r->values);
 	free(r->mask);
-	pcz_models_free(&r->m.models);
-	free(r->m.pred);
-	free(r->m.col_cls);
+	pcz_msec_free(&r->m.sec);
 	free(r->m.slot_row);
-	free(r->m.slot_cls);
 	free(r->m.slot_place);
 	free(r->m.slot_has);
 	free(r->m.rows);
@@ -736,12 +731,21 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits)
 {
 	size_t W = 2 + r->n_events;
+	uint64_t columns = 0;
 
 	*bits = 0;
 	if (r->version != PCZ_VERSION_MODEL || (col >= W && col != SIZE_MAX))
 		return -MPXKIT_ERANGE;
-	if (r->m.bits)
-		*bits = r->m.bits[col == SIZE_MAX ? W : col];
+	if (r->m.bits == NULL)
+		return 0;
+	if (col != SIZE_MAX) {
+		*bits = r->m.bits[col] >> 16;
+		return 0;
+	}
+	/* The structure: the rest of the payloads (fields, names, tables, the coders' ends). */
+	for (size_t c = 0; c < W; c++)
+		columns += r->m.bits[c] >> 16;
+	*bits = r->m.payload_bits > columns ? r->m.payload_bits - columns : 0;
 	return 0;
 }
 
@@ -1346,8 +1350,9 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	struct model_state *m = &r->m;
 	const struct section *s;
-	size_t W = 2 + r->n_events;
-	uint64_t n, rc_size;
+	size_t W = 2 + r->n_events, used;
+	uint64_t n, ans_size;
+	const char *why = NULL;
 	pcz_cur c;
 	int rc;
 
@@ -1360,36 +1365,29 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	rc = get_count(r, &c, s->raw, &n, "regions in section", diag);
 	if (rc == 0 && n == 0)
 		rc = bad(r, diag, MPXKIT_EFORMAT, c.base, "REGIONS section without regions");
-	if (rc == 0 && (size_t)(c.end - c.p) < W - 1)
-		rc = bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "payload ends in the predictors");
 	if (rc < 0)
 		return rc;
-	if (m->pred == NULL) {
-		m->pred = malloc(W);
-		m->col_cls = malloc(W);
+	if (m->ring.rows == NULL) {
 		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
-		m->bits = calloc(W + 1, sizeof *m->bits);
-		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL || m->bits == NULL)
+		m->bits = calloc(W, sizeof *m->bits);
+		if (m->ring.rows == NULL || m->bits == NULL)
 			return -MPXKIT_ENOMEM;
 	}
-	m->ring.n = m->ring.next = 0;
-	for (size_t col = 1; col < W; col++) {
-		unsigned p = *c.p++;
-		m->pred[col] = (uint8_t)p;
-		if (p > PCZ_V2_MATCH ||
-		    (col == 1 && p != PCZ_V2_HISTORY && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE))
-			return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c) - 1,
-				   "unknown predictor %u", p);
-	}
-	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &rc_size, "range-coded bytes", diag);
+	rc = pcz_msec_read(&m->sec, W, c.p, (size_t)(c.end - c.p), &used, &why);
+	if (rc == -1)
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "REGIONS section %zu: %s",
+			   r->sec_index, why);
 	if (rc < 0)
 		return rc;
-	if (pcz_models_init(&m->models, r->n_events) != 0)
-		return -MPXKIT_ENOMEM;
-	if (pcz_rc_dec_init(&m->rc, c.p, (size_t)rc_size, c.p + rc_size,
-			    (size_t)(c.end - c.p - rc_size)) != 0)
-		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad range-coded stream");
-	memset(m->col_cls, 0, W);
+	c.p += used;
+	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &ans_size, "rANS bytes", diag);
+	if (rc < 0)
+		return rc;
+	if (pcz_mdec_init(&m->dec, c.p, (size_t)ans_size, c.p + ans_size,
+			  (size_t)(c.end - c.p - ans_size)) != 0)
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad rANS stream");
+	pcz_window_reset(&m->ring.win);
+	m->payload_bits += 8 * (uint64_t)s->stored;
 	m->values_left = s->raw;
 	m->prev_units = 0;
 	r->chunk_left = n;
@@ -1413,22 +1411,18 @@ static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
 			uint64_t *row = realloc(m->slot_row, c2 * W * sizeof *row);
 			if (row)
 				m->slot_row = row;
-			uint8_t *cls = realloc(m->slot_cls, c2 * W);
-			if (cls)
-				m->slot_cls = cls;
 			int64_t *pl = realloc(m->slot_place, c2 * 2 * sizeof *pl);
 			if (pl)
 				m->slot_place = pl;
 			uint8_t *has = realloc(m->slot_has, c2);
 			if (has)
 				m->slot_has = has;
-			if (!row || !cls || !pl || !has)
+			if (!row || !pl || !has)
 				return -MPXKIT_ENOMEM;
 			m->cap_slots = c2;
 		}
 		r->slot_gen[k] = r->sec_index;
 		r->slot_of[k] = r->next_slot++;
-		memcpy(m->slot_cls + r->slot_of[k] * W, m->col_cls, W);
 		m->slot_place[2 * r->slot_of[k]] = m->slot_place[2 * r->slot_of[k] + 1] = 0;
 		m->slot_has[r->slot_of[k]] = 0;
 	}
@@ -1438,17 +1432,40 @@ static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
 
 static uint64_t get_field(struct model_state *m, unsigned f)
 {
-	return pcz_dec_number(&m->rc, &m->models.field[f], 0);
+	return pcz_mdec_number(&m->dec, &m->sec.field[f]);
 }
 
-/* A name of the model stream into a new string; NULL when out of memory or invalid (*bad set). */
-static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
+static int model_err(const struct model_state *m)
 {
-	uint64_t n = get_field(m, PCZ_F_LENGTH) + 1;
+	return m->dec.err || m->dec.raw.err;
+}
+
+/*
+ * A name of the model stream into a new string: its bytes, or for a unit
+ * (next set) LENGTH 0, the dictionary's last name with its number plus one.
+ * NULL when out of memory or invalid (*bad set).
+ */
+static char *get_model_name(struct model_state *m, const pcz_dict *dict, int unit, size_t *len,
+			    int *bad_name)
+{
+	uint64_t n = get_field(m, PCZ_F_LENGTH);
 	char *name;
 
 	*bad_name = 0;
-	if (m->rc.err || n > PCZ_MAX_NAME) {
+	if (n == 0 && unit && !model_err(m) && dict->n > 0) {
+		const char *prev = dict->names[dict->n - 1];
+		size_t cap = strlen(prev) + 22;
+		if ((name = malloc(cap)) == NULL)
+			return NULL;
+		if (pcz_name_next(prev, name, cap) != 0) {
+			free(name);
+			*bad_name = 1;
+			return NULL;
+		}
+		*len = strlen(name);
+		return name;
+	}
+	if (model_err(m) || n == 0 || n > PCZ_MAX_NAME) {
 		*bad_name = 1;
 		return NULL;
 	}
@@ -1456,10 +1473,10 @@ static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
 	if (name == NULL)
 		return NULL;
 	for (uint64_t i = 0; i < n; i++)
-		name[i] = (char)pcz_dec_byte(&m->rc, m->models.byte);
+		name[i] = (char)pcz_bitr_get(&m->dec.raw, 8);
 	name[n] = '\0';
 	*len = (size_t)n;
-	if (m->rc.err || !pcz_name_ok(name, *len)) {
+	if (model_err(m) || !pcz_name_ok(name, *len)) {
 		free(name);
 		*bad_name = 1;
 		return NULL;
@@ -1472,11 +1489,10 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	struct model_state *m = &r->m;
 	size_t E = r->n_events, W = 2 + E, t = 0, k_prev = SIZE_MAX;
 	uint64_t mode, n_units, bound = 64, region_no = r->regions_read + 1;
-	uint64_t before = pcz_rc_dec_bits(&m->rc), in_rows = 0;
 	int rc;
 
 	mode = get_field(m, PCZ_F_NAME_MODE);
-	if (m->rc.err || mode > PCZ_NAME_NEXT)
+	if (model_err(m) || mode > PCZ_NAME_NEXT)
 		return model_fail(r, "bad region name mode", diag);
 	if (mode != PCZ_NAME_NEW && r->region_name == NULL)
 		return model_fail(r, "region name refers to no previous region", diag);
@@ -1494,14 +1510,14 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	} else if (mode == PCZ_NAME_NEW) {
 		size_t len;
 		int bad_name;
-		char *name = get_model_name(m, &len, &bad_name);
+		char *name = get_model_name(m, &r->dict, 0, &len, &bad_name);
 		if (name == NULL)
 			return bad_name ? model_fail(r, "bad region name", diag) : -MPXKIT_ENOMEM;
 		free(r->region_name);
 		r->region_name = name;
 	}
 	n_units = m->prev_units + pcz_unzigzag(get_field(m, PCZ_F_UNITS));
-	if (m->rc.err || n_units == 0 || n_units > PCZ_MAX_UNITS)
+	if (model_err(m) || n_units == 0 || n_units > PCZ_MAX_UNITS)
 		return model_fail(r, "bad unit count", diag);
 	m->prev_units = n_units;
 	rc = reserve_units(r, (size_t)n_units);
@@ -1513,12 +1529,12 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		mpxkit_pcz_unit *x = &r->units[u];
 		uint64_t k = (k_prev + 1) + pcz_unzigzag(get_field(m, PCZ_F_UNIT)), steps;
 		size_t slot;
-		if (m->rc.err || k > r->dict.n)
+		if (model_err(m) || k > r->dict.n)
 			return model_fail(r, "bad unit reference", diag);
 		if (k == r->dict.n) {
 			size_t len;
 			int bad_name;
-			char *name = get_model_name(m, &len, &bad_name);
+			char *name = get_model_name(m, &r->dict, 1, &len, &bad_name);
 			if (name == NULL)
 				return bad_name ? model_fail(r, "bad unit name", diag) : -MPXKIT_ENOMEM;
 			if (pcz_dict_find(&r->dict, name, len) != SIZE_MAX) {
@@ -1538,7 +1554,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		r->seen[k] = region_no;
 		k_prev = (size_t)k;
 		steps = get_field(m, PCZ_F_STEPS) + 1;
-		if (m->rc.err || steps > PCZ_MAX_STEPS)
+		if (model_err(m) || steps > PCZ_MAX_STEPS)
 			return model_fail(r, "bad step count", diag);
 		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
 		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
@@ -1557,14 +1573,13 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			int64_t *pl = m->slot_place + 2 * slot;
 			pl[0] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_CPU));
 			pl[1] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_NUMA));
-			if (m->rc.err || pl[0] < 0 || pl[0] > (int64_t)INT32_MAX + 1 || pl[1] < 0 ||
+			if (model_err(m) || pl[0] < 0 || pl[0] > (int64_t)INT32_MAX + 1 || pl[1] < 0 ||
 			    pl[1] > (int64_t)INT32_MAX + 1)
 				return model_fail(r, "bad cpu or numa node", diag);
 			x->cpu = (int)(pl[0] - 1);
 			x->numa = (int)(pl[1] - 1);
 		}
 		m->first_row[u] = t;
-		in_rows -= pcz_rc_dec_bits(&m->rc);
 		for (uint64_t s2 = 0; s2 < steps; s2++) {
 			uint64_t *row = m->rows + (t + s2) * W;
 			const uint64_t *h = s2 ? row - W : m->slot_has[slot] ? m->slot_row + slot * W : NULL;
@@ -1573,12 +1588,10 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 				size_t ps = r->units[u - 1].n_steps;
 				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
 			}
-			pcz_dec_row(&m->rc, &m->models, m->pred, W, row, h, n, &m->ring,
-				    m->slot_cls + slot * W, m->col_cls, m->bits);
+			pcz_mdec_row(&m->dec, &m->sec, row, h, n, &m->ring, m->bits);
 		}
-		in_rows += pcz_rc_dec_bits(&m->rc);
-		if (m->rc.err)
-			return model_fail(r, "damaged range-coded stream", diag);
+		if (model_err(m))
+			return model_fail(r, "damaged coded stream", diag);
 		memcpy(m->slot_row + slot * W, m->rows + (t + steps - 1) * W, W * sizeof *m->rows);
 		m->slot_has[slot] = 1;
 		x->name = r->dict.names[k];
@@ -1586,8 +1599,6 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		r->kidx[u] = (size_t)k;
 		t += steps;
 	}
-	/* Everything but the rows: names, unit references, steps, placement. */
-	m->bits[W] += pcz_rc_dec_bits(&m->rc) - before - in_rows;
 	/* The public layout: times in pairs, values step-major. */
 	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
 	if (rc == 0)
@@ -1619,7 +1630,7 @@ static int model_consumed(const mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	if (r->m.values_left != 0)
 		return model_fail(r, "fewer values than the section frame declares", diag);
-	if (!pcz_rc_dec_done(&r->m.rc))
+	if (!pcz_mdec_done(&r->m.dec))
 		return model_fail(r, "coded streams do not end with the last region", diag);
 	return 0;
 }
