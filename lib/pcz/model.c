@@ -20,6 +20,22 @@ const uint8_t pcz_mode_class[PCZ_MODES][PCZ_FINE_CLASSES] = {
 
 const uint8_t pcz_mode_classes[PCZ_MODES] = { 1, 3, 8 };
 
+int pcz_by_pred_set(pcz_by_pred *b, const uint8_t *pred, size_t W)
+{
+	size_t at[PCZ_V2_N_PRED] = { 0 };
+
+	memset(b->start, 0, sizeof b->start);
+	for (size_t c = 2; c < W; c++)
+		b->start[pred[c] + 1]++;
+	for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
+		b->start[p + 1] += b->start[p];
+		at[p] = b->start[p];
+	}
+	for (size_t c = 2; c < W; c++)
+		b->col[at[pred[c]]++] = (uint32_t)c;
+	return 0;
+}
+
 /* round(65536 * log2(1 + i / 64)), i = 0 .. 64: log2_fx's interpolation points. */
 static const uint32_t log2_tab[65] = {
 	0,     1466,  2909,  4331,  5732,  7112,  8473,  9814,  11136, 12440, 13727, 14996, 16248,
@@ -252,6 +268,9 @@ static const uint32_t empty_cost[PCZ_SYMBOLS + 1];
 void pcz_msec_free(pcz_msec *m)
 {
 	free(m->pred);
+	free(m->by_pred.col);
+	free(m->z);
+	free(m->p);
 	free(m->ctx);
 	free(m->tabs);
 	free(m->slots);
@@ -326,13 +345,15 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 	pcz_bitr b;
 
 	if (m->pred == NULL || m->W != W) {
-		free(m->pred);
-		free(m->ctx);
-		free(m->tabs);
+		pcz_msec_free(m);
 		m->pred = malloc(W);
 		m->ctx = malloc(C * PCZ_SYMBOLS * sizeof *m->ctx);
 		m->tabs = malloc((PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * sizeof *m->tabs);
-		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL) {
+		m->by_pred.col = malloc(W * sizeof *m->by_pred.col);
+		m->z = malloc(W * sizeof *m->z);
+		m->p = malloc(W * sizeof *m->p);
+		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL || m->by_pred.col == NULL ||
+		    m->z == NULL || m->p == NULL) {
 			pcz_msec_free(m);
 			return -MPXKIT_ENOMEM;
 		}
@@ -386,6 +407,7 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 	for (size_t t = 0; t < n_tabs; t++)
 		place_dtab(m, &m->tabs[t], off[t]);
 	memcpy(m->field, m->tabs, sizeof m->field);
+	pcz_by_pred_set(&m->by_pred, m->pred, W);
 	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
 		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 			m->ctx[c * PCZ_SYMBOLS + s] =
@@ -469,20 +491,25 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 {
 	/* A local copy: the coder's state stays in registers for the row. */
 	pcz_mdec d = *dec;
-	const pcz_dtab *t = &m->ctx[0];
+	const pcz_dtab *base = m->ctx;
 	size_t W = m->W;
+	uint64_t *z = m->z, *p = m->p, dur;
 	const uint64_t *mrow = NULL;
-	uint64_t dur;
 	pcz_sources s;
-	unsigned b;
+	unsigned b = 0;
 
-	b = symbol(&d, t);
-	bits[0] += t->cost[b];
-	row[0] = (h ? h[1] : 0) + pcz_unzigzag(mantissa(&d, b));
-	t = &m->ctx[PCZ_SYMBOLS + b];
-	b = symbol(&d, t);
-	bits[1] += t->cost[b];
-	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(mantissa(&d, b));
+	/* The numbers first: each column's table by the symbol before it. */
+	for (size_t col = 0; col < W; col++) {
+		const pcz_dtab *t = base + b;
+		b = symbol(&d, t);
+		bits[col] += t->cost[b];
+		z[col] = mantissa(&d, b);
+		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
+	}
+	*dec = d;
+	/* Then what they are added to. */
+	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
+	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
 	row[1] = row[0] + dur;
 	if (m->match) {
 		uint64_t seq = pcz_window_match_push(&ring->win, dur);
@@ -490,16 +517,12 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 			mrow = ring->rows + (seq % PCZ_MATCH_WINDOW) * W;
 	}
 	pcz_sources_set(&s, dur, h, n, mrow);
-	for (size_t col = 2; col < W; col++) {
-		t = &m->ctx[pcz_table_column(col) * PCZ_SYMBOLS + b];
-		b = symbol(&d, t);
-		bits[col] += t->cost[b];
-		row[col] = pcz_v2_predict(m->pred[col], col, &s) + pcz_unzigzag(mantissa(&d, b));
-	}
+	pcz_predict_row(&m->by_pred, &s, p);
+	for (size_t col = 2; col < W; col++)
+		row[col] = p[col] + pcz_unzigzag(z[col]);
 	if (m->match)
 		memcpy(ring->rows + ((ring->win.seq - 1) % PCZ_MATCH_WINDOW) * W, row,
 		       W * sizeof *row);
-	*dec = d;
 }
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */
@@ -592,6 +615,8 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->hist);
 	free(c->esym);
 	free(c->key_tab);
+	free(c->by_pred.col);
+	free(c->pred_row);
 	pcz_buf_free(&c->raw);
 	pcz_buf_free(&c->tables);
 	pcz_buf_free(&c->ans);
@@ -740,9 +765,20 @@ static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
  */
 #define PCZ_CHOICE_RUNS 8
 #define PCZ_CHOICE_RUN 16
-static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost)
+static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost, uint64_t *pv,
+		   uint32_t *cols)
 {
 	size_t W = c->width, n = c->n_rows, runs, len;
+	pcz_by_pred all[PCZ_V2_N_PRED];
+
+	/* Every event column under each predictor in turn. */
+	for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
+		all[p].col = cols;
+		for (unsigned q = 0; q <= PCZ_V2_N_PRED; q++)
+			all[p].start[q] = q <= p ? 0 : W - 2;
+	}
+	for (size_t col = 2; col < W; col++)
+		cols[col - 2] = (uint32_t)col;
 
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
@@ -760,12 +796,13 @@ static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost)
 			pcz_sources src;
 			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->link[i].match));
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
+				uint64_t *cp = cost + p * W;
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cost[1 * PCZ_V2_N_PRED + p] += pcz_bit_length(
+					cp[1] += pcz_bit_length(
 						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
+				pcz_predict_row(&all[p], &src, pv);
 				for (size_t col = 2; col < W; col++)
-					cost[col * PCZ_V2_N_PRED + p] += pcz_bit_length(
-						pcz_zigzag(x[col] - pcz_v2_predict(p, col, &src)));
+					cp[col] += pcz_bit_length(pcz_zigzag(x[col] - pv[col]));
 			}
 		}
 	}
@@ -774,7 +811,7 @@ static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost)
 		for (unsigned p = 1; p < PCZ_V2_N_PRED; p++) {
 			if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
 				continue;
-			if (cost[col * PCZ_V2_N_PRED + p] < cost[col * PCZ_V2_N_PRED + best])
+			if (cost[p * W + col] < cost[best * W + col])
 				best = p;
 		}
 		pred[col] = (uint8_t)best;
@@ -820,7 +857,7 @@ static inline unsigned put_column(pcz_fwd *f, size_t tcol, unsigned prev, uint64
 }
 
 /* One row: start against the history's end, then every column under its predictor. */
-static inline void put_row(const pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
+static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
 {
 	size_t W = c->width;
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
@@ -829,12 +866,14 @@ static inline void put_row(const pcz_mchunk *c, pcz_fwd *f, size_t i, const uint
 	unsigned prev;
 	pcz_sources src;
 
+	uint64_t *p = c->pred_row;
+
+	pcz_sources_set(&src, d, h, nb, mb);
+	pcz_predict_row(&c->by_pred, &src, p);
 	prev = put_column(f, 0, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
 	prev = put_column(f, 1, prev, pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
-	pcz_sources_set(&src, d, h, nb, mb);
 	for (size_t col = 2; col < W; col++)
-		prev = put_column(f, pcz_table_column(col), prev,
-				  pcz_zigzag(x[col] - pcz_v2_predict(pred[col], col, &src)));
+		prev = put_column(f, pcz_table_column(col), prev, pcz_zigzag(x[col] - p[col]));
 }
 
 /*
@@ -1194,7 +1233,14 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	if (c->hist == NULL || pcz_buf_grow(&c->raw, raw_max) != 0)
 		goto out;
-	choose(c, pred, cost);
+	if (c->pred_row == NULL) {
+		c->pred_row = malloc(W * sizeof *c->pred_row);
+		c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
+		if (c->pred_row == NULL || c->by_pred.col == NULL)
+			goto out;
+	}
+	choose(c, pred, cost, c->pred_row, c->by_pred.col);
+	pcz_by_pred_set(&c->by_pred, pred, W);
 	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, used, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {

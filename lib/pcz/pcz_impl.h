@@ -406,6 +406,15 @@ static inline uint64_t pcz_bitr_used(const pcz_bitr *b)
 	return 8 * (uint64_t)(b->p - b->start) - b->n;
 }
 
+/* The event columns of a section grouped by their predictor: col[start[p] .. start[p + 1]). */
+typedef struct pcz_by_pred {
+	uint32_t *col;
+	size_t start[PCZ_V2_N_PRED + 1];
+} pcz_by_pred;
+
+/* Groups the columns 2 .. W-1 of pred by predictor (col: W entries).  0 or -MPXKIT_ENOMEM. */
+int pcz_by_pred_set(pcz_by_pred *b, const uint8_t *pred, size_t W);
+
 /*
  * A section's tables as the decoder uses them.  A pcz_dtab is one table:
  * dec holds 2^L entries, symbol | frequency << 7 | (slot - start of the
@@ -424,6 +433,8 @@ typedef struct pcz_msec {
 	int match;              /* some column uses MATCH: the decoder keeps the window */
 	pcz_dtab field[PCZ_N_FIELDS];
 	pcz_dtab *ctx;          /* C x PCZ_SYMBOLS: each column's table by the previous symbol */
+	pcz_by_pred by_pred;    /* the event columns by predictor */
+	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
 	pcz_dtab *tabs;         /* every table of the section, in file order */
 	uint32_t *slots;        /* their dec entries, then their costs */
 	size_t cap_tabs, cap_slots, cap_C;
@@ -512,17 +523,6 @@ static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h
 	s->rm = pcz_ratio_of(d, m);
 }
 
-/* scale(v, d, d') with r = d / d' already taken (negative: d' is 0). */
-static inline uint64_t pcz_scale_by(uint64_t v, double r)
-{
-	double y;
-
-	if (r < 0)
-		return v;
-	y = (double)v * r + 0.5;
-	return y < 18446744073709551616.0 ? (uint64_t)y : v;
-}
-
 /* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
 static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h, const uint64_t *n)
 {
@@ -533,30 +533,63 @@ static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h,
 	return h ? h[1] - h[0] : 0;
 }
 
-/* The prediction of column col (2 + e, event e) of a row under predictor pred. */
-static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, const pcz_sources *s)
+/* p[c] = src[c], or 0 for each listed column. */
+static inline void pcz_predict_copy(uint64_t *p, const uint32_t *col, size_t n, const uint64_t *src)
 {
-	if (pred == PCZ_V2_MATCH) {
-		if (s->m)
-			return pcz_scale_by(s->m[col], s->rm);
-		pred = PCZ_V2_RATIO;
+	for (size_t i = 0; i < n; i++)
+		p[col[i]] = src ? src[col[i]] : 0;
+}
+
+/*
+ * scale(v, d, d') with r = d / d' >= 0: y = v r + 0.5 in binary64, truncated
+ * when below 2^64, else v.  Signed conversions, one instruction each, for the
+ * values below 2^63 that counters are; the unsigned ones otherwise.
+ */
+static inline uint64_t pcz_scale(uint64_t v, double r)
+{
+	double y;
+
+	if (__builtin_expect((int64_t)v >= 0, 1)) {
+		y = (double)(int64_t)v * r + 0.5;
+		if (__builtin_expect(y < 9223372036854775808.0, 1))
+			return (uint64_t)(int64_t)y;
+	} else {
+		y = (double)v * r + 0.5;
 	}
-	if (s->n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO))
-		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
-	switch (pred) {
-	case PCZ_V2_HISTORY:
-		return s->h ? s->h[col] : 0;
-	case PCZ_V2_DURATION:
-		return s->d;
-	case PCZ_V2_RATIO:
-		return s->h ? pcz_scale_by(s->h[col], s->rh) : 0;
-	case PCZ_V2_REFERENCE:
-		return s->n[col];
-	case PCZ_V2_REFERENCE_RATIO:
-		return pcz_scale_by(s->n[col], s->rn);
-	default:
-		return 0;
+	return y < 18446744073709551616.0 ? (uint64_t)y : v;
+}
+
+/* p[c] = scale(src[c], d, d') with r = d / d' (negative: d' = 0, the value itself), or 0 without src. */
+static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n,
+				      const uint64_t *src, double r)
+{
+	if (src == NULL || r < 0) {
+		pcz_predict_copy(p, col, n, src);
+		return;
 	}
+	for (size_t i = 0; i < n; i++)
+		p[col[i]] = pcz_scale(src[col[i]], r);
+}
+
+/*
+ * The predictions p[c] of a row's event columns, each under its predictor
+ * (by b), with the fallbacks of "Rows" when h, n or m is missing.
+ */
+static inline void pcz_predict_row(const pcz_by_pred *b, const pcz_sources *s, uint64_t *p)
+{
+#define PCZ_COLS(pr) b->col + b->start[pr], b->start[(pr) + 1] - b->start[pr]
+	const uint64_t *ref = s->n ? s->n : s->h;
+	double rref = s->n ? s->rn : s->rh;
+
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_HISTORY), s->h);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_NONE), NULL);
+	for (size_t i = b->start[PCZ_V2_DURATION]; i < b->start[PCZ_V2_DURATION + 1]; i++)
+		p[b->col[i]] = s->d;
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_RATIO), s->h, s->rh);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_REFERENCE), ref);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_REFERENCE_RATIO), ref, rref);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_MATCH), s->m ? s->m : s->h, s->m ? s->rm : s->rh);
+#undef PCZ_COLS
 }
 
 /* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH (used when m->match). */
@@ -626,6 +659,8 @@ typedef struct pcz_mchunk {
 	size_t cap_num;
 	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts */
 	size_t cap_hist;
+	pcz_by_pred by_pred;
+	uint64_t *pred_row; /* a row's predictions, width entries */
 	pcz_esym *esym;   /* per table, PCZ_SYMBOLS */
 	const pcz_esym **key_tab; /* per key: its table's symbols, NULL for a one-symbol table */
 	size_t cap_tabs;
