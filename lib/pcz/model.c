@@ -408,6 +408,8 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 		place_dtab(m, &m->tabs[t], off[t]);
 	memcpy(m->field, m->tabs, sizeof m->field);
 	pcz_by_pred_set(&m->by_pred, m->pred, W);
+	for (size_t c = 0; c < C; c++)
+		m->flat[c] = mode[c] == 0;
 	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
 		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 			m->ctx[c * PCZ_SYMBOLS + s] =
@@ -422,33 +424,42 @@ int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t
 		  size_t raw_len)
 {
 	memset(d, 0, sizeof *d);
-	if (ans_len < 4 || ans_len % 2)
+	if (ans_len < 8 || ans_len % 2)
 		return -1;
-	d->x = (uint32_t)ans[0] | (uint32_t)ans[1] << 8 | (uint32_t)ans[2] << 16 |
-	       (uint32_t)ans[3] << 24;
-	if (d->x < PCZ_ANS_LOW)
+	d->x = pcz_le32(ans);
+	d->y = pcz_le32(ans + 4);
+	if (d->x < PCZ_ANS_LOW || d->y < PCZ_ANS_LOW)
 		return -1;
-	d->w = ans + 4;
+	d->w = ans + 8;
 	d->w_end = ans + ans_len;
 	pcz_bitr_init(&d->raw, raw, raw_len);
 	return 0;
 }
 
-/* One symbol under t: a lookup, a multiplication, at most one word read. */
+/*
+ * One symbol under t: a lookup, a multiplication, at most one word read,
+ * under the state whose turn it is (x), which then passes the turn (to y).
+ * A one-symbol table (L = 0) codes nothing.
+ */
 static inline unsigned ans_get(pcz_mdec *d, const pcz_dtab *t)
 {
-	uint32_t e = t->dec[d->x & t->mask];
+	uint32_t e, x;
 
-	d->x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
-	if (d->x < PCZ_ANS_LOW) {
+	if (t->L == 0)
+		return t->dec[0] & 0x7F;
+	e = t->dec[d->x & t->mask];
+	x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
+	if (x < PCZ_ANS_LOW) {
 		if (d->w_end - d->w >= 2) {
-			d->x = d->x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
+			x = x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
 			d->w += 2;
 		} else {
-			d->x <<= 16;
+			x <<= 16;
 			d->err = 1;
 		}
 	}
+	d->x = d->y;
+	d->y = x;
 	return e & 0x7F;
 }
 
@@ -482,31 +493,75 @@ int pcz_mdec_done(const pcz_mdec *d)
 	const pcz_bitr *r = &d->raw;
 
 	/* No whole byte unread, and the last byte's unused bits 0. */
-	return !d->err && !r->err && d->w == d->w_end && d->x == PCZ_ANS_LOW && r->p == r->end &&
+	return !d->err && !r->err && d->w == d->w_end && d->x == PCZ_ANS_LOW &&
+	       d->y == PCZ_ANS_LOW && r->p == r->end &&
 	       r->n < 8 && (r->acc & ((1u << r->n) - 1)) == 0;
+}
+
+/*
+ * A row's numbers into z[0..W), each column's table by the symbol before it;
+ * bits[col] grows by their costs.  The states, the word pointer and the bit
+ * reader live in locals here, so that the chain from one symbol to the next
+ * (a table, a lookup, a multiplication) never goes through memory.
+ */
+static void decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits)
+{
+	uint32_t x = dec->x, y = dec->y;
+	const uint8_t *w = dec->w, *w_end = dec->w_end;
+	pcz_bitr r = dec->raw;
+	const pcz_dtab *base = m->ctx;
+	int err = 0;
+	unsigned b = 0;
+
+	for (size_t col = 0; col < m->W; col++) {
+		const pcz_dtab *t = base;
+		/* A branch, not a select: a column of one class then waits for no symbol. */
+		if (!m->flat[pcz_table_column(col)])
+			__asm__("" : "+r"(t));
+		if (!m->flat[pcz_table_column(col)])
+			t += b;
+		if (t->L == 0) { /* one symbol: nothing coded */
+			b = t->dec[0] & 0x7F;
+		} else {
+			uint32_t e = t->dec[x & t->mask];
+			uint32_t nx = (e >> 7 & 0xFFF) * (x >> t->L) + (e >> 19);
+			if (nx < PCZ_ANS_LOW) {
+				if (w_end - w >= 2) {
+					nx = nx << 16 | (uint32_t)w[0] | (uint32_t)w[1] << 8;
+					w += 2;
+				} else {
+					nx <<= 16;
+					err = 1;
+				}
+			}
+			x = y;
+			y = nx;
+			b = e & 0x7F;
+		}
+		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) { /* an empty table */
+			err = 1;
+			b = 0;
+		}
+		bits[col] += t->cost[b];
+		z[col] = b < 2 ? b : 1ull << (b - 1) | bitr_get_wide(&r, b - 1);
+		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
+	}
+	dec->x = x;
+	dec->y = y;
+	dec->w = w;
+	dec->raw = r;
+	dec->err |= err;
 }
 
 void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
 		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
 {
-	/* A local copy: the coder's state stays in registers for the row. */
-	pcz_mdec d = *dec;
-	const pcz_dtab *base = m->ctx;
 	size_t W = m->W;
 	uint64_t *z = m->z, *p = m->p, dur;
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
-	unsigned b = 0;
 
-	/* The numbers first: each column's table by the symbol before it. */
-	for (size_t col = 0; col < W; col++) {
-		const pcz_dtab *t = base + b;
-		b = symbol(&d, t);
-		bits[col] += t->cost[b];
-		z[col] = mantissa(&d, b);
-		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
-	}
-	*dec = d;
+	decode_numbers(dec, m, z, bits);
 	/* Then what they are added to. */
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
 	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
@@ -1069,12 +1124,16 @@ static void encode_symbols(const pcz_table *t, pcz_esym *es)
 		uint32_t f = t->freq[i];
 		pcz_esym *e = &es[t->sym[i]];
 		e->x_max = f << (32 - t->L);
-		e->freq = f;
-		e->cmpl = M - f;
+		e->cmpl = (uint16_t)(M - f);
+#ifdef __SIZEOF_INT128__
 		/* q = floor(x / f) exactly for x < 2^32, f < 2^12 (error below 2^-32). */
 		e->rcp = f >= 2 ? UINT64_MAX / f + 1 : UINT64_MAX;
 		/* For f = 1 the product gives q = x - 1: the bias makes up for it. */
-		e->bias = f >= 2 ? c : c + M - 1;
+		e->bias = (uint16_t)(f >= 2 ? c : c + M - 1);
+#else
+		e->rcp = f;
+		e->bias = (uint16_t)c;
+#endif
 	}
 }
 
@@ -1158,21 +1217,24 @@ static void clear_hist(pcz_mchunk *c, const uint64_t *used)
 	}
 }
 
-/* The reverse pass: every number's symbol by rANS, last first, into c->ans. */
+/*
+ * The reverse pass: every number's symbol by rANS, last first, into c->ans,
+ * the two states taking turns (x the one whose turn it is).
+ */
 static int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 {
 	uint8_t *end, *o;
-	uint32_t x = PCZ_ANS_LOW;
+	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
 
-	if (pcz_buf_grow(&c->ans, 2 * f->n + 4) != 0)
+	if (pcz_buf_grow(&c->ans, 2 * f->n + 8) != 0)
 		return -MPXKIT_ENOMEM;
-	end = o = c->ans.data + 2 * f->n + 4;
+	end = o = c->ans.data + 2 * f->n + 8;
 	for (size_t i = f->n; i-- > 0;) {
-		const pcz_esym *t = c->key_tab[f->key[i]], *e;
+		const pcz_esym *tab = c->key_tab[f->key[i]], *e;
 		uint64_t q;
-		if (t == NULL) /* one symbol: x stays as it is */
+		if (tab == NULL) /* one symbol: nothing coded */
 			continue;
-		e = t + f->sym[i];
+		e = tab + f->sym[i];
 		if (x >= e->x_max) {
 			o -= 2;
 			o[0] = (uint8_t)x;
@@ -1181,17 +1243,20 @@ static int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		}
 #ifdef __SIZEOF_INT128__
 		q = (uint64_t)(((unsigned __int128)x * e->rcp) >> 64);
-		x = x + e->bias + (uint32_t)q * e->cmpl;
 #else
-		q = x / e->freq;
-		x = x + (e->freq >= 2 ? e->bias : e->bias - e->cmpl) + (uint32_t)q * e->cmpl;
+		q = x / e->rcp; /* rcp holds the frequency here */
 #endif
+		x = x + e->bias + (uint32_t)q * e->cmpl;
+		t = x;
+		x = y;
+		y = t;
 	}
-	o -= 4;
-	o[0] = (uint8_t)x;
-	o[1] = (uint8_t)(x >> 8);
-	o[2] = (uint8_t)(x >> 16);
-	o[3] = (uint8_t)(x >> 24);
+	/* The first symbol took x0's turn: y is x0 now (x1 when no symbol was coded, both 2^16). */
+	o -= 8;
+	for (int k = 0; k < 4; k++) {
+		o[k] = (uint8_t)(y >> (8 * k));
+		o[4 + k] = (uint8_t)(x >> (8 * k));
+	}
 	c->ans.len = (size_t)(end - o);
 	memmove(c->ans.data, o, c->ans.len);
 	return 0;

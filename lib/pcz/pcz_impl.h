@@ -433,6 +433,7 @@ typedef struct pcz_msec {
 	int match;              /* some column uses MATCH: the decoder keeps the window */
 	pcz_dtab field[PCZ_N_FIELDS];
 	pcz_dtab *ctx;          /* C x PCZ_SYMBOLS: each column's table by the previous symbol */
+	uint8_t flat[PCZ_MODEL_COLUMNS]; /* a column of one class (mode 0): ctx[c * 65] always */
 	pcz_by_pred by_pred;    /* the event columns by predictor */
 	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
 	pcz_dtab *tabs;         /* every table of the section, in file order */
@@ -452,7 +453,7 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 
 /* The decoder's streams: the rANS state and its words, and the raw-bit stream. */
 typedef struct pcz_mdec {
-	uint32_t x;
+	uint32_t x, y; /* the rANS states: x's turn next */
 	const uint8_t *w, *w_end;
 	pcz_bitr raw;
 	int err;
@@ -625,10 +626,10 @@ typedef struct pcz_munit {
 
 /* The encoder's form of a table's symbol (rANS with a reciprocal instead of a division). */
 typedef struct pcz_esym {
-	uint64_t rcp;   /* ceil(2^64 / f), or 2^64 - 1 for f = 1 */
+	uint64_t rcp;   /* ceil(2^64 / f), or 2^64 - 1 for f = 1 (without 128-bit products: f) */
 	uint32_t x_max; /* f * 2^(32 - L): a word goes out first from here up */
-	uint32_t bias, cmpl;
-	uint32_t freq;
+	uint16_t bias;  /* the symbol's first slot (plus 2^L - 1 for f = 1) */
+	uint16_t cmpl;  /* 2^L - f */
 } pcz_esym;
 
 typedef struct pcz_mchunk {
