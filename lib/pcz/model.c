@@ -582,29 +582,25 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */
 
-/* The first entry of e[0..n) whose duration is not below d (n if none), without branches. */
+/*
+ * The entries of the window below d: its place among them.  The entries are
+ * kept sorted in the full array, the unused end holding durations of
+ * UINT64_MAX (pcz_window_reset), and counted in two levels of 8 (the last
+ * entry of each block, then the entries of the block): 16 compares that do
+ * not wait for one another, where a binary search waits for 6 loads in turn.
+ */
 static inline size_t window_lower(const struct pcz_went *e, size_t n, uint64_t d)
 {
-	const struct pcz_went *base = e;
+	size_t blk = 0, i, below = 0;
 
-	if (n == PCZ_MATCH_WINDOW) {
-		/* A full window, the usual case: binary lifting by 32, 16, ..., 1, and e[63]. */
-		size_t i = e[31].dur < d ? 32 : 0;
-		i += e[i + 15].dur < d ? 16 : 0;
-		i += e[i + 7].dur < d ? 8 : 0;
-		i += e[i + 3].dur < d ? 4 : 0;
-		i += e[i + 1].dur < d ? 2 : 0;
-		i += e[i].dur < d ? 1 : 0;
-		return i + (e[i].dur < d);
-	}
-	if (n == 0)
-		return 0;
-	while (n > 1) {
-		size_t half = n / 2;
-		base = base[half].dur < d ? base + half : base;
-		n -= half;
-	}
-	return (size_t)(base - e) + (base->dur < d);
+	(void)n;
+	for (size_t k = 7; k < PCZ_MATCH_WINDOW; k += 8)
+		blk += e[k].dur < d;
+	/* With every block below, the last block's entries all count. */
+	i = 8 * (blk < PCZ_MATCH_WINDOW / 8 ? blk : blk - 1);
+	for (size_t j = i; j < i + 8; j++)
+		below += e[j].dur < d;
+	return i + below;
 }
 
 uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
@@ -630,11 +626,9 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 			at = last + 1;
 	}
 	if (n == PCZ_MATCH_WINDOW) {
-		/* The oldest leaves: shift what lies between it and the new row's place. */
-		uint64_t old = w->seq - PCZ_MATCH_WINDOW;
-		size_t r = window_lower(w->e, n, w->dur_of[old % PCZ_MATCH_WINDOW]);
-		while (w->e[r].seq != old)
-			r++;
+		/* The oldest leaves (the first of its duration, as the oldest of all): shift what
+		 * lies between it and the new row's place. */
+		size_t r = window_lower(w->e, n, w->dur_of[w->seq % PCZ_MATCH_WINDOW]);
 		if (r < at) {
 			memmove(w->e + r, w->e + r + 1, (at - 1 - r) * sizeof *w->e);
 			w->e[at - 1] = x;
@@ -669,7 +663,7 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->key);
 	free(c->hist);
 	free(c->esym);
-	free(c->key_tab);
+	free(c->key_at);
 	free(c->by_pred.col);
 	free(c->pred_row);
 	pcz_buf_free(&c->raw);
@@ -1139,7 +1133,7 @@ static void encode_symbols(const pcz_table *t, pcz_esym *es)
 
 /*
  * The tables: each field's, each column's mode and class tables, written to
- * c->tables (predictors first), with key_tab set for the reverse pass.
+ * c->tables (predictors first), with esym and key_at set for the reverse pass.
  */
 static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used,
 			pcz_colcounts *cc)
@@ -1149,13 +1143,15 @@ static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used
 	pcz_bitw w;
 	pcz_table t;
 
-	if (grow_array((void **)&c->esym, &c->cap_tabs, n_keys, PCZ_SYMBOLS * sizeof *c->esym) != 0)
-		return -MPXKIT_ENOMEM;
-	free(c->key_tab);
-	c->key_tab = malloc(n_keys * sizeof *c->key_tab);
+	/* Each table's symbols lo..hi at esym + at, found at esym + key_at[key] + symbol (offsets,
+	 * for the array grows), from a start of PCZ_SYMBOLS so that at - lo >= 0. */
+	size_t at = PCZ_SYMBOLS, *key_at;
+
+	free(c->key_at);
+	key_at = c->key_at = malloc(n_keys * sizeof *c->key_at);
 	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
 	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
-	if (c->key_tab == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+	if (key_at == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
 		return -MPXKIT_ENOMEM;
 	w = (pcz_bitw){ c->tables.data, 0, 0 };
 	for (size_t col = 1; col < W; col++)
@@ -1178,18 +1174,26 @@ static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used
 			mode_counts(cc, mode);
 		}
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
-			pcz_esym *es = c->esym + n_tabs * PCZ_SYMBOLS;
+			size_t where = SIZE_MAX;
 			make_table(&t, cc->list, cc->sum[k], cc->n_list);
 			write_table(&w, &t);
-			encode_symbols(&t, es);
+			if (t.k > 1) {
+				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
+				if (grow_array((void **)&c->esym, &c->cap_tabs, at + hi - lo + 1,
+					       sizeof *c->esym) != 0)
+					return -MPXKIT_ENOMEM;
+				encode_symbols(&t, c->esym + at - lo);
+				where = at - lo;
+				at += hi - lo + 1;
+			}
 			if (i < PCZ_N_FIELDS) {
-				c->key_tab[i] = t.k > 1 ? es : NULL;
+				key_at[i] = where;
 				continue;
 			}
 			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
 				if (pcz_mode_class[mode][f] == k)
-					c->key_tab[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES +
-						   f] = t.k > 1 ? es : NULL;
+					key_at[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f] =
+						where;
 		}
 	}
 	bitw_flush(&w);
@@ -1230,11 +1234,12 @@ static int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		return -MPXKIT_ENOMEM;
 	end = o = c->ans.data + 2 * f->n + 8;
 	for (size_t i = f->n; i-- > 0;) {
-		const pcz_esym *tab = c->key_tab[f->key[i]], *e;
+		size_t at = c->key_at[f->key[i]];
+		const pcz_esym *e;
 		uint64_t q;
-		if (tab == NULL) /* one symbol: nothing coded */
+		if (at == SIZE_MAX) /* one symbol: nothing coded */
 			continue;
-		e = tab + f->sym[i];
+		e = c->esym + at + f->sym[i];
 		if (x >= e->x_max) {
 			o -= 2;
 			o[0] = (uint8_t)x;

@@ -482,6 +482,9 @@ typedef struct pcz_window {
 
 static inline void pcz_window_reset(pcz_window *w)
 {
+	/* The unused end of the sorted array: durations above every other. */
+	for (size_t i = 0; i < PCZ_MATCH_WINDOW; i++)
+		w->e[i] = (struct pcz_went){ UINT64_MAX, UINT64_MAX };
 	w->n = 0;
 	w->seq = 0;
 }
@@ -662,9 +665,9 @@ typedef struct pcz_mchunk {
 	size_t cap_hist;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
-	pcz_esym *esym;   /* per table, PCZ_SYMBOLS */
-	const pcz_esym **key_tab; /* per key: its table's symbols, NULL for a one-symbol table */
+	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
+	size_t *key_at;   /* per key: esym + key_at[key] + symbol is its table's (SIZE_MAX: one symbol) */
 	pcz_buf raw, tables, ans;
 } pcz_mchunk;
 
