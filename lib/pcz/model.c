@@ -175,21 +175,19 @@ static uint64_t rice_bits(const pcz_table *t, unsigned r)
 	return n;
 }
 
-/* The Rice parameter with the fewest bits, and their number. */
+/* The Rice parameter with the fewest bits, and their number: near log2 of the mean. */
 static unsigned best_rice(const pcz_table *t, uint64_t *bits)
 {
 	uint64_t sum = 0;
-	unsigned best, lo, hi;
+	unsigned best, r0;
 
-	/* The best is near log2 of the mean: try around it. */
 	for (unsigned i = 0; i + 1 < t->k; i++)
 		sum += t->freq[i] - 1u;
-	hi = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1)) + 1;
-	hi = hi < PCZ_TABLE_LOG_MAX ? hi : PCZ_TABLE_LOG_MAX - 1;
-	lo = hi > 3 ? hi - 3 : 0;
-	best = lo;
-	*bits = rice_bits(t, lo);
-	for (unsigned r = lo + 1; r <= hi; r++) {
+	r0 = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1));
+	r0 = r0 > PCZ_TABLE_LOG_MAX - 2 ? PCZ_TABLE_LOG_MAX - 2 : r0;
+	best = r0 ? r0 - 1 : 0;
+	*bits = rice_bits(t, best);
+	for (unsigned r = best + 1; r <= r0 + 1; r++) {
 		uint64_t b = rice_bits(t, r);
 		if (b < *bits) {
 			*bits = b;
@@ -591,16 +589,20 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
  */
 static inline size_t window_lower(const struct pcz_went *e, size_t n, uint64_t d)
 {
-	size_t blk = 0, i, below = 0;
+	size_t blk, i;
+	const struct pcz_went *q;
 
 	(void)n;
-	for (size_t k = 7; k < PCZ_MATCH_WINDOW; k += 8)
-		blk += e[k].dur < d;
+#if PCZ_MATCH_WINDOW != 64
+#error "window_lower counts 8 blocks of 8"
+#endif
+	blk = (size_t)(e[7].dur < d) + (e[15].dur < d) + (e[23].dur < d) + (e[31].dur < d) +
+	      (e[39].dur < d) + (e[47].dur < d) + (e[55].dur < d) + (e[63].dur < d);
 	/* With every block below, the last block's entries all count. */
-	i = 8 * (blk < PCZ_MATCH_WINDOW / 8 ? blk : blk - 1);
-	for (size_t j = i; j < i + 8; j++)
-		below += e[j].dur < d;
-	return i + below;
+	i = 8 * (blk < 8 ? blk : 7);
+	q = e + i;
+	return i + (size_t)(q[0].dur < d) + (q[1].dur < d) + (q[2].dur < d) + (q[3].dur < d) +
+	       (q[4].dur < d) + (q[5].dur < d) + (q[6].dur < d) + (q[7].dur < d);
 }
 
 uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
@@ -666,6 +668,7 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->key_at);
 	free(c->by_pred.col);
 	free(c->pred_row);
+	free(c->zero_row);
 	pcz_buf_free(&c->raw);
 	pcz_buf_free(&c->tables);
 	pcz_buf_free(&c->ans);
@@ -808,26 +811,24 @@ static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 	return i == SIZE_MAX ? NULL : c->rows + i * c->width;
 }
 
+/* scale(v, d, d'), r = d / d' (negative for d' = 0: v itself). */
+static inline uint64_t scaled(uint64_t v, double r)
+{
+	return r < 0 ? v : pcz_scale(v, r);
+}
+
 /*
  * Each column's predictor: the smallest sum of residual bit lengths over up
  * to 8 runs of 16 consecutive rows spread over the chunk, ties to the lower.
+ * All seven predictions of a column in one go, a missing row read as zeros
+ * (its predictions are 0, as "Rows" says).
  */
 #define PCZ_CHOICE_RUNS 8
 #define PCZ_CHOICE_RUN 16
-static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost, uint64_t *pv,
-		   uint32_t *cols)
+static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
+					     const uint64_t *zero)
 {
 	size_t W = c->width, n = c->n_rows, runs, len;
-	pcz_by_pred all[PCZ_V2_N_PRED];
-
-	/* Every event column under each predictor in turn. */
-	for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
-		all[p].col = cols;
-		for (unsigned q = 0; q <= PCZ_V2_N_PRED; q++)
-			all[p].start[q] = q <= p ? 0 : W - 2;
-	}
-	for (size_t col = 2; col < W; col++)
-		cols[col - 2] = (uint32_t)col;
 
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
@@ -841,17 +842,32 @@ static void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost, uint64_t 
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
 			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
 			const uint64_t *nb = row_or_null(c, c->link[i].ref);
+			const uint64_t *mb = row_or_null(c, c->link[i].match);
 			uint64_t d = x[1] - x[0];
-			pcz_sources src;
-			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->link[i].match));
-			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
-				uint64_t *cp = cost + p * W;
+			pcz_sources s;
+			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
+			const uint64_t *hs = h ? h : zero, *ns = nb ? nb : hs, *ms = mb ? mb : hs;
+			double rh, rn, rm;
+			pcz_sources_set(&s, d, h, nb, mb);
+			rh = s.rh;
+			rn = nb ? s.rn : rh;
+			rm = mb ? s.rm : rh;
+			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cp[1] += pcz_bit_length(
+					cost[p * W + 1] += pcz_bit_length(
 						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
-				pcz_predict_row(&all[p], &src, pv);
-				for (size_t col = 2; col < W; col++)
-					cp[col] += pcz_bit_length(pcz_zigzag(x[col] - pv[col]));
+			for (size_t col = 2; col < W; col++) {
+				uint64_t v = x[col], *cp = cost + col;
+				cp[PCZ_V2_HISTORY * W] += pcz_bit_length(pcz_zigzag(v - hs[col]));
+				cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
+				cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
+				cp[PCZ_V2_RATIO * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
+				cp[PCZ_V2_REFERENCE * W] += pcz_bit_length(pcz_zigzag(v - ns[col]));
+				cp[PCZ_V2_REFERENCE_RATIO * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
+				cp[PCZ_V2_MATCH * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
 			}
 		}
 	}
@@ -873,7 +889,6 @@ typedef struct pcz_fwd {
 	uint16_t *key;
 	size_t n;
 	uint32_t *hist;
-	uint64_t *used; /* per table column: bit s for symbol s (63 also for 64) */
 	pcz_bitw raw;
 } pcz_fwd;
 
@@ -895,13 +910,20 @@ static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 		bitw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
-/* A column's number: its symbol also marked as used by the column. */
-static inline unsigned put_column(pcz_fwd *f, size_t tcol, unsigned prev, uint64_t z)
+/*
+ * A column's number, the column's keys from key on (its fine classes) and
+ * its counts at hist (PCZ_FINE_CLASSES x PCZ_SYMBOLS); its symbol returned.
+ */
+static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsigned prev,
+				  uint64_t z)
 {
-	unsigned b = pcz_bit_length(z);
+	unsigned b = pcz_bit_length(z), fine = pcz_fine_class[prev];
 
-	f->used[tcol] |= 1ull << (b & 63) | (uint64_t)(b >> 6) << 63;
-	put_number(f, PCZ_N_FIELDS + PCZ_FINE_CLASSES * (unsigned)tcol + pcz_fine_class[prev], z);
+	f->sym[f->n] = (uint8_t)b;
+	f->key[f->n++] = (uint16_t)(key + fine);
+	hist[fine * PCZ_SYMBOLS + b]++;
+	if (b >= 2)
+		bitw_put_wide(&f->raw, z, b - 1);
 	return b;
 }
 
@@ -912,17 +934,26 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *p
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
 	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
 	uint64_t d = x[1] - x[0];
-	unsigned prev;
-	pcz_sources src;
-
+	unsigned prev, key = PCZ_N_FIELDS;
+	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_SYMBOLS;
 	uint64_t *p = c->pred_row;
+	pcz_sources src;
 
 	pcz_sources_set(&src, d, h, nb, mb);
 	pcz_predict_row(&c->by_pred, &src, p);
-	prev = put_column(f, 0, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
-	prev = put_column(f, 1, prev, pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
-	for (size_t col = 2; col < W; col++)
-		prev = put_column(f, pcz_table_column(col), prev, pcz_zigzag(x[col] - p[col]));
+	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
+	key += PCZ_FINE_CLASSES;
+	hist += PCZ_FINE_CLASSES * PCZ_SYMBOLS;
+	prev = put_column(f, key, hist, prev,
+			  pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
+	for (size_t col = 2; col < W; col++) {
+		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
+		if (col < PCZ_MODEL_COLUMNS) {
+			key += PCZ_FINE_CLASSES;
+			hist += PCZ_FINE_CLASSES * PCZ_SYMBOLS;
+		}
+		prev = put_column(f, key, hist, prev, pcz_zigzag(x[col] - p[col]));
+	}
 }
 
 /*
@@ -1005,19 +1036,21 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	hi = ceil_log2(n) + 1;
 	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
 	try = *t;
-	for (unsigned L = lo; L <= hi; L++) {
+	/* From the finest log down, while the bits keep falling: the coarser the frequencies, the
+	 * fewer table bits and the more data bits, which meet in one minimum. */
+	for (unsigned L = hi; L >= lo; L--) {
 		uint64_t bits = 0;
 		if (normalize(&try, c, n, L) != 0)
-			continue;
+			break;
 		try.L = L;
 		for (unsigned i = 0; i < try.k; i++)
 			bits += (uint64_t)c[i] * ((L << 16) - log2_fx(try.freq[i]));
 		bits += table_bits(&try, gaps) << 16;
-		if (bits < best) {
-			best = bits;
-			best_L = L;
-			memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
-		}
+		if (bits >= best)
+			break;
+		best = bits;
+		best_L = L;
+		memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
 	}
 	t->L = best_L;
 	return best;
@@ -1060,16 +1093,26 @@ typedef struct pcz_colcounts {
 	uint32_t sum[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [class of a mode][position in list] */
 } pcz_colcounts;
 
-/* The counts of a column (fine: 16 x PCZ_SYMBOLS) on the symbols of used (put_column's mask). */
-static void compact_counts(pcz_colcounts *cc, const uint32_t *fine, uint64_t used)
+/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_SYMBOLS) on the symbols it uses. */
+static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
 {
+	uint32_t any[PCZ_SYMBOLS] = { 0 };
+
 	cc->n_list = 0;
 	cc->fine_used = 0;
-	for (; used; used &= used - 1)
-		cc->list[cc->n_list++] = (uint8_t)__builtin_ctzll(used);
-	/* Bit 63 stands for 63 and 64. */
-	if (cc->n_list && cc->list[cc->n_list - 1] == 63)
-		cc->list[cc->n_list++] = 64;
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
+		const uint32_t *h = fine + f * PCZ_SYMBOLS;
+		uint32_t all = 0;
+		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+			all |= h[s];
+		if (all == 0) /* most classes of most columns are empty */
+			continue;
+		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+			any[s] |= h[s];
+	}
+	for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+		if (any[s])
+			cc->list[cc->n_list++] = (uint8_t)s;
 	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
 		uint32_t n = 0;
 		for (unsigned j = 0; j < cc->n_list; j++)
@@ -1135,8 +1178,7 @@ static void encode_symbols(const pcz_table *t, pcz_esym *es)
  * The tables: each field's, each column's mode and class tables, written to
  * c->tables (predictors first), with esym and key_at set for the reverse pass.
  */
-static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used,
-			pcz_colcounts *cc)
+static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *pred, pcz_colcounts *cc)
 {
 	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
 	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_tabs = 0;
@@ -1165,10 +1207,9 @@ static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used
 				cc->list[s] = (uint8_t)s;
 			memcpy(cc->sum[0], c->hist + i * PCZ_SYMBOLS, sizeof cc->sum[0]);
 		} else {
-			compact_counts(cc,
-				       c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES) *
-							 PCZ_SYMBOLS,
-				       used[i - PCZ_N_FIELDS]);
+			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
+								       PCZ_FINE_CLASSES) *
+							      PCZ_SYMBOLS);
 			mode = choose_mode(cc);
 			bitw_put(&w, mode, 2);
 			mode_counts(cc, mode);
@@ -1201,31 +1242,19 @@ static int write_tables(pcz_mchunk *c, const uint8_t *pred, const uint64_t *used
 	return 0;
 }
 
-/* Zeroes the counts of the section, where used says they can be (the whole of them is 16
- * classes of 65 symbols per column, which small sections would mostly clear for nothing). */
-static void clear_hist(pcz_mchunk *c, const uint64_t *used)
+/* Zeroes the counts for the next section. */
+static void clear_hist(pcz_mchunk *c)
 {
 	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
 
-	memset(c->hist, 0, PCZ_N_FIELDS * PCZ_SYMBOLS * sizeof *c->hist);
-	for (size_t col = 0; col < C; col++) {
-		uint32_t *h = c->hist + (PCZ_N_FIELDS + col * PCZ_FINE_CLASSES) * PCZ_SYMBOLS;
-		for (uint64_t u = used[col]; u; u &= u - 1) {
-			unsigned s = (unsigned)__builtin_ctzll(u);
-			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
-				h[f * PCZ_SYMBOLS + s] = 0;
-				if (s == 63) /* which stands for 64 too */
-					h[f * PCZ_SYMBOLS + 64] = 0;
-			}
-		}
-	}
+	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_SYMBOLS * sizeof *c->hist);
 }
 
 /*
  * The reverse pass: every number's symbol by rANS, last first, into c->ans,
  * the two states taking turns (x the one whose turn it is).
  */
-static int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
+static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 {
 	uint8_t *end, *o;
 	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
@@ -1275,7 +1304,6 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	uint8_t *pred = malloc(W);
 	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
 	pcz_colcounts *scratch = malloc(sizeof *scratch);
-	uint64_t used[PCZ_MODEL_COLUMNS] = { 0 };
 	pcz_fwd f;
 	int rc = -MPXKIT_ENOMEM;
 
@@ -1305,13 +1333,14 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		goto out;
 	if (c->pred_row == NULL) {
 		c->pred_row = malloc(W * sizeof *c->pred_row);
+		c->zero_row = calloc(W, sizeof *c->zero_row);
 		c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
-		if (c->pred_row == NULL || c->by_pred.col == NULL)
+		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
 			goto out;
 	}
-	choose(c, pred, cost, c->pred_row, c->by_pred.col);
+	choose(c, pred, cost, c->zero_row);
 	pcz_by_pred_set(&c->by_pred, pred, W);
-	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, used, { c->raw.data, 0, 0 } };
+	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
@@ -1358,8 +1387,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	bitw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
-	rc = write_tables(c, pred, used, scratch);
-	clear_hist(c, used);
+	rc = write_tables(c, pred, scratch);
+	clear_hist(c);
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)

@@ -665,6 +665,7 @@ typedef struct pcz_mchunk {
 	size_t cap_hist;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
+	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
 	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
 	size_t *key_at;   /* per key: esym + key_at[key] + symbol is its table's (SIZE_MAX: one symbol) */
