@@ -54,6 +54,45 @@ static uint32_t log2_fx(uint32_t v)
 	return (b << 16) + log2_tab[i] + (((log2_tab[i + 1] - log2_tab[i]) * f) >> 16);
 }
 
+/* round(65536 * c * log2(c)), c = 0 .. 255: the entropy terms of small counts, one load each. */
+static const uint32_t clog_tab[256] = {
+	0, 0, 131072, 311616, 524288, 760849, 1016449, 1287880, 1572864, 1869698, 2177059, 2493890,
+	2819329, 3152656, 3493263, 3840630, 4194304, 4553891, 4919044, 5289451, 5664838, 6044953,
+	6429573, 6818492, 7211522, 7608494, 8009248, 8413640, 8821535, 9232807, 9647339, 10065024,
+	10485760, 10909451, 11336007, 11765344, 12197383, 12632049, 13069271, 13508981, 13951115,
+	14395614, 14842418, 15291475, 15742730, 16196134, 16651639, 17109200, 17568773, 18030316,
+	18493788, 18959151, 19426369, 19895405, 20366225, 20838795, 21313085, 21789064, 22266701,
+	22745969, 23226839, 23709285, 24193281, 24678802, 25165824, 25654323, 26144277, 26635664,
+	27128462, 27622650, 28118208, 28615118, 29113359, 29612913, 30113762, 30615890, 31119277,
+	31623909, 32129769, 32636841, 33145110, 33654561, 34165179, 34676950, 35189861, 35703897,
+	36219045, 36735293, 37252627, 37771036, 38290508, 38811029, 39332590, 39855179, 40378784,
+	40903395, 41429002, 41955593, 42483159, 43011690, 43541176, 44071607, 44602975, 45135269,
+	45668482, 46202603, 46737625, 47273540, 47810337, 48348010, 48886551, 49425951, 49966203,
+	50507299, 51049232, 51591994, 52135579, 52679978, 53225186, 53771194, 54317998, 54865589,
+	55413962, 55963110, 56513026, 57063705, 57615140, 58167326, 58720256, 59273925, 59828327,
+	60383456, 60939307, 61495874, 62053152, 62611135, 63169819, 63729198, 64289268, 64850022,
+	65411457, 65973567, 66536347, 67099794, 67663902, 68228666, 68794082, 69360146, 69926853,
+	70494199, 71062179, 71630790, 72200027, 72769886, 73340363, 73911454, 74483155, 75055462,
+	75628371, 76201878, 76775981, 77350674, 77925954, 78501818, 79078263, 79655283, 80232877,
+	80811040, 81389770, 81969062, 82548914, 83129321, 83710282, 84291793, 84873850, 85456450,
+	86039591, 86623269, 87207481, 87792224, 88377495, 88963292, 89549611, 90136450, 90723805,
+	91311674, 91900054, 92488942, 93078337, 93668234, 94258631, 94849526, 95440916, 96032798,
+	96625170, 97218030, 97811374, 98405201, 98999508, 99594292, 100189552, 100785284, 101381487,
+	101978157, 102575294, 103172894, 103770955, 104369475, 104968452, 105567883, 106167767,
+	106768101, 107368883, 107970111, 108571783, 109173897, 109776450, 110379442, 110982869,
+	111586729, 112191022, 112795744, 113400894, 114006470, 114612470, 115218892, 115825734,
+	116432995, 117040672, 117648764, 118257268, 118866184, 119475509, 120085242, 120695380,
+	121305922, 121916867, 122528213, 123139957, 123752099, 124364636, 124977567, 125590890,
+	126204604, 126818708, 127433198, 128048075, 128663336, 129278980, 129895005, 130511410,
+	131128193, 131745352, 132362887, 132980796, 133599076
+};
+
+/* c log2(c) in 1/65536 bits. */
+static inline uint64_t clog2_fx(uint32_t c)
+{
+	return c < 256 ? clog_tab[c] : (uint64_t)c * log2_fx(c);
+}
+
 static unsigned ceil_log2(uint64_t n)
 {
 	return n <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(n - 1);
@@ -684,7 +723,7 @@ void pcz_mchunk_reset(pcz_mchunk *c)
 
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t n = *cap ? *cap : 16;
+	size_t n = *cap ? *cap : 256;
 	void *q;
 
 	if (need <= *cap)
@@ -898,7 +937,7 @@ static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 
 	f->sym[f->n] = (uint8_t)b;
 	f->key[f->n++] = (uint16_t)key;
-	f->hist[key * PCZ_SYMBOLS + b]++;
+	f->hist[key * PCZ_HSTRIDE + b]++;
 	if (b >= 2)
 		bitw_put_wide(&f->raw, z, b - 1);
 }
@@ -912,7 +951,7 @@ static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 
 /*
  * A column's number, the column's keys from key on (its fine classes) and
- * its counts at hist (PCZ_FINE_CLASSES x PCZ_SYMBOLS); its symbol returned.
+ * its counts at hist (PCZ_FINE_CLASSES x PCZ_HSTRIDE); its symbol returned.
  */
 static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsigned prev,
 				  uint64_t z)
@@ -921,7 +960,7 @@ static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsi
 
 	f->sym[f->n] = (uint8_t)b;
 	f->key[f->n++] = (uint16_t)(key + fine);
-	hist[fine * PCZ_SYMBOLS + b]++;
+	hist[fine * PCZ_HSTRIDE + b]++;
 	if (b >= 2)
 		bitw_put_wide(&f->raw, z, b - 1);
 	return b;
@@ -935,7 +974,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *p
 	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
 	uint64_t d = x[1] - x[0];
 	unsigned prev, key = PCZ_N_FIELDS;
-	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_SYMBOLS;
+	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
 	uint64_t *p = c->pred_row;
 	pcz_sources src;
 
@@ -943,14 +982,14 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *p
 	pcz_predict_row(&c->by_pred, &src, p);
 	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
 	key += PCZ_FINE_CLASSES;
-	hist += PCZ_FINE_CLASSES * PCZ_SYMBOLS;
+	hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
 	prev = put_column(f, key, hist, prev,
 			  pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
 	for (size_t col = 2; col < W; col++) {
 		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
 		if (col < PCZ_MODEL_COLUMNS) {
 			key += PCZ_FINE_CLASSES;
-			hist += PCZ_FINE_CLASSES * PCZ_SYMBOLS;
+			hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
 		}
 		prev = put_column(f, key, hist, prev, pcz_zigzag(x[col] - p[col]));
 	}
@@ -1013,7 +1052,7 @@ static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
  */
 static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
 {
-	uint64_t n = 0, gaps = 0, best = UINT64_MAX;
+	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0;
 	uint32_t c[PCZ_SYMBOLS];
 	unsigned best_L = 0, lo, hi;
 	pcz_table try;
@@ -1036,8 +1075,13 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	hi = ceil_log2(n) + 1;
 	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
 	try = *t;
-	/* From the finest log down, while the bits keep falling: the coarser the frequencies, the
-	 * fewer table bits and the more data bits, which meet in one minimum. */
+	/*
+	 * From the finest log down, while the bits keep falling: the coarser the
+	 * frequencies, the fewer table bits and the more data bits, which meet in
+	 * one minimum.  The table's bits are counted at the finest log; each step
+	 * down halves the frequencies, a bit less in each Rice code (the table
+	 * written takes its best parameter again).
+	 */
 	for (unsigned L = hi; L >= lo; L--) {
 		uint64_t bits = 0;
 		if (normalize(&try, c, n, L) != 0)
@@ -1045,7 +1089,11 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 		try.L = L;
 		for (unsigned i = 0; i < try.k; i++)
 			bits += (uint64_t)c[i] * ((L << 16) - log2_fx(try.freq[i]));
-		bits += table_bits(&try, gaps) << 16;
+		if (L == hi)
+			tbits = table_bits(&try, gaps);
+		else if (tbits > 8 + 2 * (uint64_t)(try.k - 1))
+			tbits -= try.k - 1;
+		bits += tbits << 16;
 		if (bits >= best)
 			break;
 		best = bits;
@@ -1074,12 +1122,12 @@ static uint64_t estimate(const uint32_t *cnt, const uint8_t *list, unsigned n_li
 		last = list[i];
 		k++;
 		n += c;
-		sum += (uint64_t)c * log2_fx(c);
+		sum += clog2_fx(c);
 	}
 	if (k < 2)
 		return (uint64_t)(k ? 3 + gamma_bits(last + 1u) : 1) << 16;
 	/* Frequencies near 2 n / k at L = ceil(log2 n) + 1: about log2(2 n / k) + 2 bits each. */
-	return n * log2_fx((uint32_t)n) - sum +
+	return clog2_fx((uint32_t)n) - sum +
 	       (((uint64_t)gamma_bits(k + 1) + 8 + gaps) << 16) +
 	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n / k + 1)) + (2u << 16));
 }
@@ -1093,30 +1141,24 @@ typedef struct pcz_colcounts {
 	uint32_t sum[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [class of a mode][position in list] */
 } pcz_colcounts;
 
-/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_SYMBOLS) on the symbols it uses. */
+/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols it uses. */
 static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
 {
-	uint32_t any[PCZ_SYMBOLS] = { 0 };
+	uint32_t any[PCZ_HSTRIDE] = { 0 };
 
 	cc->n_list = 0;
 	cc->fine_used = 0;
-	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
-		const uint32_t *h = fine + f * PCZ_SYMBOLS;
-		uint32_t all = 0;
-		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-			all |= h[s];
-		if (all == 0) /* most classes of most columns are empty */
-			continue;
-		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-			any[s] |= h[s];
-	}
+	/* Whole strides, which a compiler turns into vector operations. */
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+		for (unsigned s = 0; s < PCZ_HSTRIDE; s++)
+			any[s] |= fine[f * PCZ_HSTRIDE + s];
 	for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 		if (any[s])
 			cc->list[cc->n_list++] = (uint8_t)s;
 	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
 		uint32_t n = 0;
 		for (unsigned j = 0; j < cc->n_list; j++)
-			n |= cc->cnt[f][j] = fine[f * PCZ_SYMBOLS + cc->list[j]];
+			n |= cc->cnt[f][j] = fine[f * PCZ_HSTRIDE + cc->list[j]];
 		cc->fine_used |= (uint16_t)((n != 0) << f);
 	}
 }
@@ -1138,6 +1180,10 @@ static unsigned choose_mode(pcz_colcounts *cc)
 {
 	unsigned best_mode = 0;
 	uint64_t best = UINT64_MAX;
+
+	/* One symbol, or every number in one class: nothing for contexts to split. */
+	if (cc->n_list < 2 || (cc->fine_used & (cc->fine_used - 1)) == 0)
+		return 0;
 
 	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
 		uint64_t bits = 2 << 16;
@@ -1201,15 +1247,18 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
 		unsigned mode = 0;
 		if (i < PCZ_N_FIELDS) {
-			/* A field: one class, its counts as they are. */
-			cc->n_list = PCZ_SYMBOLS;
+			/* A field: one class, its counts on the symbols it uses. */
+			const uint32_t *h = c->hist + i * PCZ_HSTRIDE;
+			cc->n_list = 0;
 			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-				cc->list[s] = (uint8_t)s;
-			memcpy(cc->sum[0], c->hist + i * PCZ_SYMBOLS, sizeof cc->sum[0]);
+				if (h[s]) {
+					cc->sum[0][cc->n_list] = h[s];
+					cc->list[cc->n_list++] = (uint8_t)s;
+				}
 		} else {
 			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
 								       PCZ_FINE_CLASSES) *
-							      PCZ_SYMBOLS);
+							      PCZ_HSTRIDE);
 			mode = choose_mode(cc);
 			bitw_put(&w, mode, 2);
 			mode_counts(cc, mode);
@@ -1247,7 +1296,7 @@ static void clear_hist(pcz_mchunk *c)
 {
 	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
 
-	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_SYMBOLS * sizeof *c->hist);
+	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_HSTRIDE * sizeof *c->hist);
 }
 
 /*
@@ -1326,7 +1375,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	if (n_keys > c->cap_hist) {
 		/* The counts stay 0 between sections: clear_hist undoes each section's. */
 		free(c->hist);
-		c->hist = calloc(n_keys, PCZ_SYMBOLS * sizeof *c->hist);
+		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
 		c->cap_hist = c->hist ? n_keys : 0;
 	}
 	if (c->hist == NULL || pcz_buf_grow(&c->raw, raw_max) != 0)
@@ -1402,7 +1451,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	rc = payload->oom ? -MPXKIT_ENOMEM : 0;
 out:
 	if (rc < 0 && c->hist) /* a section left half counted */
-		memset(c->hist, 0, c->cap_hist * PCZ_SYMBOLS * sizeof *c->hist);
+		memset(c->hist, 0, c->cap_hist * PCZ_HSTRIDE * sizeof *c->hist);
 	free(pred);
 	free(cost);
 	free(scratch);

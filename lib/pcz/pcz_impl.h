@@ -297,6 +297,7 @@ void pcz_plan_free(pcz_plan *plan);
 #define PCZ_MODEL_COLUMNS 64     /* columns with tables of their own; later ones use the last's */
 #define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
 #define PCZ_SYMBOLS 65           /* a number's symbol: its bit length, 0 to 64 */
+#define PCZ_HSTRIDE 72           /* the writer's counts of a key: PCZ_SYMBOLS, rounded up to 8 */
 #define PCZ_TABLE_LOG_MAX 12
 #define PCZ_TABLE_SLOTS_MAX (1u << 20) /* decoding slots of all tables of a section */
 #define PCZ_FINE_CLASSES 8       /* classes of the previous symbol under mode 2 ("Contexts") */
@@ -661,7 +662,7 @@ typedef struct pcz_mchunk {
 	uint8_t *sym;     /* every number's symbol, in coding order */
 	uint16_t *key;    /* and its histogram: field, or 7 + 16 column + fine class */
 	size_t cap_num;
-	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts */
+	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE) */
 	size_t cap_hist;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
