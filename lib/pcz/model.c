@@ -114,12 +114,6 @@ void pcz_bitr_init(pcz_bitr *b, const uint8_t *p, size_t len)
 	b->err = 0;
 }
 
-/* Up to 63 bits. */
-static inline uint64_t bitr_get_wide(pcz_bitr *b, unsigned k)
-{
-	return k <= 32 ? pcz_bitr_get(b, k) : pcz_bitr_get(b, 32) | pcz_bitr_get(b, k - 32) << 32;
-}
-
 /* Zero bits before a one bit, at most max of them (more set err). */
 static unsigned bitr_zeros(pcz_bitr *b, unsigned max)
 {
@@ -473,58 +467,6 @@ int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t
 	return 0;
 }
 
-/*
- * One symbol under t: a lookup, a multiplication, at most one word read,
- * under the state whose turn it is (x), which then passes the turn (to y).
- * A one-symbol table (L = 0) codes nothing.
- */
-static inline unsigned ans_get(pcz_mdec *d, const pcz_dtab *t)
-{
-	uint32_t e, x;
-
-	if (t->L == 0)
-		return t->dec[0] & 0x7F;
-	e = t->dec[d->x & t->mask];
-	x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
-	if (x < PCZ_ANS_LOW) {
-		if (d->w_end - d->w >= 2) {
-			x = x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
-			d->w += 2;
-		} else {
-			x <<= 16;
-			d->err = 1;
-		}
-	}
-	d->x = d->y;
-	d->y = x;
-	return e & 0x7F;
-}
-
-/* The number of symbol b: its leading one and the b - 1 raw bits below it. */
-static inline uint64_t mantissa(pcz_mdec *d, unsigned b)
-{
-	if (b < 2)
-		return b;
-	return 1ull << (b - 1) | bitr_get_wide(&d->raw, b - 1);
-}
-
-/* A symbol with the empty table's 65 turned into an error. */
-static inline unsigned symbol(pcz_mdec *d, const pcz_dtab *t)
-{
-	unsigned b = ans_get(d, t);
-
-	if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
-		d->err = 1;
-		b = 0;
-	}
-	return b;
-}
-
-uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t)
-{
-	return mantissa(d, symbol(d, t));
-}
-
 int pcz_mdec_done(const pcz_mdec *d)
 {
 	const pcz_bitr *r = &d->raw;
@@ -580,7 +522,7 @@ static void decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64
 			b = 0;
 		}
 		bits[col] += t->cost[b];
-		z[col] = b < 2 ? b : 1ull << (b - 1) | bitr_get_wide(&r, b - 1);
+		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
 		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
 	}
 	dec->x = x;

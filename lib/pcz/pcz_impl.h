@@ -463,8 +463,65 @@ typedef struct pcz_mdec {
 /* 0, or -1 when the rANS stream is not a whole number of words from 4 bytes up or x < 2^16. */
 int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t *raw,
 		  size_t raw_len);
+/* Up to 63 bits. */
+static inline uint64_t pcz_bitr_get_wide(pcz_bitr *b, unsigned k)
+{
+	return k <= 32 ? pcz_bitr_get(b, k) : pcz_bitr_get(b, 32) | pcz_bitr_get(b, k - 32) << 32;
+}
+
+/*
+ * One symbol under t: a lookup, a multiplication, at most one word read,
+ * under the state whose turn it is (x), which then passes the turn (to y).
+ * A one-symbol table (L = 0) codes nothing.
+ */
+static inline unsigned pcz_ans_get(pcz_mdec *d, const pcz_dtab *t)
+{
+	uint32_t e, x;
+
+	if (t->L == 0)
+		return t->dec[0] & 0x7F;
+	e = t->dec[d->x & t->mask];
+	x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
+	if (x < PCZ_ANS_LOW) {
+		if (d->w_end - d->w >= 2) {
+			x = x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
+			d->w += 2;
+		} else {
+			x <<= 16;
+			d->err = 1;
+		}
+	}
+	d->x = d->y;
+	d->y = x;
+	return e & 0x7F;
+}
+
+/* The number of symbol b: its leading one and the b - 1 raw bits below it. */
+static inline uint64_t pcz_mantissa(pcz_mdec *d, unsigned b)
+{
+	if (b < 2)
+		return b;
+	return 1ull << (b - 1) | pcz_bitr_get_wide(&d->raw, b - 1);
+}
+
+/* A symbol with the empty table's 65 turned into an error. */
+static inline unsigned pcz_symbol(pcz_mdec *d, const pcz_dtab *t)
+{
+	unsigned b = pcz_ans_get(d, t);
+
+	if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+		d->err = 1;
+		b = 0;
+	}
+	return b;
+}
+
 /* One number under table t; a damaged stream sets err. */
-uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t);
+static inline uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t)
+{
+	return pcz_mantissa(d, pcz_symbol(d, t));
+}
+
 /* Whether both streams were used exactly (see "Numbers"). */
 int pcz_mdec_done(const pcz_mdec *d);
 

@@ -95,6 +95,9 @@ struct mpxkit_pcz_reader {
 	/* The current region. */
 	mpxkit_pcz_region region;
 	char *region_name;
+	size_t region_cap;
+	char *spare_name;  /* the next NEXT name is made here, then swapped in */
+	size_t spare_cap;
 	mpxkit_pcz_unit *units;
 	size_t *group_of, *group_ref, *members, *kidx;
 	uint64_t *dur;
@@ -609,6 +612,7 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	pcz_dict_free(&r->dict);
 	free(r->seen);
 	free(r->region_name);
+	free(r->spare_name);
 	free(r->units);
 	free(r->group_of);
 	free(r->group_ref);
@@ -1088,7 +1092,7 @@ static int read_units(mpxkit_pcz_reader *r, uint64_t n_units, uint64_t region_no
 		if (rc < 0)
 			return rc;
 		/* The writer's bound on a region (doc/pcz-format.md), so allocations stay small. */
-		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
+		bound += 40 + r->dict.len[k] + 11 * (1 + E) + steps * (20 + E * 11);
 		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
 			return stream_fail(r, st, 0, "region larger than the format allows", diag);
 		x->name = r->dict.names[k];
@@ -1395,6 +1399,7 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	r->n_slots = SIZE_MAX; /* any number: slots are made as units come */
 	free(r->region_name);
 	r->region_name = NULL;
+	r->region_cap = 0;
 	return 0;
 }
 
@@ -1497,16 +1502,24 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	if (mode != PCZ_NAME_NEW && r->region_name == NULL)
 		return model_fail(r, "region name refers to no previous region", diag);
 	if (mode == PCZ_NAME_NEXT) {
-		size_t cap = strlen(r->region_name) + 22;
-		char *name = malloc(cap);
-		if (name == NULL)
-			return -MPXKIT_ENOMEM;
-		if (pcz_name_next(r->region_name, name, cap) != 0) {
-			free(name);
-			return model_fail(r, "previous region name has no number", diag);
+		/* Into the spare buffer, which then swaps with the name: no allocation per region. */
+		size_t cap = strlen(r->region_name) + 22, tcap;
+		char *t2;
+		if (cap > r->spare_cap) {
+			char *p2 = realloc(r->spare_name, cap);
+			if (p2 == NULL)
+				return -MPXKIT_ENOMEM;
+			r->spare_name = p2;
+			r->spare_cap = cap;
 		}
-		free(r->region_name);
-		r->region_name = name;
+		if (pcz_name_next(r->region_name, r->spare_name, r->spare_cap) != 0)
+			return model_fail(r, "previous region name has no number", diag);
+		t2 = r->region_name;
+		r->region_name = r->spare_name;
+		r->spare_name = t2;
+		tcap = r->region_cap;
+		r->region_cap = r->spare_cap;
+		r->spare_cap = tcap;
 	} else if (mode == PCZ_NAME_NEW) {
 		size_t len;
 		int bad_name;
@@ -1515,6 +1528,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			return bad_name ? model_fail(r, "bad region name", diag) : -MPXKIT_ENOMEM;
 		free(r->region_name);
 		r->region_name = name;
+		r->region_cap = len + 1;
 	}
 	n_units = m->prev_units + pcz_unzigzag(get_field(m, PCZ_F_UNITS));
 	if (model_err(m) || n_units == 0 || n_units > PCZ_MAX_UNITS)
@@ -1556,7 +1570,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		steps = get_field(m, PCZ_F_STEPS) + 1;
 		if (model_err(m) || steps > PCZ_MAX_STEPS)
 			return model_fail(r, "bad step count", diag);
-		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
+		bound += 40 + r->dict.len[k] + 11 * (1 + E) + steps * (20 + E * 11);
 		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
 			return model_fail(r, "region larger than the format allows", diag);
 		if (steps * W > m->values_left)
@@ -1599,20 +1613,30 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		r->kidx[u] = (size_t)k;
 		t += steps;
 	}
-	/* The public layout: times in pairs, values step-major. */
+	/*
+	 * The public layout: times in pairs, values step-major.  A block of one
+	 * step is its row as it is (start, end, then the values); longer ones
+	 * are copied out.
+	 */
 	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
 	if (rc == 0)
 		rc = grow((void **)&r->values, &r->cap_values, t * E, sizeof *r->values);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < t; i++) {
-		r->times[2 * i] = m->rows[i * W];
-		r->times[2 * i + 1] = m->rows[i * W + 1];
-		memcpy(r->values + i * E, m->rows + i * W + 2, E * sizeof *r->values);
-	}
 	for (uint64_t u = 0; u < n_units; u++) {
-		r->units[u].times = r->times + 2 * m->first_row[u];
-		r->units[u].values = r->values + m->first_row[u] * E;
+		size_t first = m->first_row[u], steps = r->units[u].n_steps;
+		if (steps == 1) {
+			r->units[u].times = m->rows + first * W;
+			r->units[u].values = m->rows + first * W + 2;
+		} else {
+			for (size_t i = first; i < first + steps; i++) {
+				r->times[2 * i] = m->rows[i * W];
+				r->times[2 * i + 1] = m->rows[i * W + 1];
+				memcpy(r->values + i * E, m->rows + i * W + 2, E * sizeof *r->values);
+			}
+			r->units[u].times = r->times + 2 * first;
+			r->units[u].values = r->values + first * E;
+		}
 		r->dur[u] = pcz_unit_duration(&r->units[u]);
 		r->group_of[u] = SIZE_MAX;
 	}
