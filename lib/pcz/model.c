@@ -548,15 +548,12 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 	if (m->match) {
 		uint64_t seq = pcz_window_match_push(&ring->win, dur);
 		if (seq != UINT64_MAX)
-			mrow = ring->rows + (seq % PCZ_MATCH_WINDOW) * W;
+			mrow = ring->rows + seq * W;
 	}
 	pcz_sources_set(&s, dur, h, n, mrow);
 	pcz_predict_row(&m->by_pred, &s, p);
 	for (size_t col = 2; col < W; col++)
 		row[col] = p[col] + pcz_unzigzag(z[col]);
-	if (m->match)
-		memcpy(ring->rows + ((ring->win.seq - 1) % PCZ_MATCH_WINDOW) * W, row,
-		       W * sizeof *row);
 }
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */

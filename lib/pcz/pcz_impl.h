@@ -654,9 +654,9 @@ static inline void pcz_predict_row(const pcz_by_pred *b, const pcz_sources *s, u
 #undef PCZ_COLS
 }
 
-/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH (used when m->match). */
+/* MATCH's window over the decoder's rows of the section (used when m->match). */
 typedef struct pcz_ring {
-	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width W, by row number modulo the window */
+	const uint64_t *rows; /* the section's rows, by row number (width W) */
 	pcz_window win;
 } pcz_ring;
 

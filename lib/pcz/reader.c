@@ -37,16 +37,16 @@ struct vcur {
 struct model_state {
 	pcz_msec sec;       /* the section's predictors and tables */
 	pcz_mdec dec;       /* its streams */
-	uint64_t *slot_row; /* per slot: the unit's last row (width 2 + n_events) */
+	size_t *slot_last;  /* per slot: the unit's last row in rows, or SIZE_MAX */
 	int64_t *slot_place;
-	uint8_t *slot_has;  /* per slot: a row is in slot_row */
 	size_t cap_slots;
-	uint64_t *rows;     /* the region's rows, contiguous */
-	size_t cap_rows;
+	uint64_t *rows;     /* the section's rows so far, contiguous (width 2 + n_events) */
+	size_t cap_rows, n_rows;
 	size_t *first_row;  /* per unit of the region */
 	size_t cap_first;
 	uint64_t values_left, prev_units;
-	pcz_ring ring;      /* the last rows of the section, for MATCH */
+	size_t values_total; /* the section frame's */
+	pcz_ring ring;      /* MATCH's window over rows */
 	uint64_t *bits;     /* per column: 1/65536 bits read so far (info) */
 	uint64_t payload_bits; /* of the REGIONS payloads begun */
 };
@@ -622,12 +622,10 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->values);
 	free(r->mask);
 	pcz_msec_free(&r->m.sec);
-	free(r->m.slot_row);
+	free(r->m.slot_last);
 	free(r->m.slot_place);
-	free(r->m.slot_has);
 	free(r->m.rows);
 	free(r->m.first_row);
-	free(r->m.ring.rows);
 	free(r->m.bits);
 	pcz_decompressor_free(&r->dz);
 	free(r);
@@ -1371,10 +1369,9 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		rc = bad(r, diag, MPXKIT_EFORMAT, c.base, "REGIONS section without regions");
 	if (rc < 0)
 		return rc;
-	if (m->ring.rows == NULL) {
-		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
+	if (m->bits == NULL) {
 		m->bits = calloc(W, sizeof *m->bits);
-		if (m->ring.rows == NULL || m->bits == NULL)
+		if (m->bits == NULL)
 			return -MPXKIT_ENOMEM;
 	}
 	rc = pcz_msec_read(&m->sec, W, c.p, (size_t)(c.end - c.p), &used, &why);
@@ -1391,8 +1388,10 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			  (size_t)(c.end - c.p - ans_size)) != 0)
 		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad rANS stream");
 	pcz_window_reset(&m->ring.win);
+	m->n_rows = 0;
 	m->payload_bits += 8 * (uint64_t)s->stored;
 	m->values_left = s->raw;
+	m->values_total = s->raw;
 	m->prev_units = 0;
 	r->chunk_left = n;
 	r->next_slot = 0;
@@ -1407,29 +1406,25 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
 {
 	struct model_state *m = &r->m;
-	size_t W = 2 + r->n_events;
 
 	if (r->slot_gen[k] != r->sec_index) {
 		size_t need = r->next_slot + 1, cap = m->cap_slots;
 		if (need > cap) {
 			size_t c2 = cap ? 2 * cap : 16;
-			uint64_t *row = realloc(m->slot_row, c2 * W * sizeof *row);
-			if (row)
-				m->slot_row = row;
+			size_t *last = realloc(m->slot_last, c2 * sizeof *last);
+			if (last)
+				m->slot_last = last;
 			int64_t *pl = realloc(m->slot_place, c2 * 2 * sizeof *pl);
 			if (pl)
 				m->slot_place = pl;
-			uint8_t *has = realloc(m->slot_has, c2);
-			if (has)
-				m->slot_has = has;
-			if (!row || !pl || !has)
+			if (!last || !pl)
 				return -MPXKIT_ENOMEM;
 			m->cap_slots = c2;
 		}
 		r->slot_gen[k] = r->sec_index;
 		r->slot_of[k] = r->next_slot++;
 		m->slot_place[2 * r->slot_of[k]] = m->slot_place[2 * r->slot_of[k] + 1] = 0;
-		m->slot_has[r->slot_of[k]] = 0;
+		m->slot_last[r->slot_of[k]] = SIZE_MAX;
 	}
 	*slot = r->slot_of[k];
 	return 0;
@@ -1492,7 +1487,8 @@ static char *get_model_name(struct model_state *m, const pcz_dict *dict, int uni
 static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	struct model_state *m = &r->m;
-	size_t E = r->n_events, W = 2 + E, t = 0, k_prev = SIZE_MAX;
+	/* The region's rows follow the section's earlier ones, from t0. */
+	size_t E = r->n_events, W = 2 + E, t0 = m->n_rows, t = t0, k_prev = SIZE_MAX;
 	uint64_t mode, n_units, bound = 64, region_no = r->regions_read + 1;
 	int rc;
 
@@ -1577,9 +1573,13 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			return model_fail(r, "more values than the section frame declares", diag);
 		m->values_left -= steps * W;
 		rc = model_slot(r, (size_t)k, &slot);
-		if (rc == 0)
-			rc = grow((void **)&m->rows, &m->cap_rows, (size_t)((t + steps) * W),
+		/* The section's rows grow geometrically, up to the values its frame declares. */
+		if (rc == 0 && (t + steps) * W > m->cap_rows) {
+			size_t need = (size_t)((t + steps) * W), want = 2 * m->cap_rows;
+			want = want < need ? need : want > m->values_total ? m->values_total : want;
+			rc = grow((void **)&m->rows, &m->cap_rows, want < need ? need : want,
 				  sizeof *m->rows);
+		}
 		if (rc < 0)
 			return rc;
 		x->cpu = x->numa = -1;
@@ -1594,9 +1594,11 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			x->numa = (int)(pl[1] - 1);
 		}
 		m->first_row[u] = t;
+		m->ring.rows = m->rows; /* the rows, grown above, are MATCH's too */
 		for (uint64_t s2 = 0; s2 < steps; s2++) {
 			uint64_t *row = m->rows + (t + s2) * W;
-			const uint64_t *h = s2 ? row - W : m->slot_has[slot] ? m->slot_row + slot * W : NULL;
+			size_t last = m->slot_last[slot];
+			const uint64_t *h = s2 ? row - W : last != SIZE_MAX ? m->rows + last * W : NULL;
 			const uint64_t *n = NULL;
 			if (u > 0) {
 				size_t ps = r->units[u - 1].n_steps;
@@ -1606,8 +1608,7 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		}
 		if (model_err(m))
 			return model_fail(r, "damaged coded stream", diag);
-		memcpy(m->slot_row + slot * W, m->rows + (t + steps - 1) * W, W * sizeof *m->rows);
-		m->slot_has[slot] = 1;
+		m->slot_last[slot] = t + steps - 1;
 		x->name = r->dict.names[k];
 		x->n_steps = (size_t)steps;
 		r->kidx[u] = (size_t)k;
@@ -1618,24 +1619,27 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	 * step is its row as it is (start, end, then the values); longer ones
 	 * are copied out.
 	 */
+	m->n_rows = t;
+	t -= t0;
 	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
 	if (rc == 0)
 		rc = grow((void **)&r->values, &r->cap_values, t * E, sizeof *r->values);
 	if (rc < 0)
 		return rc;
 	for (uint64_t u = 0; u < n_units; u++) {
-		size_t first = m->first_row[u], steps = r->units[u].n_steps;
+		size_t first = m->first_row[u], steps = r->units[u].n_steps, o = first - t0;
 		if (steps == 1) {
 			r->units[u].times = m->rows + first * W;
 			r->units[u].values = m->rows + first * W + 2;
 		} else {
-			for (size_t i = first; i < first + steps; i++) {
-				r->times[2 * i] = m->rows[i * W];
-				r->times[2 * i + 1] = m->rows[i * W + 1];
-				memcpy(r->values + i * E, m->rows + i * W + 2, E * sizeof *r->values);
+			for (size_t i = 0; i < steps; i++) {
+				r->times[2 * (o + i)] = m->rows[(first + i) * W];
+				r->times[2 * (o + i) + 1] = m->rows[(first + i) * W + 1];
+				memcpy(r->values + (o + i) * E, m->rows + (first + i) * W + 2,
+				       E * sizeof *r->values);
 			}
-			r->units[u].times = r->times + 2 * first;
-			r->units[u].values = r->values + first * E;
+			r->units[u].times = r->times + 2 * o;
+			r->units[u].values = r->values + o * E;
 		}
 		r->dur[u] = pcz_unit_duration(&r->units[u]);
 		r->group_of[u] = SIZE_MAX;
