@@ -1244,6 +1244,12 @@ static void clear_hist(pcz_mchunk *c)
  */
 static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 {
+	/* Locals: the bytes stored below could alias the chunk's fields, which would be read again
+	 * after each store. */
+	const uint16_t *key = f->key;
+	const uint8_t *sym = f->sym;
+	const size_t *key_at = c->key_at;
+	const pcz_esym *esym = c->esym;
 	uint8_t *end, *o;
 	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
 
@@ -1251,12 +1257,12 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		return -MPXKIT_ENOMEM;
 	end = o = c->ans.data + 2 * f->n + 8;
 	for (size_t i = f->n; i-- > 0;) {
-		size_t at = c->key_at[f->key[i]];
+		size_t at = key_at[key[i]];
 		const pcz_esym *e;
 		uint64_t q;
 		if (at == SIZE_MAX) /* one symbol: nothing coded */
 			continue;
-		e = c->esym + at + f->sym[i];
+		e = esym + at + sym[i];
 		if (x >= e->x_max) {
 			o -= 2;
 			o[0] = (uint8_t)x;
