@@ -905,6 +905,20 @@ static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsi
 	return b;
 }
 
+/* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
+static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
+{
+	size_t used = (size_t)(w->o - c->raw.data);
+
+	if (used + n + 8 <= c->raw.cap)
+		return 0;
+	c->raw.len = used;
+	if (pcz_buf_grow(&c->raw, n + 8) != 0)
+		return -1;
+	w->o = c->raw.data + used;
+	return 0;
+}
+
 /* One row: start against the history's end, then every column under its predictor. */
 static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
 {
@@ -1294,7 +1308,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 {
 	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
 	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_slots = 0;
-	size_t next_new = c->dict_base, prev_units = 0, max_num, raw_max;
+	size_t next_new = c->dict_base, prev_units = 0, max_num;
 	uint8_t *pred = malloc(W);
 	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
 	pcz_colcounts *scratch = malloc(sizeof *scratch);
@@ -1302,10 +1316,6 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	int rc = -MPXKIT_ENOMEM;
 
 	max_num = c->n_rows * W + 6 * c->n_unit + 3 * c->n_reg;
-	/* A number takes at most 63 raw bits, a name its bytes. */
-	raw_max = 8 * max_num + c->names.len + 16;
-	for (size_t k = c->dict_base; k < dict->n; k++)
-		raw_max += dict->len[k];
 	if (pred == NULL || cost == NULL || scratch == NULL)
 		goto out;
 	if (max_num > c->cap_num) {
@@ -1323,7 +1333,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
 		c->cap_hist = c->hist ? n_keys : 0;
 	}
-	if (c->hist == NULL || pcz_buf_grow(&c->raw, raw_max) != 0)
+	c->raw.len = 0;
+	if (c->hist == NULL || pcz_buf_grow(&c->raw, 4096) != 0)
 		goto out;
 	if (c->pred_row == NULL) {
 		c->pred_row = malloc(W * sizeof *c->pred_row);
@@ -1339,6 +1350,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
 		size_t k_prev = SIZE_MAX;
+		if (raw_room(c, &f.raw, 32 + r->name_len) != 0)
+			goto out;
 		put_number(&f, PCZ_F_NAME_MODE, r->name_mode);
 		if (r->name_mode == PCZ_NAME_NEW)
 			put_name(&f, (const char *)c->names.data + r->name_off, r->name_len);
@@ -1348,6 +1361,9 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 			const pcz_munit *m = &c->unit[r->first_unit + u];
 			size_t slot;
 			int fresh;
+			/* At most 63 raw bits a number, and the name's bytes. */
+			if (raw_room(c, &f.raw, 8 * (6 + m->n_steps * W) + dict->len[m->k]) != 0)
+				goto out;
 			slot = chunk_slot(c, m->k, &n_slots, &fresh);
 			if (slot == SIZE_MAX)
 				goto out;
