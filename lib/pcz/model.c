@@ -1008,6 +1008,7 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0;
 	uint32_t c[PCZ_SYMBOLS];
 	unsigned best_L = 0, lo, hi;
+	int tL = 0;
 	pcz_table try;
 
 	t->k = 0;
@@ -1029,29 +1030,42 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
 	try = *t;
 	/*
-	 * From the finest log down, while the bits keep falling: the coarser the
-	 * frequencies, the fewer table bits and the more data bits, which meet in
-	 * one minimum.  The table's bits are counted at the finest log; each step
+	 * The bits as a function of the log fall, then rise: coarser frequencies
+	 * take fewer table bits and more data bits.  The search starts 3 below
+	 * the finest log, where the tuning files' minima mostly lie, and climbs
+	 * whichever way falls.  The table's bits are counted once; each step
 	 * down halves the frequencies, a bit less in each Rice code (the table
 	 * written takes its best parameter again).
 	 */
-	for (unsigned L = hi; L >= lo; L--) {
+	for (int L = (int)hi - 3 < (int)lo ? (int)lo : (int)hi - 3, dir = 1, tried = 0;;) {
 		uint64_t bits = 0;
-		if (normalize(&try, c, n, L) != 0)
+		int better = 0;
+		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, n, (unsigned)L) == 0) {
+			int64_t tb;
+			try.L = (unsigned)L;
+			for (unsigned i = 0; i < try.k; i++)
+				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_fx(try.freq[i]));
+			if (tried++ == 0) {
+				tbits = table_bits(&try, gaps);
+				tL = L;
+			}
+			tb = (int64_t)tbits + (int64_t)(L - tL) * (int64_t)(try.k - 1);
+			bits += (uint64_t)(tb > 8 + 2 * (int64_t)(try.k - 1) ? tb
+									     : 8 + 2 * (int64_t)(try.k - 1))
+				<< 16;
+			better = bits < best;
+		}
+		if (better) {
+			best = bits;
+			best_L = (unsigned)L;
+			memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
+			L += dir;
+		} else if (dir == 1) {
+			dir = -1; /* up does not help: down from the best */
+			L = (int)best_L - 1;
+		} else {
 			break;
-		try.L = L;
-		for (unsigned i = 0; i < try.k; i++)
-			bits += (uint64_t)c[i] * ((L << 16) - log2_fx(try.freq[i]));
-		if (L == hi)
-			tbits = table_bits(&try, gaps);
-		else if (tbits > 8 + 2 * (uint64_t)(try.k - 1))
-			tbits -= try.k - 1;
-		bits += tbits << 16;
-		if (bits >= best)
-			break;
-		best = bits;
-		best_L = L;
-		memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
+		}
 	}
 	t->L = best_L;
 	return best;
