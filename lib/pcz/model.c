@@ -46,7 +46,7 @@ static const uint32_t log2_tab[65] = {
 };
 
 /* log2(v) in 1/65536 bits, v >= 1, within about 1e-4 bit: what the writer's choices and info need. */
-static uint32_t log2_fx(uint32_t v)
+static inline uint32_t log2_fx(uint32_t v)
 {
 	unsigned b = 31u - (unsigned)__builtin_clz(v);
 	uint32_t m = v << (31 - b), i = (m >> 25) & 63, f = (m >> 9) & 0xFFFF;
@@ -1104,9 +1104,16 @@ typedef struct pcz_colcounts {
 	unsigned n_list;
 	uint8_t list[PCZ_SYMBOLS];
 	uint16_t fine_used; /* bit f: fine class f has numbers */
-	uint32_t cnt[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [fine class][position in list] */
-	uint32_t sum[PCZ_FINE_CLASSES][PCZ_SYMBOLS]; /* [class of a mode][position in list] */
+	/* [class][position in list]: mode 2's classes are the fine ones, then mode 1's 3 and
+	 * mode 0's 1, each the sum of its fine classes. */
+	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_SYMBOLS];
 } pcz_colcounts;
+
+/* The counts of mode's classes, from the first. */
+static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMBOLS]
+{
+	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
+}
 
 /* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols it uses. */
 static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
@@ -1122,23 +1129,19 @@ static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
 	for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 		if (any[s])
 			cc->list[cc->n_list++] = (uint8_t)s;
+	memset(cc->cnt[PCZ_FINE_CLASSES], 0, 4 * sizeof cc->cnt[0]);
 	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
-		uint32_t n = 0;
-		for (unsigned j = 0; j < cc->n_list; j++)
-			n |= cc->cnt[f][j] = fine[f * PCZ_HSTRIDE + cc->list[j]];
+		uint32_t n = 0, *s1 = cc->cnt[PCZ_FINE_CLASSES + pcz_mode_class[1][f]];
+		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
+		for (unsigned j = 0; j < cc->n_list; j++) {
+			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
+			cc->cnt[f][j] = v;
+			s1[j] += v;
+			s0[j] += v;
+			n |= v;
+		}
 		cc->fine_used |= (uint16_t)((n != 0) << f);
 	}
-}
-
-/* The class counts of mode into cc->sum. */
-static void mode_counts(pcz_colcounts *cc, unsigned mode)
-{
-	for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
-		memset(cc->sum[k], 0, cc->n_list * sizeof cc->sum[k][0]);
-	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-		if (cc->fine_used >> f & 1)
-			for (unsigned j = 0; j < cc->n_list; j++)
-				cc->sum[pcz_mode_class[mode][f]][j] += cc->cnt[f][j];
 }
 
 /* The mode of a column: the fewest estimated bits. */
@@ -1153,10 +1156,10 @@ static unsigned choose_mode(pcz_colcounts *cc)
 		return 0;
 
 	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
+		uint32_t(*sum)[PCZ_SYMBOLS] = mode_counts(cc, mode);
 		uint64_t bits = 2 << 16;
-		mode_counts(cc, mode);
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
-			bits += estimate(cc->sum[k], cc->list, cc->n_list);
+			bits += estimate(sum[k], cc->list, cc->n_list);
 		if (bits < best) {
 			best = bits;
 			best_mode = mode;
@@ -1219,7 +1222,7 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 			cc->n_list = 0;
 			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 				if (h[s]) {
-					cc->sum[0][cc->n_list] = h[s];
+					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
 					cc->list[cc->n_list++] = (uint8_t)s;
 				}
 		} else {
@@ -1228,11 +1231,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 							      PCZ_HSTRIDE);
 			mode = choose_mode(cc);
 			bitw_put(&w, mode, 2);
-			mode_counts(cc, mode);
 		}
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
 			size_t where = SIZE_MAX;
-			make_table(&t, cc->list, cc->sum[k], cc->n_list);
+			make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
 			write_table(&w, &t);
 			if (t.k > 1) {
 				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
