@@ -439,6 +439,7 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 		place_dtab(m, &m->tabs[t], off[t]);
 	memcpy(m->field, m->tabs, sizeof m->field);
 	pcz_by_pred_set(&m->by_pred, m->pred, W);
+	m->needs = pcz_needs(m->pred, W);
 	for (size_t c = 0; c < C; c++)
 		m->flat[c] = mode[c] == 0;
 	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
@@ -550,7 +551,7 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 		if (seq != UINT64_MAX)
 			mrow = ring->rows + seq * W;
 	}
-	pcz_sources_set(&s, dur, h, n, mrow);
+	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
 	pcz_predict_row(&m->by_pred, &s, p);
 	for (size_t col = 2; col < W; col++)
 		row[col] = p[col] + pcz_unzigzag(z[col]);
@@ -826,7 +827,7 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
 			const uint64_t *hs = h ? h : zero, *ns = nb ? nb : hs, *ms = mb ? mb : hs;
 			double rh, rn, rm;
-			pcz_sources_set(&s, d, h, nb, mb);
+			pcz_sources_set(&s, d, h, nb, mb, PCZ_NEEDS_ALL);
 			rh = s.rh;
 			rn = nb ? s.rn : rh;
 			rm = mb ? s.rm : rh;
@@ -931,7 +932,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *p
 	uint64_t *p = c->pred_row;
 	pcz_sources src;
 
-	pcz_sources_set(&src, d, h, nb, mb);
+	pcz_sources_set(&src, d, h, nb, mb, c->needs);
 	pcz_predict_row(&c->by_pred, &src, p);
 	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
 	key += PCZ_FINE_CLASSES;
@@ -1361,6 +1362,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	choose(c, pred, cost, c->zero_row);
 	pcz_by_pred_set(&c->by_pred, pred, W);
+	c->needs = pcz_needs(pred, W);
 	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {

@@ -437,6 +437,7 @@ typedef struct pcz_msec {
 	uint8_t flat[PCZ_MODEL_COLUMNS]; /* a column of one class (mode 0): ctx[c * 65] always */
 	pcz_by_pred by_pred;    /* the event columns by predictor */
 	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
+	unsigned needs;         /* the ratios the predictors use (pcz_needs) */
 	pcz_dtab *tabs;         /* every table of the section, in file order */
 	uint32_t *slots;        /* their dec entries, then their costs */
 	size_t cap_tabs, cap_slots, cap_C;
@@ -566,23 +567,47 @@ typedef struct pcz_sources {
 	double rh, rn, rm;
 } pcz_sources;
 
+/* (double)v, with the one-instruction signed conversion below 2^63. */
+static inline double pcz_to_double(uint64_t v)
+{
+	return (int64_t)v >= 0 ? (double)(int64_t)v : (double)v;
+}
+
 static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
 {
 	uint64_t dref = row ? row[1] - row[0] : 0;
 
-	return dref ? (double)d / (double)dref : -1.0;
+	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
 }
 
+/* Which ratios a section's predictors use, for pcz_sources_set: bits of PCZ_V2_RATIO, ... */
+#define PCZ_NEEDS_ALL ((1u << PCZ_V2_RATIO) | (1u << PCZ_V2_REFERENCE_RATIO) | (1u << PCZ_V2_MATCH))
+
+static inline unsigned pcz_needs(const uint8_t *pred, size_t W)
+{
+	unsigned needs = 0;
+
+	for (size_t c = 2; c < W; c++)
+		needs |= 1u << pred[c];
+	return needs & PCZ_NEEDS_ALL;
+}
+
+/* The ratios needs (pcz_needs) asks for, with the fallbacks of "Rows" (a divide each). */
 static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h,
-				   const uint64_t *n, const uint64_t *m)
+				   const uint64_t *n, const uint64_t *m, unsigned needs)
 {
 	s->d = d;
 	s->h = h;
 	s->n = n;
 	s->m = m;
-	s->rh = pcz_ratio_of(d, h);
-	s->rn = pcz_ratio_of(d, n);
-	s->rm = pcz_ratio_of(d, m);
+	s->rh = s->rn = s->rm = -1.0;
+	if (needs & (1u << PCZ_V2_RATIO) || (needs & (1u << PCZ_V2_REFERENCE_RATIO) && !n) ||
+	    (needs & (1u << PCZ_V2_MATCH) && !m))
+		s->rh = pcz_ratio_of(d, h);
+	if (needs & (1u << PCZ_V2_REFERENCE_RATIO) && n)
+		s->rn = pcz_ratio_of(d, n);
+	if (needs & (1u << PCZ_V2_MATCH) && m)
+		s->rm = pcz_ratio_of(d, m);
 }
 
 /* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
@@ -723,6 +748,7 @@ typedef struct pcz_mchunk {
 	size_t cap_hist;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
+	unsigned needs;     /* the ratios the section's predictors use (pcz_needs) */
 	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
 	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
