@@ -598,8 +598,11 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 	/* From d up: the most recent entry of the smallest duration. */
 	if (lo < n) {
 		uint64_t v = w->e[lo].dur;
-		/* Runs of one duration can be long (threads that did the same work). */
-		size_t last = (v == UINT64_MAX ? n : window_lower(w->e, n, v + 1)) - 1;
+		/* Usually the only one of its duration; runs can be long though (threads that did
+		 * the same work). */
+		size_t last = lo + 1 >= n || w->e[lo + 1].dur != v
+				      ? lo
+				      : (v == UINT64_MAX ? n : window_lower(w->e, n, v + 1)) - 1;
 		if (best == UINT64_MAX || v - d < gap || (v - d == gap && w->e[last].seq > best))
 			best = w->e[last].seq;
 		/* The new row goes after every entry of its duration. */
