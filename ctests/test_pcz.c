@@ -742,6 +742,7 @@ static void zero_column_costs_nothing(void)
 	}
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &n, &d), 0);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(mem, n, "zero", &r, &d), 0);
+	mpxkit_pcz_reader_count_bits(r);
 	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1)
 		;
 	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 3, &bits), 0); /* Z */
@@ -766,6 +767,8 @@ static void test_model_coded_bits_add_up(void)
 
 	CU_ASSERT_FATAL(p != NULL);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(b, n, "bits", &r, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 0, &bits), -MPXKIT_ESTATE);
+	mpxkit_pcz_reader_count_bits(r);
 	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, W, &bits), -MPXKIT_ERANGE);
 	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1)
 		;

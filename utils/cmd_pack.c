@@ -444,6 +444,7 @@ int cmd_info(int argc, char **argv)
 	rc = open_reader(cmd, argv[optind], &r);
 	if (rc != CLI_OK)
 		return rc;
+	mpxkit_pcz_reader_count_bits(r); /* for the bytes of each column */
 	/* Every region is decoded (and so checked) before anything is printed. */
 	while ((rc = mpxkit_pcz_reader_next(r, &reg, &diag)) == 1)
 		;

@@ -480,11 +480,14 @@ int pcz_mdec_done(const pcz_mdec *d)
 
 /*
  * A row's numbers into z[0..W), each column's table by the symbol before it;
- * bits[col] grows by their costs.  The states, the word pointer and the bit
- * reader live in locals here, so that the chain from one symbol to the next
- * (a table, a lookup, a multiplication) never goes through memory.
+ * with count, bits[col] grows by their costs.  The states, the word pointer
+ * and the bit reader live in locals here, so that the chain from one symbol
+ * to the next (a table, a lookup, a multiplication) never goes through
+ * memory.
  */
-static void decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits)
+static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, const pcz_msec *m,
+								 uint64_t *z, uint64_t *bits,
+								 const int count)
 {
 	uint32_t x = dec->x, y = dec->y;
 	const uint8_t *w = dec->w, *w_end = dec->w_end;
@@ -522,7 +525,8 @@ static void decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64
 			err = 1;
 			b = 0;
 		}
-		bits[col] += t->cost[b];
+		if (count)
+			bits[col] += t->cost[b];
 		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
 		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
 	}
@@ -541,7 +545,11 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
 
-	decode_numbers(dec, m, z, bits);
+	/* Two copies of the loop: counting the bits (mpxkit info) or not. */
+	if (bits)
+		decode_numbers(dec, m, z, bits, 1);
+	else
+		decode_numbers(dec, m, z, NULL, 0);
 	/* Then what they are added to. */
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
 	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);

@@ -688,7 +688,7 @@ typedef struct pcz_ring {
 /*
  * Decodes one row (start, duration, values) into row[0..W) from its history
  * h and its reference n (NULL when none), finding its match in ring; bits[col]
- * grows by the 1/65536 bits each column took.
+ * grows by the 1/65536 bits each column took (bits NULL: not counted).
  */
 void pcz_mdec_row(pcz_mdec *d, const pcz_msec *m, uint64_t *row, const uint64_t *h,
 		  const uint64_t *n, pcz_ring *ring, uint64_t *bits);

@@ -48,6 +48,7 @@ struct model_state {
 	size_t values_total; /* the section frame's */
 	pcz_ring ring;      /* MATCH's window over rows */
 	uint64_t *bits;     /* per column: 1/65536 bits read so far (info) */
+	int count_bits;     /* mpxkit_pcz_reader_count_bits was called: bits are kept */
 	uint64_t payload_bits; /* of the REGIONS payloads begun */
 };
 
@@ -738,6 +739,8 @@ int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_
 	*bits = 0;
 	if (r->version != PCZ_VERSION_MODEL || (col >= W && col != SIZE_MAX))
 		return -MPXKIT_ERANGE;
+	if (!r->m.count_bits)
+		return -MPXKIT_ESTATE;
 	if (r->m.bits == NULL)
 		return 0;
 	if (col != SIZE_MAX) {
@@ -749,6 +752,11 @@ int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_
 		columns += r->m.bits[c] >> 16;
 	*bits = r->m.payload_bits > columns ? r->m.payload_bits - columns : 0;
 	return 0;
+}
+
+void mpxkit_pcz_reader_count_bits(mpxkit_pcz_reader *r)
+{
+	r->m.count_bits = 1;
 }
 
 size_t mpxkit_pcz_reader_n_events(const mpxkit_pcz_reader *r)
@@ -1604,7 +1612,8 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 				size_t ps = r->units[u - 1].n_steps;
 				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
 			}
-			pcz_mdec_row(&m->dec, &m->sec, row, h, n, &m->ring, m->bits);
+			pcz_mdec_row(&m->dec, &m->sec, row, h, n, &m->ring,
+				     m->count_bits ? m->bits : NULL);
 		}
 		if (model_err(m))
 			return model_fail(r, "damaged coded stream", diag);
