@@ -302,6 +302,8 @@ void pcz_msec_free(pcz_msec *m)
 	free(m->by_pred.col);
 	free(m->z);
 	free(m->p);
+	free(m->col_ctx);
+	free(m->col_flat);
 	free(m->ctx);
 	free(m->tabs);
 	free(m->slots);
@@ -383,8 +385,10 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 		m->by_pred.col = malloc(W * sizeof *m->by_pred.col);
 		m->z = malloc(W * sizeof *m->z);
 		m->p = malloc(W * sizeof *m->p);
+		m->col_ctx = malloc(W * sizeof *m->col_ctx);
+		m->col_flat = malloc(W);
 		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL || m->by_pred.col == NULL ||
-		    m->z == NULL || m->p == NULL) {
+		    m->z == NULL || m->p == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
 			pcz_msec_free(m);
 			return -MPXKIT_ENOMEM;
 		}
@@ -440,8 +444,10 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 	memcpy(m->field, m->tabs, sizeof m->field);
 	pcz_by_pred_set(&m->by_pred, m->pred, W);
 	m->needs = pcz_needs(m->pred, W);
-	for (size_t c = 0; c < C; c++)
-		m->flat[c] = mode[c] == 0;
+	for (size_t col = 0; col < W; col++) {
+		m->col_ctx[col] = m->ctx + pcz_table_column(col) * PCZ_SYMBOLS;
+		m->col_flat[col] = mode[pcz_table_column(col)] == 0;
+	}
 	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
 		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 			m->ctx[c * PCZ_SYMBOLS + s] =
@@ -492,17 +498,16 @@ static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, 
 	uint32_t x = dec->x, y = dec->y;
 	const uint8_t *w = dec->w, *w_end = dec->w_end;
 	pcz_bitr r = dec->raw;
-	const pcz_dtab *base = m->ctx;
 	int err = 0;
 	unsigned b = 0;
 
 	for (size_t col = 0; col < m->W; col++) {
-		const pcz_dtab *t = base;
+		const pcz_dtab *t = m->col_ctx[col];
 		/* A branch, not a select: a column of one class then waits for no symbol. */
-		if (!m->flat[pcz_table_column(col)])
+		if (!m->col_flat[col]) {
 			__asm__("" : "+r"(t));
-		if (!m->flat[pcz_table_column(col)])
 			t += b;
+		}
 		if (t->L == 0) { /* one symbol: nothing coded */
 			b = t->dec[0] & 0x7F;
 		} else {
@@ -528,7 +533,6 @@ static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, 
 		if (count)
 			bits[col] += t->cost[b];
 		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
-		base += col + 1 < PCZ_MODEL_COLUMNS ? PCZ_SYMBOLS : 0;
 	}
 	dec->x = x;
 	dec->y = y;

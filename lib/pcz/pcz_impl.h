@@ -434,7 +434,8 @@ typedef struct pcz_msec {
 	int match;              /* some column uses MATCH: the decoder keeps the window */
 	pcz_dtab field[PCZ_N_FIELDS];
 	pcz_dtab *ctx;          /* C x PCZ_SYMBOLS: each column's table by the previous symbol */
-	uint8_t flat[PCZ_MODEL_COLUMNS]; /* a column of one class (mode 0): ctx[c * 65] always */
+	const pcz_dtab **col_ctx; /* per column (W): its row of ctx */
+	uint8_t *col_flat;        /* per column: of one class (mode 0), col_ctx[col][0] always */
 	pcz_by_pred by_pred;    /* the event columns by predictor */
 	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
 	unsigned needs;         /* the ratios the predictors use (pcz_needs) */
