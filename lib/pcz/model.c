@@ -372,7 +372,7 @@ static void place_dtab(const pcz_msec *m, pcz_dtab *d, size_t off)
 int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *used,
 		  const char **why)
 {
-	size_t C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS, n_tabs = 0, at = 0, n_slots = 0;
+	size_t C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS, n_tabs = 0, at = 0;
 	size_t off[PCZ_N_FIELDS + PCZ_MODEL_COLUMNS * PCZ_FINE_CLASSES];
 	uint8_t mode[PCZ_MODEL_COLUMNS];
 	pcz_bitr b;
@@ -422,11 +422,6 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 			int rc;
 			if (read_table(&b, &m->t) != 0) {
 				*why = b.err ? "tables end early" : "bad table";
-				return -1;
-			}
-			n_slots += m->t.k ? (size_t)1 << m->t.L : 0;
-			if (n_slots > PCZ_TABLE_SLOTS_MAX) {
-				*why = "tables of more than 2^20 slots";
 				return -1;
 			}
 			rc = build_dtab(m, &m->t, &at, &m->tabs[n_tabs], &off[n_tabs]);

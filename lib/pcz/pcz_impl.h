@@ -299,7 +299,6 @@ void pcz_plan_free(pcz_plan *plan);
 #define PCZ_SYMBOLS 65           /* a number's symbol: its bit length, 0 to 64 */
 #define PCZ_HSTRIDE 72           /* the writer's counts of a key: PCZ_SYMBOLS, rounded up to 8 */
 #define PCZ_TABLE_LOG_MAX 12
-#define PCZ_TABLE_SLOTS_MAX (1u << 20) /* decoding slots of all tables of a section */
 #define PCZ_FINE_CLASSES 8       /* classes of the previous symbol under mode 2 ("Contexts") */
 #define PCZ_MODES 3              /* context modes: 1, 3 or 8 classes */
 #define PCZ_ANS_LOW (1u << 16)   /* the rANS state stays within [2^16, 2^32) */
