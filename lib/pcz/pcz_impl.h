@@ -662,7 +662,8 @@ static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n
  * The predictions p[c] of a row's event columns, each under its predictor
  * (by b), with the fallbacks of "Rows" when h, n or m is missing.
  */
-static inline void pcz_predict_row(const pcz_by_pred *b, const pcz_sources *s, uint64_t *p)
+static inline __attribute__((always_inline)) void pcz_predict_row(const pcz_by_pred *b,
+								   const pcz_sources *s, uint64_t *p)
 {
 #define PCZ_COLS(pr) b->col + b->start[pr], b->start[(pr) + 1] - b->start[pr]
 	const uint64_t *ref = s->n ? s->n : s->h;
