@@ -1392,6 +1392,11 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &ans_size, "rANS bytes", diag);
 	if (rc < 0)
 		return rc;
+	/* The bound above was taken before the count's own bytes (found by fuzz_pcz_decode). */
+	if (ans_size > (uint64_t)(c.end - c.p))
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c),
+			   "rANS stream of %" PRIu64 " bytes, %zu left", ans_size,
+			   (size_t)(c.end - c.p));
 	if (pcz_mdec_init(&m->dec, c.p, (size_t)ans_size, c.p + ans_size,
 			  (size_t)(c.end - c.p - ans_size)) != 0)
 		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad rANS stream");

@@ -110,7 +110,12 @@ printf "$(printf '\\%03o' $((old | 7)))" | dd of=bad-model-predictor.pcz bs=1 se
 ans=$(($(tables_end model-two-threads.pcz $((payload + 1)) 4) + 1))
 cp model-two-threads.pcz bad-model-ans-state.pcz
 printf '\000\000' | dd of=bad-model-ans-state.pcz bs=1 seek=$((ans + 2)) conv=notrunc 2>/dev/null
-for f in bad-model-predictor.pcz bad-model-ans-state.pcz; do
+# A rANS stream one byte longer than what follows its size (the bound once taken before the
+# size's own byte: found by fuzz_pcz_decode).
+cp model-two-threads.pcz bad-model-ans-size.pcz
+left=$((reg + 4 + reg_len - ans + 1))
+printf "$(printf '\\%03o' "$left")" | dd of=bad-model-ans-size.pcz bs=1 seek=$((ans - 1)) conv=notrunc 2>/dev/null
+for f in bad-model-predictor.pcz bad-model-ans-state.pcz bad-model-ans-size.pcz; do
 	crc_at $f "$reg" $((4 + reg_len)) $((reg + 4 + reg_len))
 	crc_at $f 0 "$end" $((end + 4 + 3))
 	crc_at $f "$end" $((4 + 7)) $((end + 4 + 7))
