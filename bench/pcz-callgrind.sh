@@ -7,7 +7,7 @@ set -eu
 bench=${1:-bench/pcz_bench}
 [ $# -gt 0 ] && shift
 [ $# -gt 0 ] || set -- "$(dirname "$0")"/../data/threads-dev/valid/*.csv.gz
-command -v valgrind >/dev/null || { echo "pcz-callgrind.sh: valgrind is not installed" >&2; exit 77; }
+command -v valgrind >/dev/null || { echo "pcz-callgrind.sh: valgrind is not installed" >&2; exit 1; }
 [ -x "$bench" ] || { echo "pcz-callgrind.sh: build $bench first (make pcz-bench)" >&2; exit 1; }
 # A libtool wrapper runs the real program through a shell: callgrind must see the program itself.
 run=$bench
