@@ -518,7 +518,8 @@ static inline unsigned pcz_symbol(pcz_mdec *d, const pcz_dtab *t)
 }
 
 /* One number under table t; a damaged stream sets err. */
-static inline uint64_t pcz_mdec_number(pcz_mdec *d, const pcz_dtab *t)
+static inline __attribute__((always_inline)) uint64_t pcz_mdec_number(pcz_mdec *d,
+								   const pcz_dtab *t)
 {
 	return pcz_mantissa(d, pcz_symbol(d, t));
 }
