@@ -588,6 +588,7 @@ static void test_model_predictors_by_hand(void)
 	size_t n, len;
 	const uint8_t *p;
 	uint64_t t = 0;
+	pcz_bitr b;
 
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 4, ev, &w, &d), 0);
 	for (uint64_t g = 0; g < 40; g++) {
@@ -605,12 +606,14 @@ static void test_model_predictors_by_hand(void)
 	CU_ASSERT_EQUAL(((uint8_t *)mem)[PCZ_HEADER_SIZE], PCZ_EVENTS); /* no META */
 	p = v2_regions(mem, n, &len);
 	CU_ASSERT_FATAL(p != NULL && len > 6);
-	CU_ASSERT_EQUAL(p[0], 40);                  /* regions */
-	CU_ASSERT_EQUAL(p[1], PCZ_V2_HISTORY);      /* duration */
-	CU_ASSERT_EQUAL(p[2], PCZ_V2_DURATION);     /* A */
-	CU_ASSERT_EQUAL(p[3], PCZ_V2_RATIO);        /* B */
-	CU_ASSERT_EQUAL(p[4], PCZ_V2_HISTORY);      /* C */
-	CU_ASSERT_EQUAL(p[5], PCZ_V2_HISTORY);      /* D */
+	CU_ASSERT_EQUAL(p[0], 40); /* regions */
+	/* The predictors open the tables, 3 bits each, least significant bit first. */
+	pcz_bitr_init(&b, p + 1, len - 1);
+	CU_ASSERT_EQUAL(pcz_bitr_get(&b, 3), PCZ_V2_HISTORY);  /* duration */
+	CU_ASSERT_EQUAL(pcz_bitr_get(&b, 3), PCZ_V2_DURATION); /* A */
+	CU_ASSERT_EQUAL(pcz_bitr_get(&b, 3), PCZ_V2_RATIO);    /* B */
+	CU_ASSERT_EQUAL(pcz_bitr_get(&b, 3), PCZ_V2_HISTORY);  /* C */
+	CU_ASSERT_EQUAL(pcz_bitr_get(&b, 3), PCZ_V2_HISTORY);  /* D */
 	free(mem);
 }
 
@@ -685,9 +688,73 @@ static void test_model_options_checked(void)
 
 /*
  * The bits `mpxkit info` gives each column and the structure add up to the
- * REGIONS streams exactly: every byte the range decoder reads after its first
- * five, and every raw bit (the last byte's padding aside).
+ * REGIONS payload exactly; a column that is 0 throughout has a one-symbol
+ * table and costs nothing.
  */
+/*
+ * MATCH's sorted window against the definition, by brute force: of the 64
+ * rows before, the closest duration, ties to the most recent; durations from
+ * small sets, so that equal ones and equal gaps on both sides are common.
+ */
+static void test_model_match_window(void)
+{
+	static uint64_t dur[5000];
+	static const uint64_t spread[] = { 4, 50, 1000000, UINT64_MAX };
+	pcz_window w;
+	size_t wrong = 0;
+
+	memset(&w, 0x5a, sizeof w); /* nothing of before may leak through a reset */
+	for (size_t k = 0; k < sizeof spread / sizeof spread[0]; k++) {
+		pcz_window_reset(&w);
+		for (size_t i = 0; i < 5000; i++) {
+			uint64_t best = UINT64_MAX, gap = UINT64_MAX;
+			dur[i] = spread[k] == UINT64_MAX ? UINT64_MAX - rnd() % 3 : 1000 + rnd() % spread[k];
+			for (size_t j = i > PCZ_MATCH_WINDOW ? i - PCZ_MATCH_WINDOW : 0; j < i; j++) {
+				uint64_t g = dur[j] > dur[i] ? dur[j] - dur[i] : dur[i] - dur[j];
+				if (g <= gap) { /* later rows win ties */
+					gap = g;
+					best = j;
+				}
+			}
+			wrong += pcz_window_match_push(&w, dur[i]) != best;
+		}
+	}
+	CU_ASSERT_EQUAL(wrong, 0);
+}
+
+static void zero_column_costs_nothing(void)
+{
+	static const char *const ev[] = { "A", "Z" };
+	mpxkit_pcz_writer *w;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag d = { 0 };
+	uint64_t bits, t = 0;
+	void *mem;
+	size_t n;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 2, ev, &w, &d), 0);
+	for (unsigned g = 0; g < 30; g++) {
+		uint64_t times[2] = { t, t + 1000 + rnd() % 500 }, values[2] = { rnd() % 100000, 0 };
+		const mpxkit_pcz_unit u = { "t0", 1, times, values, -1, -1 };
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), 0);
+		t = times[1];
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &n, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(mem, n, "zero", &r, &d), 0);
+	mpxkit_pcz_reader_count_bits(r);
+	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1)
+		;
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 3, &bits), 0); /* Z */
+	CU_ASSERT_EQUAL(bits, 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 0, &bits), 0); /* the starts: the ends */
+	CU_ASSERT_EQUAL(bits, 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 2, &bits), 0); /* A: random */
+	CU_ASSERT(bits > 30 * 10);
+	mpxkit_pcz_reader_free(r);
+	free(mem);
+}
+
 static void test_model_coded_bits_add_up(void)
 {
 	uint8_t *b;
@@ -696,16 +763,12 @@ static void test_model_coded_bits_add_up(void)
 	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
 	mpxkit_diag d = { 0 };
-	uint64_t sum = 0, bits, rc_size, raw_bytes;
-	pcz_cur c;
+	uint64_t sum = 0, bits;
 
 	CU_ASSERT_FATAL(p != NULL);
-	c = (pcz_cur){ p, p + len, p, 0 };
-	CU_ASSERT_EQUAL_FATAL(pcz_get_varint(&c, &rc_size), 0); /* regions */
-	c.p += W - 1;                                          /* predictors */
-	CU_ASSERT_EQUAL_FATAL(pcz_get_varint(&c, &rc_size), 0);
-	raw_bytes = (uint64_t)(c.end - c.p) - rc_size;
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(b, n, "bits", &r, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, 0, &bits), -MPXKIT_ESTATE);
+	mpxkit_pcz_reader_count_bits(r);
 	CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, W, &bits), -MPXKIT_ERANGE);
 	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1)
 		;
@@ -713,10 +776,10 @@ static void test_model_coded_bits_add_up(void)
 		CU_ASSERT_EQUAL(mpxkit_pcz_reader_coded_bits(r, col < W ? col : SIZE_MAX, &bits), 0);
 		sum += bits;
 	}
-	CU_ASSERT(sum > 8 * (rc_size - 5) + 8 * raw_bytes - 8);
-	CU_ASSERT(sum <= 8 * (rc_size - 5) + 8 * raw_bytes);
+	CU_ASSERT_EQUAL(sum, 8 * (uint64_t)len);
 	mpxkit_pcz_reader_free(r);
 	free(b);
+	zero_column_costs_nothing();
 }
 
 static void test_reserved_bits_checked(void)
@@ -1200,6 +1263,7 @@ static const cutest_case round_trip_cases[] = {
 	{ "version 2 with more events than column models", test_model_many_events },
 	{ "version 2 options checked", test_model_options_checked },
 	{ "version 2 coded bits add up", test_model_coded_bits_add_up },
+	{ "version 2 MATCH window", test_model_match_window },
 	{ NULL, NULL },
 };
 

@@ -24,8 +24,8 @@ static void pack_usage(FILE *out)
 		"EV1,...\nand one row per unit per region ('-' reads standard input).\n\n"
 		"Options:\n"
 		"  -o, --output=FILE      output file (default: IN with .pcz for .csv)\n"
-		"  -c, --codec=NAME       model (default: format version 2, an adaptive model of\n"
-		"                         the counters), or a byte-stream stage for format\n"
+		"  -c, --codec=NAME       model (default: format version 2, a model of the\n"
+		"                         counters), or a byte-stream stage for format\n"
 		"                         version 1: zstd, zlib, stored\n"
 		"  -l, --level=N          version 1 codec level (zstd -7..22, default 1; zlib 1..9,\n"
 		"                         default 6); without -c it selects zstd\n"
@@ -453,6 +453,7 @@ int cmd_info(int argc, char **argv)
 	rc = open_reader(cmd, argv[optind], &r);
 	if (rc != CLI_OK)
 		return rc;
+	mpxkit_pcz_reader_count_bits(r); /* for the bytes of each column */
 	/* Every region is decoded (and so checked) before anything is printed. */
 	while ((rc = mpxkit_pcz_reader_next(r, &reg, &diag)) == 1)
 		;

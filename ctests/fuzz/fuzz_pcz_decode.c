@@ -15,7 +15,8 @@ int fuzz_decode(const uint8_t *data, size_t size, FILE *csv)
 
 	if (rc < 0)
 		return rc;
-	/* Touch everything the open accepted, as a caller would. */
+	/* Touch everything the open accepted, as a caller would, `mpxkit info` included. */
+	mpxkit_pcz_reader_count_bits(r);
 	(void)mpxkit_pcz_reader_topology(r, &len);
 	mpxkit_pcz_reader_stats(r, &st);
 	if (csv) {

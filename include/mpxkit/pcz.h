@@ -21,7 +21,8 @@ extern "C" {
 
 /*
  * How REGIONS sections are coded.  MODEL (the default) writes format version
- * 2: an adaptive model of the counters, no level, no groups.  The byte-stream
+ * 2: a model of the counters (predictors per column, static entropy tables
+ * per section), no level, no groups.  The byte-stream
  * codecs write version 1: varints under zlib, zstd or nothing.
  */
 typedef enum mpxkit_pcz_codec {
@@ -210,11 +211,20 @@ const char *mpxkit_pcz_reader_topology(const mpxkit_pcz_reader *r, size_t *len);
 void mpxkit_pcz_reader_stats(const mpxkit_pcz_reader *r, mpxkit_pcz_stats *out);
 
 /*
+ * Version 2 only: from the next region on, count the bits each column takes,
+ * for mpxkit_pcz_reader_coded_bits (decoding takes a little longer while it
+ * does).  Call it before the first region for whole counts.
+ */
+void mpxkit_pcz_reader_count_bits(mpxkit_pcz_reader *r);
+
+/*
  * Version 2 only: the bits of the REGIONS sections read so far that went to
- * column col (0 the starts, 1 the durations, 2 + e event e) or, for col
- * SIZE_MAX, to the structure (names, unit references, steps, placement),
- * measured as the coded streams are read.  0, or -MPXKIT_ERANGE for a
- * version-1 file or a column out of range.
+ * column col (0 the starts, 1 the durations, 2 + e event e): what its numbers
+ * cost under their sections' tables, raw bits included; or, for col
+ * SIZE_MAX, the rest of those sections' payloads (structure fields, names,
+ * tables, the ends of the coded streams), so that all add up to the payloads.
+ * 0; -MPXKIT_ERANGE for a version-1 file or a column out of range;
+ * -MPXKIT_ESTATE when mpxkit_pcz_reader_count_bits was not called.
  */
 int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits);
 

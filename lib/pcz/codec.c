@@ -671,26 +671,23 @@ int pcz_name_is_next(const char *prev, size_t plen, const char *name, size_t nle
 
 int pcz_name_next(const char *prev, char *out, size_t cap)
 {
-	size_t n = strlen(prev), d = n;
-	uint64_t v = 0;
-	char digits[21];
-	int k = 0;
+	size_t n = strlen(prev), d = n, i;
 
 	while (d > 0 && prev[d - 1] >= '0' && prev[d - 1] <= '9')
 		d--;
 	/* A trailing number of 1 to 18 digits, without a leading zero. */
 	if (d == n || n - d > 18 || (prev[d] == '0' && n - d > 1) || cap < d + 21)
 		return -1;
-	for (size_t i = d; i < n; i++)
-		v = v * 10 + (uint64_t)(prev[i] - '0');
-	memcpy(out, prev, d);
-	v++;
-	do {
-		digits[k++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (k > 0)
-		out[d++] = digits[--k];
-	out[d] = '\0';
+	/* Plus one in decimal, in place: nines become zeros up to the first other digit. */
+	memcpy(out, prev, n + 1);
+	for (i = n; i > d && out[i - 1] == '9'; i--)
+		out[i - 1] = '0';
+	if (i > d) {
+		out[i - 1]++;
+	} else { /* all nines: one more digit, a 1 in front */
+		out[d] = '1';
+		out[n] = '0';
+		out[n + 1] = '\0';
+	}
 	return 0;
 }

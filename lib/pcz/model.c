@@ -1,366 +1,640 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Version 2's MODEL codec: range coder, number models, predictors, and the writer's section coder. */
+/* Version 2's MODEL codec: bit fields, static tables and rANS, MATCH's window, the section coder. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pcz_impl.h"
 
-/* Chosen on the tuning files of data/threads-dev (doc/pcz-format.md, "Numbers"). */
-const uint8_t pcz_prob_rate[16] = { 1, 1, 1, 2, 2, 2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4 };
+/* ---- Classes of the previous symbol (doc/pcz-format.md, "Contexts") ------------------------- */
 
-/* ---- Models ------------------------------------------------------------------------------ */
+const uint8_t pcz_fine_class[PCZ_SYMBOLS] = {
+	0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7,
+	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+};
 
-static void model_reset(pcz_model *m)
+const uint8_t pcz_mode_class[PCZ_MODES][PCZ_FINE_CLASSES] = {
+	{ 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ 0, 1, 1, 1, 2, 2, 2, 2 },
+	{ 0, 1, 2, 3, 4, 5, 6, 7 },
+};
+
+const uint8_t pcz_mode_classes[PCZ_MODES] = { 1, 3, 8 };
+
+int pcz_by_pred_set(pcz_by_pred *b, const uint8_t *pred, size_t W)
 {
-	uint16_t *p = &m->same[0];
+	size_t at[PCZ_V2_N_PRED] = { 0 };
 
-	for (size_t i = 0; i < sizeof *m / sizeof *p; i++)
-		p[i] = PCZ_PROB_INIT;
-}
-
-int pcz_models_init(pcz_models *m, size_t n_events)
-{
-	size_t n = 2 + n_events < PCZ_MODEL_COLUMNS ? 2 + n_events : PCZ_MODEL_COLUMNS;
-
-	if (m->col == NULL || m->n_col != n) {
-		free(m->col);
-		m->col = malloc(n * sizeof *m->col);
-		if (m->col == NULL)
-			return -MPXKIT_ENOMEM;
-		m->n_col = n;
+	memset(b->start, 0, sizeof b->start);
+	for (size_t c = 2; c < W; c++)
+		b->start[pred[c] + 1]++;
+	for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
+		b->start[p + 1] += b->start[p];
+		at[p] = b->start[p];
 	}
-	for (size_t f = 0; f < PCZ_N_FIELDS; f++)
-		model_reset(&m->field[f]);
-	for (size_t i = 0; i < 256; i++)
-		m->byte[i] = PCZ_PROB_INIT;
-	for (size_t c = 0; c < n; c++)
-		model_reset(&m->col[c]);
+	for (size_t c = 2; c < W; c++)
+		b->col[at[pred[c]]++] = (uint32_t)c;
 	return 0;
 }
 
-void pcz_models_free(pcz_models *m)
+/* round(65536 * log2(1 + i / 64)), i = 0 .. 64: log2_fx's interpolation points. */
+static const uint32_t log2_tab[65] = {
+	0,     1466,  2909,  4331,  5732,  7112,  8473,  9814,  11136, 12440, 13727, 14996, 16248,
+	17484, 18704, 19909, 21098, 22272, 23433, 24579, 25711, 26830, 27936, 29029, 30109, 31178,
+	32234, 33279, 34312, 35334, 36346, 37346, 38336, 39316, 40286, 41246, 42196, 43137, 44068,
+	44990, 45904, 46809, 47705, 48593, 49472, 50344, 51207, 52063, 52911, 53751, 54584, 55410,
+	56229, 57040, 57845, 58643, 59434, 60219, 60997, 61769, 62534, 63294, 64047, 64794, 65536,
+};
+
+/* log2(v) in 1/65536 bits, v >= 1, within about 1e-4 bit: what the writer's choices and info need. */
+static inline uint32_t log2_fx(uint32_t v)
 {
-	free(m->col);
+	unsigned b = 31u - (unsigned)__builtin_clz(v);
+	uint32_t m = v << (31 - b), i = (m >> 25) & 63, f = (m >> 9) & 0xFFFF;
+
+	return (b << 16) + log2_tab[i] + (((log2_tab[i + 1] - log2_tab[i]) * f) >> 16);
+}
+
+/* round(65536 * c * log2(c)), c = 0 .. 255: the entropy terms of small counts, one load each. */
+static const uint32_t clog_tab[256] = {
+	0, 0, 131072, 311616, 524288, 760849, 1016449, 1287880, 1572864, 1869698, 2177059, 2493890,
+	2819329, 3152656, 3493263, 3840630, 4194304, 4553891, 4919044, 5289451, 5664838, 6044953,
+	6429573, 6818492, 7211522, 7608494, 8009248, 8413640, 8821535, 9232807, 9647339, 10065024,
+	10485760, 10909451, 11336007, 11765344, 12197383, 12632049, 13069271, 13508981, 13951115,
+	14395614, 14842418, 15291475, 15742730, 16196134, 16651639, 17109200, 17568773, 18030316,
+	18493788, 18959151, 19426369, 19895405, 20366225, 20838795, 21313085, 21789064, 22266701,
+	22745969, 23226839, 23709285, 24193281, 24678802, 25165824, 25654323, 26144277, 26635664,
+	27128462, 27622650, 28118208, 28615118, 29113359, 29612913, 30113762, 30615890, 31119277,
+	31623909, 32129769, 32636841, 33145110, 33654561, 34165179, 34676950, 35189861, 35703897,
+	36219045, 36735293, 37252627, 37771036, 38290508, 38811029, 39332590, 39855179, 40378784,
+	40903395, 41429002, 41955593, 42483159, 43011690, 43541176, 44071607, 44602975, 45135269,
+	45668482, 46202603, 46737625, 47273540, 47810337, 48348010, 48886551, 49425951, 49966203,
+	50507299, 51049232, 51591994, 52135579, 52679978, 53225186, 53771194, 54317998, 54865589,
+	55413962, 55963110, 56513026, 57063705, 57615140, 58167326, 58720256, 59273925, 59828327,
+	60383456, 60939307, 61495874, 62053152, 62611135, 63169819, 63729198, 64289268, 64850022,
+	65411457, 65973567, 66536347, 67099794, 67663902, 68228666, 68794082, 69360146, 69926853,
+	70494199, 71062179, 71630790, 72200027, 72769886, 73340363, 73911454, 74483155, 75055462,
+	75628371, 76201878, 76775981, 77350674, 77925954, 78501818, 79078263, 79655283, 80232877,
+	80811040, 81389770, 81969062, 82548914, 83129321, 83710282, 84291793, 84873850, 85456450,
+	86039591, 86623269, 87207481, 87792224, 88377495, 88963292, 89549611, 90136450, 90723805,
+	91311674, 91900054, 92488942, 93078337, 93668234, 94258631, 94849526, 95440916, 96032798,
+	96625170, 97218030, 97811374, 98405201, 98999508, 99594292, 100189552, 100785284, 101381487,
+	101978157, 102575294, 103172894, 103770955, 104369475, 104968452, 105567883, 106167767,
+	106768101, 107368883, 107970111, 108571783, 109173897, 109776450, 110379442, 110982869,
+	111586729, 112191022, 112795744, 113400894, 114006470, 114612470, 115218892, 115825734,
+	116432995, 117040672, 117648764, 118257268, 118866184, 119475509, 120085242, 120695380,
+	121305922, 121916867, 122528213, 123139957, 123752099, 124364636, 124977567, 125590890,
+	126204604, 126818708, 127433198, 128048075, 128663336, 129278980, 129895005, 130511410,
+	131128193, 131745352, 132362887, 132980796, 133599076
+};
+
+/* c log2(c) in 1/65536 bits. */
+static inline uint64_t clog2_fx(uint32_t c)
+{
+	return c < 256 ? clog_tab[c] : (uint64_t)c * log2_fx(c);
+}
+
+static unsigned ceil_log2(uint64_t n)
+{
+	return n <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(n - 1);
+}
+
+static unsigned gamma_bits(uint64_t v)
+{
+	return 2 * (pcz_bit_length(v) - 1) + 1;
+}
+
+/* ---- Bit fields ------------------------------------------------------------------------------ */
+
+void pcz_bitr_init(pcz_bitr *b, const uint8_t *p, size_t len)
+{
+	b->p = b->start = p;
+	b->end = p + len;
+	b->acc = 0;
+	b->n = 0;
+	b->err = 0;
+}
+
+/* Zero bits before a one bit, at most max of them (more set err). */
+static unsigned bitr_zeros(pcz_bitr *b, unsigned max)
+{
+	unsigned z = 0;
+
+	while (!b->err && pcz_bitr_get(b, 1) == 0)
+		if (++z > max) {
+			b->err = 1;
+			break;
+		}
+	return z;
+}
+
+static uint64_t bitr_gamma(pcz_bitr *b)
+{
+	unsigned n = bitr_zeros(b, 32);
+
+	return b->err ? 0 : (1ull << n) | pcz_bitr_get(b, n);
+}
+
+/* The writer's bit fields: n < 32 bits wait in acc, the rest are bytes in buf. */
+typedef struct pcz_bitw {
+	uint8_t *o; /* room made before (bitw_reserve) */
+	uint64_t acc;
+	unsigned n;
+} pcz_bitw;
+
+/* k <= 32 bits of v. */
+static inline void bitw_put(pcz_bitw *w, uint64_t v, unsigned k)
+{
+	w->acc |= (v & ((1ull << k) - 1)) << w->n;
+	w->n += k;
+	if (w->n >= 32) {
+		uint32_t lo = (uint32_t)w->acc;
+		w->o[0] = (uint8_t)lo;
+		w->o[1] = (uint8_t)(lo >> 8);
+		w->o[2] = (uint8_t)(lo >> 16);
+		w->o[3] = (uint8_t)(lo >> 24);
+		w->o += 4;
+		w->acc >>= 32;
+		w->n -= 32;
+	}
+}
+
+static inline void bitw_put_wide(pcz_bitw *w, uint64_t v, unsigned k)
+{
+	if (k > 32) {
+		bitw_put(w, v, 32);
+		bitw_put(w, v >> 32, k - 32);
+	} else {
+		bitw_put(w, v, k);
+	}
+}
+
+/* Pads with 0 bits to a byte boundary and writes out what waits. */
+static void bitw_flush(pcz_bitw *w)
+{
+	while (w->n > 0) {
+		*w->o++ = (uint8_t)w->acc;
+		w->acc >>= 8;
+		w->n = w->n > 8 ? w->n - 8 : 0;
+	}
+	w->acc = 0;
+}
+
+static void bitw_gamma(pcz_bitw *w, uint64_t v)
+{
+	unsigned n = pcz_bit_length(v) - 1;
+
+	bitw_put(w, 0, n);
+	bitw_put(w, 1, 1);
+	bitw_put(w, v, n);
+}
+
+static void bitw_rice(pcz_bitw *w, unsigned r, uint64_t v)
+{
+	for (uint64_t q = v >> r; q > 0; q -= q > 32 ? 32 : q)
+		bitw_put(w, 0, q > 32 ? 32 : (unsigned)q);
+	bitw_put(w, 1, 1);
+	bitw_put(w, v, r);
+}
+
+/* ---- Tables ---------------------------------------------------------------------------------- */
+
+/* Bits of the Rice codes of the first k - 1 frequencies under parameter r. */
+static uint64_t rice_bits(const pcz_table *t, unsigned r)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		n += ((uint64_t)(t->freq[i] - 1u) >> r) + 1 + r;
+	return n;
+}
+
+/* The Rice parameter with the fewest bits, and their number: near log2 of the mean. */
+static unsigned best_rice(const pcz_table *t, uint64_t *bits)
+{
+	uint64_t sum = 0;
+	unsigned best, r0;
+
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		sum += t->freq[i] - 1u;
+	r0 = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1));
+	r0 = r0 > PCZ_TABLE_LOG_MAX - 2 ? PCZ_TABLE_LOG_MAX - 2 : r0;
+	best = r0 ? r0 - 1 : 0;
+	*bits = rice_bits(t, best);
+	for (unsigned r = best + 1; r <= r0 + 1; r++) {
+		uint64_t b = rice_bits(t, r);
+		if (b < *bits) {
+			*bits = b;
+			best = r;
+		}
+	}
+	return best;
+}
+
+static void write_table(pcz_bitw *w, const pcz_table *t)
+{
+	uint64_t bits;
+
+	bitw_gamma(w, t->k + 1);
+	if (t->k == 1)
+		bitw_gamma(w, t->sym[0] + 1u);
+	if (t->k < 2)
+		return;
+	unsigned r = best_rice(t, &bits);
+	bitw_put(w, t->L - 1, 4);
+	bitw_put(w, r, 4);
+	for (unsigned i = 0; i < t->k; i++)
+		bitw_gamma(w, i ? (uint64_t)t->sym[i] - t->sym[i - 1] : t->sym[0] + 1u);
+	for (unsigned i = 0; i + 1 < t->k; i++)
+		bitw_rice(w, r, t->freq[i] - 1u);
+}
+
+/* 0, or -1 for a table the format does not allow. */
+static int read_table(pcz_bitr *b, pcz_table *t)
+{
+	uint64_t k = bitr_gamma(b), sum = 0;
+	unsigned r;
+
+	if (b->err || k > PCZ_SYMBOLS + 1)
+		return -1;
+	t->k = (unsigned)k - 1;
+	t->L = 0;
+	if (t->k == 1) {
+		uint64_t s = bitr_gamma(b);
+		if (b->err || s > PCZ_SYMBOLS)
+			return -1;
+		t->sym[0] = (uint8_t)(s - 1);
+		t->freq[0] = 1;
+	}
+	if (t->k < 2)
+		return 0;
+	t->L = (unsigned)pcz_bitr_get(b, 4) + 1;
+	r = (unsigned)pcz_bitr_get(b, 4);
+	if (t->L > PCZ_TABLE_LOG_MAX || (1u << t->L) < t->k)
+		return -1;
+	for (unsigned i = 0; i < t->k; i++) {
+		uint64_t g = bitr_gamma(b), s = i ? t->sym[i - 1] + g : g - 1;
+		if (b->err || s >= PCZ_SYMBOLS)
+			return -1;
+		t->sym[i] = (uint8_t)s;
+	}
+	for (unsigned i = 0; i + 1 < t->k; i++) {
+		/* A frequency is below 2^12: its quotient is at most 4096 >> r zeros. */
+		uint64_t q = bitr_zeros(b, (1u << PCZ_TABLE_LOG_MAX) >> r);
+		uint64_t f = (q << r | pcz_bitr_get(b, r)) + 1;
+		sum += f;
+		if (b->err || sum >= (1u << t->L))
+			return -1;
+		t->freq[i] = (uint16_t)f;
+	}
+	t->freq[t->k - 1] = (uint16_t)((1u << t->L) - sum);
+	return 0;
+}
+
+/* ---- The decoder's tables -------------------------------------------------------------------- */
+
+/* A number under an empty table decodes as symbol 65, which the decoder rejects. */
+static const uint32_t empty_dec[1] = { PCZ_SYMBOLS | 1u << 7 };
+static const uint32_t empty_cost[PCZ_SYMBOLS + 1];
+
+void pcz_msec_free(pcz_msec *m)
+{
+	free(m->pred);
+	free(m->by_pred.col);
+	free(m->z);
+	free(m->p);
+	free(m->col_ctx);
+	free(m->col_flat);
+	free(m->ctx);
+	free(m->tabs);
+	free(m->slots);
 	memset(m, 0, sizeof *m);
 }
 
-/* ---- Range encoder (LZMA's ShiftLow with a carry cache) and raw bits ----------------------- */
-
-void pcz_rc_enc_reset(pcz_rc_enc *e)
+/* Room for n more entries of slots: 0 or -1. */
+static int grow_slots(pcz_msec *m, size_t used, size_t n)
 {
-	e->low = 0;
-	e->range = 0xFFFFFFFFu;
-	e->cache = 0;
-	e->cache_size = 1;
-	e->out.len = 0;
-	e->acc = 0;
-	e->n_acc = 0;
-	e->bits.len = 0;
-}
+	size_t cap = m->cap_slots ? m->cap_slots : 4096;
+	uint32_t *p;
 
-void pcz_rc_enc_free(pcz_rc_enc *e)
-{
-	pcz_buf_free(&e->out);
-	pcz_buf_free(&e->bits);
-}
-
-int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n)
-{
-	/* A pending run of 0xFF bytes comes out at once: room for it too. */
-	if (pcz_buf_grow(&e->out, n + e->cache_size) != 0 || pcz_buf_grow(&e->bits, n) != 0)
+	if (used + n <= m->cap_slots)
+		return 0;
+	while (cap < used + n)
+		cap *= 2;
+	p = realloc(m->slots, cap * sizeof *p);
+	if (p == NULL)
 		return -1;
+	m->slots = p;
+	m->cap_slots = cap;
 	return 0;
 }
 
-static inline void shift_low(pcz_rc_enc *e)
+/*
+ * Builds table t into the slots from *used: its 2^L decoding entries, then
+ * its costs; *off is where (SIZE_MAX for an empty table), the pointers of d
+ * are set once every table is in (place_dtab).
+ */
+static int build_dtab(pcz_msec *m, const pcz_table *t, size_t *used, pcz_dtab *d, size_t *off)
 {
-	if ((uint32_t)e->low < 0xFF000000u || (e->low >> 32) != 0) {
-		uint8_t carry = (uint8_t)(e->low >> 32), temp = e->cache;
-		do {
-			e->out.data[e->out.len++] = (uint8_t)(temp + carry);
-			temp = 0xFF;
-		} while (--e->cache_size != 0);
-		e->cache = (uint8_t)(e->low >> 24);
+	size_t L = t->L, n = (size_t)1 << L, at = *used;
+	uint32_t *dec, *cost;
+
+	*off = SIZE_MAX;
+	if (t->k == 0) {
+		*d = (pcz_dtab){ empty_dec, empty_cost, 0, 0 };
+		return 0;
 	}
-	e->cache_size++;
-	e->low = (uint64_t)((uint32_t)e->low << 8);
+	if (grow_slots(m, at, n + PCZ_SYMBOLS + 1) != 0)
+		return -MPXKIT_ENOMEM;
+	dec = m->slots + at;
+	cost = dec + n;
+	for (unsigned i = 0, c = 0; i < t->k; c += t->freq[i], i++) {
+		uint32_t e = t->sym[i] | (uint32_t)t->freq[i] << 7;
+		for (uint32_t j = 0; j < t->freq[i]; j++)
+			dec[c + j] = e | j << 19;
+		cost[t->sym[i]] = (uint32_t)(L << 16) - log2_fx(t->freq[i]) +
+				  ((t->sym[i] ? t->sym[i] - 1u : 0u) << 16);
+	}
+	*d = (pcz_dtab){ NULL, NULL, (uint32_t)L, (uint32_t)(n - 1) };
+	*off = at;
+	*used = at + n + PCZ_SYMBOLS + 1;
+	return 0;
 }
 
-static inline void enc_bit(pcz_rc_enc *e, uint16_t *p, unsigned bit)
+/* The pointers of a table build_dtab put at off, once the slots no longer move. */
+static void place_dtab(const pcz_msec *m, pcz_dtab *d, size_t off)
 {
-	uint32_t bound = (e->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
-
-	if (bit == 0) {
-		e->range = bound;
-	} else {
-		e->low += bound;
-		e->range -= bound;
-	}
-	*p = pcz_prob_update(*p, bit);
-	while (e->range < (1u << 24)) {
-		e->range <<= 8;
-		shift_low(e);
+	if (off != SIZE_MAX) {
+		d->dec = m->slots + off;
+		d->cost = m->slots + off + ((size_t)1 << d->L);
 	}
 }
 
-/* k (<= 32) raw bits of v, least significant first. */
-static inline void put_bits(pcz_rc_enc *e, uint64_t v, unsigned k)
+int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *used,
+		  const char **why)
 {
-	e->acc |= (v & ((1ull << k) - 1)) << e->n_acc;
-	e->n_acc += k;
-	while (e->n_acc >= 8) {
-		e->bits.data[e->bits.len++] = (uint8_t)e->acc;
-		e->acc >>= 8;
-		e->n_acc -= 8;
+	size_t C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS, n_tabs = 0, at = 0;
+	size_t off[PCZ_N_FIELDS + PCZ_MODEL_COLUMNS * PCZ_FINE_CLASSES];
+	uint8_t mode[PCZ_MODEL_COLUMNS];
+	pcz_bitr b;
+
+	if (m->pred == NULL || m->W != W) {
+		pcz_msec_free(m);
+		m->pred = malloc(W);
+		m->ctx = malloc(C * PCZ_SYMBOLS * sizeof *m->ctx);
+		m->tabs = malloc((PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * sizeof *m->tabs);
+		m->by_pred.col = malloc(W * sizeof *m->by_pred.col);
+		m->z = malloc(W * sizeof *m->z);
+		m->p = malloc(W * sizeof *m->p);
+		m->col_ctx = malloc(W * sizeof *m->col_ctx);
+		m->col_flat = malloc(W);
+		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL || m->by_pred.col == NULL ||
+		    m->z == NULL || m->p == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
+			pcz_msec_free(m);
+			return -MPXKIT_ENOMEM;
+		}
+		m->W = W;
+		m->C = C;
 	}
-}
-
-void pcz_rc_enc_finish(pcz_rc_enc *e)
-{
-	for (int i = 0; i < 5; i++)
-		shift_low(e);
-	if (e->n_acc)
-		e->bits.data[e->bits.len++] = (uint8_t)e->acc;
-	e->acc = 0;
-	e->n_acc = 0;
-}
-
-static inline void enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
-{
-	unsigned b = pcz_bit_length(z), node = 1, c = pcz_len_class(q);
-	uint16_t *t = m->tree[c];
-
-	/* The same length as the previous value: one decision instead of the tree's seven. */
-	enc_bit(e, &m->same[c], b != q);
-	for (int i = 6; b != q && i >= 0; i--) {
-		unsigned bit = (b >> i) & 1;
-		enc_bit(e, &t[node], bit);
-		node = 2 * node + bit;
-	}
-	if (b >= 2) {
-		unsigned first = (unsigned)(z >> (b - 2)) & 1;
-		enc_bit(e, &m->mant[b][0], first);
-		if (b >= 3) {
-			enc_bit(e, &m->mant[b][1 + first], (unsigned)(z >> (b - 3)) & 1);
-			if (b >= 4) {
-				unsigned k = b - 3;
-				if (k > 32) {
-					put_bits(e, z, 32);
-					put_bits(e, z >> 32, k - 32);
-				} else {
-					put_bits(e, z, k);
-				}
-			}
+	pcz_bitr_init(&b, p, len);
+	m->pred[0] = 0;
+	m->match = 0;
+	for (size_t col = 1; col < W; col++) {
+		unsigned v = (unsigned)pcz_bitr_get(&b, 3);
+		m->pred[col] = (uint8_t)v;
+		m->match |= v == PCZ_V2_MATCH;
+		if (v > PCZ_V2_MATCH ||
+		    (col == 1 && v != PCZ_V2_HISTORY && v != PCZ_V2_NONE && v != PCZ_V2_REFERENCE)) {
+			*why = "unknown predictor";
+			return -1;
 		}
 	}
-}
-
-void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned q, uint64_t z)
-{
-	enc_number(e, m, q, z);
-}
-
-
-
-static inline void enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
-{
-	unsigned node = 1;
-
-	for (int i = 7; i >= 0; i--) {
-		unsigned bit = (byte >> i) & 1;
-		enc_bit(e, &probs[node], bit);
-		node = 2 * node + bit;
+	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
+		size_t classes = 1;
+		if (i >= PCZ_N_FIELDS) {
+			mode[i - PCZ_N_FIELDS] = (uint8_t)pcz_bitr_get(&b, 2);
+			if (mode[i - PCZ_N_FIELDS] >= PCZ_MODES) {
+				*why = "unknown context mode";
+				return -1;
+			}
+			classes = pcz_mode_classes[mode[i - PCZ_N_FIELDS]];
+		}
+		for (size_t k = 0; k < classes; k++, n_tabs++) {
+			int rc;
+			if (read_table(&b, &m->t) != 0) {
+				*why = b.err ? "tables end early" : "bad table";
+				return -1;
+			}
+			rc = build_dtab(m, &m->t, &at, &m->tabs[n_tabs], &off[n_tabs]);
+			if (rc < 0)
+				return rc;
+		}
 	}
+	/* The padding to the byte boundary is 0. */
+	if (pcz_bitr_get(&b, (unsigned)(-pcz_bitr_used(&b) & 7)) != 0 || b.err) {
+		*why = b.err ? "tables end early" : "nonzero padding after the tables";
+		return -1;
+	}
+	for (size_t t = 0; t < n_tabs; t++)
+		place_dtab(m, &m->tabs[t], off[t]);
+	memcpy(m->field, m->tabs, sizeof m->field);
+	pcz_by_pred_set(&m->by_pred, m->pred, W);
+	m->needs = pcz_needs(m->pred, W);
+	for (size_t col = 0; col < W; col++) {
+		m->col_ctx[col] = m->ctx + pcz_table_column(col) * PCZ_SYMBOLS;
+		m->col_flat[col] = mode[pcz_table_column(col)] == 0;
+	}
+	for (size_t c = 0, t = PCZ_N_FIELDS; c < C; t += pcz_mode_classes[mode[c]], c++)
+		for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+			m->ctx[c * PCZ_SYMBOLS + s] =
+				m->tabs[t + pcz_mode_class[mode[c]][pcz_fine_class[s]]];
+	*used = (size_t)(pcz_bitr_used(&b) / 8);
+	return 0;
 }
 
-void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte)
-{
-	enc_byte(e, probs, byte);
-}
+/* ---- The decoder's streams ------------------------------------------------------------------- */
 
-/* ---- Decoder ------------------------------------------------------------------------------- */
-
-int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
-		    size_t bits_len)
+int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t *raw,
+		  size_t raw_len)
 {
 	memset(d, 0, sizeof *d);
-	if (rc_len < 5 || rc[0] != 0)
+	if (ans_len < 8 || ans_len % 2)
 		return -1;
-	d->code = (uint32_t)rc[1] << 24 | (uint32_t)rc[2] << 16 | (uint32_t)rc[3] << 8 | rc[4];
-	d->range = 0xFFFFFFFFu;
-	d->p = rc + 5;
-	d->end = rc + rc_len;
-	d->bits = bits;
-	d->bits_end = bits + bits_len;
+	d->x = pcz_le32(ans);
+	d->y = pcz_le32(ans + 4);
+	if (d->x < PCZ_ANS_LOW || d->y < PCZ_ANS_LOW)
+		return -1;
+	d->w = ans + 8;
+	d->w_end = ans + ans_len;
+	pcz_bitr_init(&d->raw, raw, raw_len);
 	return 0;
 }
 
-static inline unsigned dec_bit(pcz_rc_dec *d, uint16_t *p)
+int pcz_mdec_done(const pcz_mdec *d)
 {
-	uint32_t bound = (d->range >> PCZ_PROB_BITS) * (*p & 0xFFFu);
-	/* Without a branch on the bit, which is as likely to go either way as the model says. */
-	uint32_t mask = 0u - (uint32_t)(d->code >= bound);
-	unsigned bit = mask & 1u;
+	const pcz_bitr *r = &d->raw;
 
-	d->code -= bound & mask;
-	d->range = (bound & ~mask) | ((d->range - bound) & mask);
-	*p = pcz_prob_update(*p, bit);
-	while (d->range < (1u << 24)) {
-		d->range <<= 8;
-		if (d->p < d->end) {
-			d->code = d->code << 8 | *d->p++;
+	/* No whole byte unread, and the last byte's unused bits 0. */
+	return !d->err && !r->err && d->w == d->w_end && d->x == PCZ_ANS_LOW &&
+	       d->y == PCZ_ANS_LOW && r->p == r->end &&
+	       r->n < 8 && (r->acc & ((1u << r->n) - 1)) == 0;
+}
+
+/*
+ * A row's numbers into z[0..W), each column's table by the symbol before it;
+ * with count, bits[col] grows by their costs.  The states, the word pointer
+ * and the bit reader live in locals here, so that the chain from one symbol
+ * to the next (a table, a lookup, a multiplication) never goes through
+ * memory.
+ */
+static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, const pcz_msec *m,
+								 uint64_t *z, uint64_t *bits,
+								 const int count)
+{
+	uint32_t x = dec->x, y = dec->y;
+	const uint8_t *w = dec->w, *w_end = dec->w_end;
+	pcz_bitr r = dec->raw;
+	int err = 0;
+	unsigned b = 0;
+
+	for (size_t col = 0; col < m->W; col++) {
+		const pcz_dtab *t = m->col_ctx[col];
+		/* A branch, not a select: a column of one class then waits for no symbol. */
+		if (!m->col_flat[col]) {
+			__asm__("" : "+r"(t));
+			t += b;
+		}
+		if (t->L == 0) { /* one symbol: nothing coded */
+			b = t->dec[0] & 0x7F;
 		} else {
-			d->code <<= 8;
-			d->err = 1;
+			uint32_t e = t->dec[x & t->mask];
+			uint32_t nx = (e >> 7 & 0xFFF) * (x >> t->L) + (e >> 19);
+			if (nx < PCZ_ANS_LOW) {
+				if (w_end - w >= 2) {
+					nx = nx << 16 | (uint32_t)w[0] | (uint32_t)w[1] << 8;
+					w += 2;
+				} else {
+					nx <<= 16;
+					err = 1;
+				}
+			}
+			x = y;
+			y = nx;
+			b = e & 0x7F;
 		}
-	}
-	return bit;
-}
-
-/* k (<= 32) raw bits, least significant first. */
-static inline uint64_t get_bits(pcz_rc_dec *d, unsigned k)
-{
-	uint64_t byte = d->bit_pos >> 3, left = (uint64_t)(d->bits_end - d->bits), v = 0;
-	unsigned shift = (unsigned)(d->bit_pos & 7);
-
-	if (((d->bit_pos + k + 7) >> 3) > left) {
-		d->err = 1;
-		return 0;
-	}
-	if (left - byte >= 8) {
-		memcpy(&v, d->bits + byte, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-		v = __builtin_bswap64(v);
-#endif
-	} else {
-		for (uint64_t i = byte; i < left; i++)
-			v |= (uint64_t)d->bits[i] << (8 * (i - byte));
-	}
-	d->bit_pos += k;
-	return (v >> shift) & ((1ull << k) - 1);
-}
-
-static inline uint64_t dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
-{
-	unsigned c = pcz_len_class(q), node = 1, b = q;
-	uint16_t *t = m->tree[c];
-	uint64_t z;
-
-	if (dec_bit(d, &m->same[c])) {
-		for (int i = 0; i < 7; i++)
-			node = 2 * node + dec_bit(d, &t[node]);
-		b = node - 128;
-		/* One coding per value: the tree never holds the previous length. */
-		if (b == q)
-			d->err = 1;
-	}
-	if (b > 64) {
-		d->err = 1;
-		return 0;
-	}
-	if (b < 2)
-		return b;
-	z = 2 | dec_bit(d, &m->mant[b][0]);
-	if (b >= 3) {
-		z = 2 * z + dec_bit(d, &m->mant[b][1 + (z & 1)]);
-		if (b >= 4) {
-			unsigned k = b - 3;
-			uint64_t low = k > 32 ? get_bits(d, 32) | get_bits(d, k - 32) << 32
-					      : get_bits(d, k);
-			z = z << k | low;
+		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) { /* an empty table */
+			err = 1;
+			b = 0;
 		}
+		if (count)
+			bits[col] += t->cost[b];
+		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
 	}
-	return z;
+	dec->x = x;
+	dec->y = y;
+	dec->w = w;
+	dec->raw = r;
+	dec->err |= err;
 }
 
-uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned q)
+void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
 {
-	return dec_number(d, m, q);
-}
-
-/* The ring's row closest in duration to d (see MATCH), or NULL when the ring is empty. */
-static inline const uint64_t *ring_match(const pcz_ring *r, size_t W, uint64_t d)
-{
-	size_t best = SIZE_MAX;
-	uint64_t gap = UINT64_MAX;
-
-	/* Newest first, so that a tie keeps the most recent, as the writer's closest_row does. */
-	for (size_t i = 0, at = r->next; i < r->n; i++) {
-		uint64_t g;
-		at = at ? at - 1 : PCZ_MATCH_WINDOW - 1;
-		g = r->dur[at] > d ? r->dur[at] - d : d - r->dur[at];
-		if (g < gap) {
-			gap = g;
-			best = at;
-		}
-	}
-	return best == SIZE_MAX ? NULL : r->rows + best * W;
-}
-
-/* One number and the bit length it leaves as the column's context. */
-static inline uint64_t dec_column(pcz_rc_dec *d, pcz_models *models, size_t col, uint8_t *cls,
-				  uint8_t *col_cls)
-{
-	uint64_t z = dec_number(d, pcz_col_model(models, col), cls[col]);
-
-	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
-	return z;
-}
-
-void pcz_dec_row(pcz_rc_dec *in, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
-		 uint64_t *bits)
-{
-	/* A local copy: the coder's state stays in registers for the row. */
-	pcz_rc_dec local = *in;
+	size_t W = m->W;
+	uint64_t *z = m->z, *p = m->p, dur;
+	const uint64_t *mrow = NULL;
 	pcz_sources s;
-	uint64_t d;
 
-	uint64_t at = pcz_rc_dec_bits(&local), now;
-
-	row[0] = (h ? h[1] : 0) + pcz_unzigzag(dec_column(&local, models, 0, cls, col_cls));
-	now = pcz_rc_dec_bits(&local);
-	bits[0] += now - at;
-	at = now;
-	d = pcz_v2_predict_duration(pred[1], h, n) +
-	    pcz_unzigzag(dec_column(&local, models, 1, cls, col_cls));
-	now = pcz_rc_dec_bits(&local);
-	bits[1] += now - at;
-	at = now;
-	row[1] = row[0] + d;
-	pcz_sources_set(&s, d, h, n, ring_match(ring, W, d));
-	for (size_t col = 2; col < W; col++) {
-		row[col] = pcz_v2_predict(pred[col], col, &s) +
-			   pcz_unzigzag(dec_column(&local, models, col, cls, col_cls));
-		now = pcz_rc_dec_bits(&local);
-		bits[col] += now - at;
-		at = now;
+	/* Two copies of the loop: counting the bits (mpxkit info) or not. */
+	if (bits)
+		decode_numbers(dec, m, z, bits, 1);
+	else
+		decode_numbers(dec, m, z, NULL, 0);
+	/* Then what they are added to. */
+	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
+	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
+	row[1] = row[0] + dur;
+	if (m->match) {
+		uint64_t seq = pcz_window_match_push(&ring->win, dur);
+		if (seq != UINT64_MAX)
+			mrow = ring->rows + seq * W;
 	}
-	*in = local;
-	memcpy(ring->rows + ring->next * W, row, W * sizeof *row);
-	ring->dur[ring->next] = d;
-	ring->next = (ring->next + 1) % PCZ_MATCH_WINDOW;
-	ring->n += ring->n < PCZ_MATCH_WINDOW;
+	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
+	pcz_predict_row(&m->by_pred, &s, p);
+	for (size_t col = 2; col < W; col++)
+		row[col] = p[col] + pcz_unzigzag(z[col]);
 }
 
-unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs)
-{
-	unsigned node = 1;
+/* ---- MATCH's window ------------------------------------------------------------------------ */
 
-	for (int i = 0; i < 8; i++)
-		node = 2 * node + dec_bit(d, &probs[node]);
-	return node - 256;
+/*
+ * The entries of the window below d: its place among them.  The entries are
+ * kept sorted in the full array, the unused end holding durations of
+ * UINT64_MAX (pcz_window_reset), and counted in two levels of 8 (the last
+ * entry of each block, then the entries of the block): 16 compares that do
+ * not wait for one another, where a binary search waits for 6 loads in turn.
+ */
+static inline size_t window_lower(const struct pcz_went *e, size_t n, uint64_t d)
+{
+	size_t blk, i;
+	const struct pcz_went *q;
+
+	(void)n;
+#if PCZ_MATCH_WINDOW != 64
+#error "window_lower counts 8 blocks of 8"
+#endif
+	blk = (size_t)(e[7].dur < d) + (e[15].dur < d) + (e[23].dur < d) + (e[31].dur < d) +
+	      (e[39].dur < d) + (e[47].dur < d) + (e[55].dur < d) + (e[63].dur < d);
+	/* With every block below, the last block's entries all count. */
+	i = 8 * (blk < 8 ? blk : 7);
+	q = e + i;
+	return i + (size_t)(q[0].dur < d) + (q[1].dur < d) + (q[2].dur < d) + (q[3].dur < d) +
+	       (q[4].dur < d) + (q[5].dur < d) + (q[6].dur < d) + (q[7].dur < d);
 }
 
-int pcz_rc_dec_done(const pcz_rc_dec *d)
+uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 {
-	uint64_t left = (uint64_t)(d->bits_end - d->bits);
-	unsigned rest = (unsigned)(d->bit_pos & 7);
+	size_t n = w->n, lo = window_lower(w->e, n, d), at = lo;
+	uint64_t best = UINT64_MAX, gap = 0;
+	struct pcz_went x = { d, w->seq };
 
-	if (d->err || d->p != d->end || d->code != 0 || (d->bit_pos + 7) >> 3 != left)
-		return 0;
-	/* The unused high bits of the last byte are 0. */
-	return rest == 0 || (d->bits[left - 1] >> rest) == 0;
+	/* Below d: the entry before lo, the most recent of its duration (equal ones in row order). */
+	if (lo > 0) {
+		best = w->e[lo - 1].seq;
+		gap = d - w->e[lo - 1].dur;
+	}
+	/* From d up: the most recent entry of the smallest duration. */
+	if (lo < n) {
+		uint64_t v = w->e[lo].dur;
+		/* Usually the only one of its duration; runs can be long though (threads that did
+		 * the same work). */
+		size_t last = lo + 1 >= n || w->e[lo + 1].dur != v
+				      ? lo
+				      : (v == UINT64_MAX ? n : window_lower(w->e, n, v + 1)) - 1;
+		if (best == UINT64_MAX || v - d < gap || (v - d == gap && w->e[last].seq > best))
+			best = w->e[last].seq;
+		/* The new row goes after every entry of its duration. */
+		if (v == d)
+			at = last + 1;
+	}
+	if (n == PCZ_MATCH_WINDOW) {
+		/* The oldest leaves (the first of its duration, as the oldest of all): shift what
+		 * lies between it and the new row's place. */
+		size_t r = window_lower(w->e, n, w->dur_of[w->seq % PCZ_MATCH_WINDOW]);
+		if (r < at) {
+			memmove(w->e + r, w->e + r + 1, (at - 1 - r) * sizeof *w->e);
+			w->e[at - 1] = x;
+		} else {
+			memmove(w->e + at + 1, w->e + at, (r - at) * sizeof *w->e);
+			w->e[at] = x;
+		}
+	} else {
+		memmove(w->e + at + 1, w->e + at, (n - at) * sizeof *w->e);
+		w->e[at] = x;
+		w->n++;
+	}
+	w->dur_of[w->seq % PCZ_MATCH_WINDOW] = d;
+	w->seq++;
+	return best;
 }
 
 /* ---- The writer's section coder ------------------------------------------------------------ */
@@ -375,10 +649,18 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->slot_of);
 	free(c->slot_gen);
 	free(c->last_row);
-	free(c->cls);
 	free(c->place);
-	pcz_models_free(&c->models);
-	pcz_rc_enc_free(&c->rc);
+	free(c->sym);
+	free(c->key);
+	free(c->hist);
+	free(c->esym);
+	free(c->key_at);
+	free(c->by_pred.col);
+	free(c->pred_row);
+	free(c->zero_row);
+	pcz_buf_free(&c->raw);
+	pcz_buf_free(&c->tables);
+	pcz_buf_free(&c->ans);
 	memset(c, 0, sizeof *c);
 }
 
@@ -391,7 +673,7 @@ void pcz_mchunk_reset(pcz_mchunk *c)
 
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
 {
-	size_t n = *cap ? *cap : 16;
+	size_t n = *cap ? *cap : 256;
 	void *q;
 
 	if (need <= *cap)
@@ -429,16 +711,13 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 {
 	*fresh = c->slot_gen[k] != c->gen;
 	if (*fresh) {
-		size_t cap = c->cap_slots, W = c->width;
+		size_t cap = c->cap_slots;
 		if (*n_slots >= cap) {
 			size_t need = *n_slots + 1;
 			if (grow_array((void **)&c->last_row, &cap, need, sizeof *c->last_row) != 0)
 				return SIZE_MAX;
 			cap = c->cap_slots;
 			if (grow_array((void **)&c->place, &cap, need, 2 * sizeof *c->place) != 0)
-				return SIZE_MAX;
-			cap = c->cap_slots;
-			if (grow_array((void **)&c->cls, &cap, need, W) != 0)
 				return SIZE_MAX;
 			c->cap_slots = cap;
 		}
@@ -447,25 +726,6 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 		c->last_row[c->slot_of[k]] = SIZE_MAX;
 	}
 	return c->slot_of[k];
-}
-
-/*
- * MATCH's row for the next row, of duration d: of the PCZ_MATCH_WINDOW rows
- * before it, the closest in duration, ties to the most recent; SIZE_MAX when none.
- */
-static size_t closest_row(const pcz_mchunk *c, uint64_t d)
-{
-	size_t best = SIZE_MAX, stop = c->n_rows > PCZ_MATCH_WINDOW ? c->n_rows - PCZ_MATCH_WINDOW : 0;
-	uint64_t gap = UINT64_MAX;
-
-	for (size_t i = c->n_rows; i-- > stop;) {
-		uint64_t g = c->link[i].dur > d ? c->link[i].dur - d : d - c->link[i].dur;
-		if (g < gap) {
-			gap = g;
-			best = i;
-		}
-	}
-	return best;
 }
 
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
@@ -477,6 +737,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	if (c->n_reg == 0) {
 		c->dict_base = dict_n;
 		c->gen++;
+		pcz_window_reset(&c->window);
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
@@ -518,13 +779,13 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		m->numa = x->numa;
 		m->first_row = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = c->rows + c->n_rows * W;
+			uint64_t *row = c->rows + c->n_rows * W, match;
+			struct pcz_mlink *l = &c->link[c->n_rows];
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
-			struct pcz_mlink *l = &c->link[c->n_rows];
-			l->dur = row[1] - row[0];
-			l->match = closest_row(c, l->dur);
+			match = pcz_window_match_push(&c->window, row[1] - row[0]);
+			l->match = match == UINT64_MAX ? SIZE_MAX : (size_t)match;
 			l->hist = c->last_row[slot];
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
@@ -539,25 +800,31 @@ static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 	return i == SIZE_MAX ? NULL : c->rows + i * c->width;
 }
 
+/* scale(v, d, d'), r = d / d' (negative for d' = 0: v itself). */
+static inline uint64_t scaled(uint64_t v, double r)
+{
+	return r < 0 ? v : pcz_scale(v, r);
+}
+
 /*
  * Each column's predictor: the smallest sum of residual bit lengths over up
- * to 8 runs of 32 consecutive rows spread over the chunk, ties to the lower.
+ * to 16 runs of 5 consecutive rows spread over the chunk, ties to the lower
+ * (80 rows: on the tuning files as small as 128, and cheaper).
+ * All seven predictions of a column in one go, a missing row read as zeros
+ * (its predictions are 0, as "Rows" says).
  */
-#define PCZ_CHOICE_RUNS 8
-#define PCZ_CHOICE_RUN 32
-static void choose(const pcz_mchunk *c, uint8_t *pred)
+#define PCZ_CHOICE_RUNS 16
+#define PCZ_CHOICE_RUN 5
+static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
+					     const uint64_t *zero)
 {
 	size_t W = c->width, n = c->n_rows, runs, len;
-	uint64_t *cost = calloc(W * PCZ_V2_N_PRED, sizeof *cost);
 
 	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
 	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
 						      : PCZ_CHOICE_RUNS;
 	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
-	if (cost == NULL || n == 0) {
-		free(cost);
-		return;
-	}
+	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
 	for (size_t j = 0; j < runs; j++) {
 		size_t i0 = runs == 1 || n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN
 				    ? j * len
@@ -565,16 +832,32 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
 			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
 			const uint64_t *nb = row_or_null(c, c->link[i].ref);
+			const uint64_t *mb = row_or_null(c, c->link[i].match);
 			uint64_t d = x[1] - x[0];
-			pcz_sources src;
-			pcz_sources_set(&src, d, h, nb, row_or_null(c, c->link[i].match));
-			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++) {
+			pcz_sources s;
+			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
+			const uint64_t *hs = h ? h : zero, *ns = nb ? nb : hs, *ms = mb ? mb : hs;
+			double rh, rn, rm;
+			pcz_sources_set(&s, d, h, nb, mb, PCZ_NEEDS_ALL);
+			rh = s.rh;
+			rn = nb ? s.rn : rh;
+			rm = mb ? s.rm : rh;
+			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cost[1 * PCZ_V2_N_PRED + p] += pcz_bit_length(
+					cost[p * W + 1] += pcz_bit_length(
 						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
-				for (size_t col = 2; col < W; col++)
-					cost[col * PCZ_V2_N_PRED + p] += pcz_bit_length(
-						pcz_zigzag(x[col] - pcz_v2_predict(p, col, &src)));
+			for (size_t col = 2; col < W; col++) {
+				uint64_t v = x[col], *cp = cost + col;
+				cp[PCZ_V2_HISTORY * W] += pcz_bit_length(pcz_zigzag(v - hs[col]));
+				cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
+				cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
+				cp[PCZ_V2_RATIO * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
+				cp[PCZ_V2_REFERENCE * W] += pcz_bit_length(pcz_zigzag(v - ns[col]));
+				cp[PCZ_V2_REFERENCE_RATIO * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
+				cp[PCZ_V2_MATCH * W] +=
+					pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
 			}
 		}
 	}
@@ -583,130 +866,591 @@ static void choose(const pcz_mchunk *c, uint8_t *pred)
 		for (unsigned p = 1; p < PCZ_V2_N_PRED; p++) {
 			if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
 				continue;
-			if (cost[col * PCZ_V2_N_PRED + p] < cost[col * PCZ_V2_N_PRED + best])
+			if (cost[p * W + col] < cost[best * W + col])
 				best = p;
 		}
 		pred[col] = (uint8_t)best;
 	}
-	free(cost);
 }
 
-/* A number of a structure field. */
-static inline void put_field(pcz_rc_enc *e, pcz_models *models, unsigned f, uint64_t z)
+/* The forward pass: every number's symbol and histogram key in order, the raw bits written. */
+typedef struct pcz_fwd {
+	uint8_t *sym;
+	uint16_t *key;
+	size_t n;
+	uint32_t *hist;
+	pcz_bitw raw;
+} pcz_fwd;
+
+static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 {
-	enc_number(e, &models->field[f], 0, z);
+	unsigned b = pcz_bit_length(z);
+
+	f->sym[f->n] = (uint8_t)b;
+	f->key[f->n++] = (uint16_t)key;
+	f->hist[key * PCZ_HSTRIDE + b]++;
+	if (b >= 2)
+		bitw_put_wide(&f->raw, z, b - 1);
 }
 
-static inline void put_name(pcz_rc_enc *e, pcz_models *models, const char *name, size_t len)
+static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 {
-	put_field(e, models, PCZ_F_LENGTH, len - 1);
+	put_number(f, PCZ_F_LENGTH, len);
 	for (size_t i = 0; i < len; i++)
-		enc_byte(e, models->byte, (uint8_t)name[i]);
+		bitw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
-/* One number and the bit length it leaves as the column's context. */
-static inline void enc_column(pcz_rc_enc *e, pcz_models *models, size_t col, uint64_t z,
-			      uint8_t *cls, uint8_t *col_cls)
+/*
+ * A column's number, the column's keys from key on (its fine classes) and
+ * its counts at hist (PCZ_FINE_CLASSES x PCZ_HSTRIDE); its symbol returned.
+ */
+static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsigned prev,
+				  uint64_t z)
 {
-	enc_number(e, pcz_col_model(models, col), cls[col], z);
-	cls[col] = col_cls[col] = (uint8_t)pcz_bit_length(z);
+	unsigned b = pcz_bit_length(z), fine = pcz_fine_class[prev];
+
+	f->sym[f->n] = (uint8_t)b;
+	f->key[f->n++] = (uint16_t)(key + fine);
+	hist[fine * PCZ_HSTRIDE + b]++;
+	if (b >= 2)
+		bitw_put_wide(&f->raw, z, b - 1);
+	return b;
+}
+
+/* The writer's predictions through a call: inline there, they measured slower. */
+static __attribute__((noinline)) void predict_row_call(const pcz_by_pred *b, const pcz_sources *s,
+						       uint64_t *p)
+{
+	pcz_predict_row(b, s, p);
+}
+
+/* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
+static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
+{
+	size_t used = (size_t)(w->o - c->raw.data);
+
+	if (used + n + 8 <= c->raw.cap)
+		return 0;
+	c->raw.len = used;
+	if (pcz_buf_grow(&c->raw, n + 8) != 0)
+		return -1;
+	w->o = c->raw.data + used;
+	return 0;
 }
 
 /* One row: start against the history's end, then every column under its predictor. */
-static inline void put_row(pcz_mchunk *c, pcz_rc_enc *e, size_t i, size_t slot,
-			   const uint8_t *pred, uint8_t *col_cls)
+static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
 {
 	size_t W = c->width;
 	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
 	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
-	uint8_t *cls = c->cls + slot * W;
-	uint64_t d = x[1] - x[0], z;
+	uint64_t d = x[1] - x[0];
+	unsigned prev, key = PCZ_N_FIELDS;
+	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
+	uint64_t *p = c->pred_row;
 	pcz_sources src;
 
-	z = pcz_zigzag(x[0] - (h ? h[1] : 0));
-	enc_column(e, &c->models, 0, z, cls, col_cls);
-	z = pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb));
-	enc_column(e, &c->models, 1, z, cls, col_cls);
-	pcz_sources_set(&src, d, h, nb, mb);
-	for (size_t col = 2; col < W; col++)
-		enc_column(e, &c->models, col, pcz_zigzag(x[col] - pcz_v2_predict(pred[col], col, &src)),
-			   cls, col_cls);
+	pcz_sources_set(&src, d, h, nb, mb, c->needs);
+	predict_row_call(&c->by_pred, &src, p);
+	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
+	key += PCZ_FINE_CLASSES;
+	hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
+	prev = put_column(f, key, hist, prev,
+			  pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
+	for (size_t col = 2; col < W; col++) {
+		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
+		if (col < PCZ_MODEL_COLUMNS) {
+			key += PCZ_FINE_CLASSES;
+			hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
+		}
+		prev = put_column(f, key, hist, prev, pcz_zigzag(x[col] - p[col]));
+	}
+}
+
+/*
+ * Normalises the counts h[i] of t's k symbols sym[i] (n in all) to 2^L: each at least
+ * 1, rounded, the rounding error taken from the largest.  0, or -1 when they
+ * do not fit (2^L too small for that).
+ */
+static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
+{
+	uint64_t scale = ((uint64_t)1 << (L + 32)) / n;
+	int64_t left = (int64_t)1 << L;
+	unsigned big = 0;
+
+	for (unsigned i = 0; i < t->k; i++) {
+		uint64_t f = ((uint64_t)h[i] * scale + (1ull << 31)) >> 32;
+		t->freq[i] = (uint16_t)(f ? f : 1);
+		left -= t->freq[i];
+		if (t->freq[i] > t->freq[big])
+			big = i;
+	}
+	if ((int64_t)t->freq[big] + left >= 1) {
+		t->freq[big] = (uint16_t)(t->freq[big] + left);
+		return 0;
+	}
+	/* Too many rounded up: take one from each symbol above 1 until it fits. */
+	while (left < 0) {
+		int moved = 0;
+		for (unsigned i = 0; i < t->k && left < 0; i++)
+			if (t->freq[i] > 1) {
+				t->freq[i]--;
+				left++;
+				moved = 1;
+			}
+		if (!moved)
+			return -1;
+	}
+	return 0;
+}
+
+/* Bits of the table t as written (write_table), gaps those of its symbols. */
+static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
+{
+	uint64_t rice;
+
+	if (t->k == 0)
+		return 1;
+	if (t->k == 1)
+		return 3 + gamma_bits(t->sym[0] + 1u);
+	best_rice(t, &rice);
+	return gamma_bits(t->k + 1) + 8 + gaps + rice;
+}
+
+/*
+ * The table for the counts cnt[0..n_list) of the symbols list[0..n_list)
+ * (ascending; zero counts skipped): the log with the fewest bits, table
+ * included.  Returns the bits, in 1/65536.
+ */
+static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
+{
+	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0;
+	uint32_t c[PCZ_SYMBOLS];
+	unsigned best_L = 0, lo, hi;
+	int tL = 0;
+	pcz_table try;
+
+	t->k = 0;
+	t->L = 0;
+	for (unsigned i = 0; i < n_list; i++)
+		if (cnt[i]) {
+			unsigned s = list[i];
+			gaps += gamma_bits(t->k ? s - t->sym[t->k - 1] : s + 1u);
+			c[t->k] = cnt[i];
+			t->sym[t->k++] = (uint8_t)s;
+			n += cnt[i];
+		}
+	if (t->k < 2) {
+		t->freq[0] = 1;
+		return table_bits(t, gaps) << 16;
+	}
+	lo = ceil_log2(t->k) ? ceil_log2(t->k) : 1;
+	hi = ceil_log2(n) + 1;
+	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
+	try = *t;
+	/*
+	 * The bits as a function of the log fall, then rise: coarser frequencies
+	 * take fewer table bits and more data bits.  The search starts 3 below
+	 * the finest log, where the tuning files' minima mostly lie, and climbs
+	 * whichever way falls.  The table's bits are counted once; each step
+	 * down halves the frequencies, a bit less in each Rice code (the table
+	 * written takes its best parameter again).
+	 */
+	for (int L = (int)hi - 3 < (int)lo ? (int)lo : (int)hi - 3, dir = 1, tried = 0;;) {
+		uint64_t bits = 0;
+		int better = 0;
+		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, n, (unsigned)L) == 0) {
+			int64_t tb;
+			try.L = (unsigned)L;
+			for (unsigned i = 0; i < try.k; i++)
+				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_fx(try.freq[i]));
+			if (tried++ == 0) {
+				tbits = table_bits(&try, gaps);
+				tL = L;
+			}
+			tb = (int64_t)tbits + (int64_t)(L - tL) * (int64_t)(try.k - 1);
+			bits += (uint64_t)(tb > 8 + 2 * (int64_t)(try.k - 1) ? tb
+									     : 8 + 2 * (int64_t)(try.k - 1))
+				<< 16;
+			better = bits < best;
+		}
+		if (better) {
+			best = bits;
+			best_L = (unsigned)L;
+			memcpy(t->freq, try.freq, try.k * sizeof *t->freq);
+			L += dir;
+		} else if (dir == 1) {
+			dir = -1; /* up does not help: down from the best */
+			L = (int)best_L - 1;
+		} else {
+			break;
+		}
+	}
+	t->L = best_L;
+	return best;
+}
+
+/*
+ * A quick estimate of the bits of a table of the counts cnt[0..n_list) of
+ * the symbols list[]: the order-0 entropy plus its description, to compare
+ * modes.
+ */
+static uint64_t estimate(const uint32_t *cnt, const uint8_t *list, unsigned n_list)
+{
+	uint64_t n = 0, sum = 0, gaps = 0;
+	unsigned k = 0, last = 0;
+
+	for (unsigned i = 0; i < n_list; i++) {
+		uint32_t c = cnt[i];
+		if (c == 0)
+			continue;
+		gaps += gamma_bits(k ? list[i] - last : list[i] + 1u);
+		last = list[i];
+		k++;
+		n += c;
+		sum += clog2_fx(c);
+	}
+	if (k < 2)
+		return (uint64_t)(k ? 3 + gamma_bits(last + 1u) : 1) << 16;
+	/* Frequencies near 2 n / k at L = ceil(log2 n) + 1: about log2(2 n / k) + 2 bits each. */
+	return clog2_fx((uint32_t)n) - sum +
+	       (((uint64_t)gamma_bits(k + 1) + 8 + gaps) << 16) +
+	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n / k + 1)) + (2u << 16));
+}
+
+/* A column's counts by fine class, on the symbols it uses. */
+typedef struct pcz_colcounts {
+	unsigned n_list;
+	uint8_t list[PCZ_SYMBOLS];
+	uint16_t fine_used; /* bit f: fine class f has numbers */
+	/* [class][position in list]: mode 2's classes are the fine ones, then mode 1's 3 and
+	 * mode 0's 1, each the sum of its fine classes. */
+	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_SYMBOLS];
+} pcz_colcounts;
+
+/* The counts of mode's classes, from the first. */
+static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMBOLS]
+{
+	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
+}
+
+/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols it uses. */
+static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
+{
+	uint32_t any[PCZ_HSTRIDE] = { 0 };
+
+	cc->n_list = 0;
+	cc->fine_used = 0;
+	/* Whole strides, which a compiler turns into vector operations. */
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+		for (unsigned s = 0; s < PCZ_HSTRIDE; s++)
+			any[s] |= fine[f * PCZ_HSTRIDE + s];
+	for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+		if (any[s])
+			cc->list[cc->n_list++] = (uint8_t)s;
+	memset(cc->cnt[PCZ_FINE_CLASSES], 0, 4 * sizeof cc->cnt[0]);
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
+		uint32_t n = 0, *s1 = cc->cnt[PCZ_FINE_CLASSES + pcz_mode_class[1][f]];
+		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
+		for (unsigned j = 0; j < cc->n_list; j++) {
+			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
+			cc->cnt[f][j] = v;
+			s1[j] += v;
+			s0[j] += v;
+			n |= v;
+		}
+		cc->fine_used |= (uint16_t)((n != 0) << f);
+	}
+}
+
+/* The mode of a column: the fewest estimated bits. */
+
+static unsigned choose_mode(pcz_colcounts *cc)
+{
+	unsigned best_mode = 0;
+	uint64_t best = UINT64_MAX;
+
+	/* One symbol, or every number in one class: nothing for contexts to split. */
+	if (cc->n_list < 2 || (cc->fine_used & (cc->fine_used - 1)) == 0)
+		return 0;
+
+	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
+		uint32_t(*sum)[PCZ_SYMBOLS] = mode_counts(cc, mode);
+		uint64_t bits = 2 << 16;
+		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
+			bits += estimate(sum[k], cc->list, cc->n_list);
+		if (bits < best) {
+			best = bits;
+			best_mode = mode;
+		}
+	}
+	return best_mode;
+}
+
+/* The encoder's symbols of table t (PCZ_SYMBOLS entries, those of t's symbols set). */
+static void encode_symbols(const pcz_table *t, pcz_esym *es)
+{
+	uint32_t M = 1u << t->L;
+
+	for (unsigned i = 0, c = 0; i < t->k; c += t->freq[i], i++) {
+		uint32_t f = t->freq[i];
+		pcz_esym *e = &es[t->sym[i]];
+		e->x_max = f << (32 - t->L);
+		e->cmpl = (uint16_t)(M - f);
+#ifdef __SIZEOF_INT128__
+		/* q = floor(x / f) exactly for x < 2^32, f < 2^12 (error below 2^-32). */
+		e->rcp = f >= 2 ? UINT64_MAX / f + 1 : UINT64_MAX;
+		/* For f = 1 the product gives q = x - 1: the bias makes up for it. */
+		e->bias = (uint16_t)(f >= 2 ? c : c + M - 1);
+#else
+		e->rcp = f;
+		e->bias = (uint16_t)c;
+#endif
+	}
+}
+
+/*
+ * The tables: each field's, each column's mode and class tables, written to
+ * c->tables (predictors first), with esym and key_at set for the reverse pass.
+ */
+static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *pred, pcz_colcounts *cc)
+{
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_tabs = 0;
+	pcz_bitw w;
+	pcz_table t;
+
+	/* Each table's symbols lo..hi at esym + at, found at esym + key_at[key] + symbol (offsets,
+	 * for the array grows), from a start of PCZ_SYMBOLS so that at - lo >= 0. */
+	size_t at = PCZ_SYMBOLS, *key_at;
+
+	free(c->key_at);
+	key_at = c->key_at = malloc(n_keys * sizeof *c->key_at);
+	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
+	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
+	if (key_at == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+		return -MPXKIT_ENOMEM;
+	w = (pcz_bitw){ c->tables.data, 0, 0 };
+	for (size_t col = 1; col < W; col++)
+		bitw_put(&w, pred[col], 3);
+	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
+		unsigned mode = 0;
+		if (i < PCZ_N_FIELDS) {
+			/* A field: one class, its counts on the symbols it uses. */
+			const uint32_t *h = c->hist + i * PCZ_HSTRIDE;
+			cc->n_list = 0;
+			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
+				if (h[s]) {
+					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
+					cc->list[cc->n_list++] = (uint8_t)s;
+				}
+		} else {
+			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
+								       PCZ_FINE_CLASSES) *
+							      PCZ_HSTRIDE);
+			mode = choose_mode(cc);
+			bitw_put(&w, mode, 2);
+		}
+		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
+			size_t where = SIZE_MAX;
+			make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
+			write_table(&w, &t);
+			if (t.k > 1) {
+				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
+				if (grow_array((void **)&c->esym, &c->cap_tabs, at + hi - lo + 1,
+					       sizeof *c->esym) != 0)
+					return -MPXKIT_ENOMEM;
+				encode_symbols(&t, c->esym + at - lo);
+				where = at - lo;
+				at += hi - lo + 1;
+			}
+			if (i < PCZ_N_FIELDS) {
+				key_at[i] = where;
+				continue;
+			}
+			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+				if (pcz_mode_class[mode][f] == k)
+					key_at[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f] =
+						where;
+		}
+	}
+	bitw_flush(&w);
+	c->tables.len = (size_t)(w.o - c->tables.data);
+	return 0;
+}
+
+/* Zeroes the counts for the next section. */
+static void clear_hist(pcz_mchunk *c)
+{
+	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
+
+	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_HSTRIDE * sizeof *c->hist);
+}
+
+/*
+ * The reverse pass: every number's symbol by rANS, last first, into c->ans,
+ * the two states taking turns (x the one whose turn it is).
+ */
+static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
+{
+	/* Locals: the bytes stored below could alias the chunk's fields, which would be read again
+	 * after each store. */
+	const uint16_t *key = f->key;
+	const uint8_t *sym = f->sym;
+	const size_t *key_at = c->key_at;
+	const pcz_esym *esym = c->esym;
+	uint8_t *end, *o;
+	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
+
+	if (pcz_buf_grow(&c->ans, 2 * f->n + 8) != 0)
+		return -MPXKIT_ENOMEM;
+	end = o = c->ans.data + 2 * f->n + 8;
+	for (size_t i = f->n; i-- > 0;) {
+		size_t at = key_at[key[i]];
+		const pcz_esym *e;
+		uint64_t q;
+		if (at == SIZE_MAX) /* one symbol: nothing coded */
+			continue;
+		e = esym + at + sym[i];
+		if (x >= e->x_max) {
+			o -= 2;
+			o[0] = (uint8_t)x;
+			o[1] = (uint8_t)(x >> 8);
+			x >>= 16;
+		}
+#ifdef __SIZEOF_INT128__
+		q = (uint64_t)(((unsigned __int128)x * e->rcp) >> 64);
+#else
+		q = x / e->rcp; /* rcp holds the frequency here */
+#endif
+		x = x + e->bias + (uint32_t)q * e->cmpl;
+		t = x;
+		x = y;
+		y = t;
+	}
+	/* The first symbol took x0's turn: y is x0 now (x1 when no symbol was coded, both 2^16). */
+	o -= 8;
+	for (int k = 0; k < 4; k++) {
+		o[k] = (uint8_t)(y >> (8 * k));
+		o[4 + k] = (uint8_t)(x >> (8 * k));
+	}
+	c->ans.len = (size_t)(end - o);
+	memmove(c->ans.data, o, c->ans.len);
+	return 0;
 }
 
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload)
 {
-	size_t W = c->width, n_slots = 0, next_new = c->dict_base, prev_units = 0;
-	uint8_t *pred = malloc(W), *col_cls = calloc(W, 1);
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_slots = 0;
+	size_t next_new = c->dict_base, prev_units = 0, max_num;
+	uint8_t *pred = malloc(W);
+	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
+	pcz_colcounts *scratch = malloc(sizeof *scratch);
+	pcz_fwd f;
 	int rc = -MPXKIT_ENOMEM;
 
-	if (pred == NULL || col_cls == NULL || pcz_models_init(&c->models, c->n_events) != 0)
+	max_num = c->n_rows * W + 6 * c->n_unit + 3 * c->n_reg;
+	if (pred == NULL || cost == NULL || scratch == NULL)
 		goto out;
-	choose(c, pred);
-	pcz_rc_enc_reset(&c->rc);
+	if (max_num > c->cap_num) {
+		size_t cap = c->cap_num;
+		if (grow_array((void **)&c->sym, &cap, max_num, sizeof *c->sym) != 0)
+			goto out;
+		cap = c->cap_num;
+		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
+			goto out;
+		c->cap_num = cap;
+	}
+	if (n_keys > c->cap_hist) {
+		/* The counts stay 0 between sections: clear_hist undoes each section's. */
+		free(c->hist);
+		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
+		c->cap_hist = c->hist ? n_keys : 0;
+	}
+	c->raw.len = 0;
+	if (c->hist == NULL || pcz_buf_grow(&c->raw, 4096) != 0)
+		goto out;
+	if (c->pred_row == NULL) {
+		c->pred_row = malloc(W * sizeof *c->pred_row);
+		c->zero_row = calloc(W, sizeof *c->zero_row);
+		c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
+		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
+			goto out;
+	}
+	choose(c, pred, cost, c->zero_row);
+	pcz_by_pred_set(&c->by_pred, pred, W);
+	c->needs = pcz_needs(pred, W);
+	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
 		size_t k_prev = SIZE_MAX;
-		pcz_rc_enc e;
-		if (pcz_rc_enc_reserve(&c->rc, 64 + 3 * r->name_len) != 0)
+		if (raw_room(c, &f.raw, 32 + r->name_len) != 0)
 			goto out;
-		/* A local copy per stretch of coding: the state stays in registers. */
-		e = c->rc;
-		put_field(&e, &c->models, PCZ_F_NAME_MODE, r->name_mode);
+		put_number(&f, PCZ_F_NAME_MODE, r->name_mode);
 		if (r->name_mode == PCZ_NAME_NEW)
-			put_name(&e, &c->models, (const char *)c->names.data + r->name_off,
-				 r->name_len);
-		put_field(&e, &c->models, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
-		c->rc = e;
+			put_name(&f, (const char *)c->names.data + r->name_off, r->name_len);
+		put_number(&f, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
 		prev_units = r->n_units;
 		for (size_t u = 0; u < r->n_units; u++) {
 			const pcz_munit *m = &c->unit[r->first_unit + u];
 			size_t slot;
 			int fresh;
-			if (pcz_rc_enc_reserve(&c->rc, 128 + 3 * dict->len[m->k] +
-							    m->n_steps * W * 20) != 0)
+			/* At most 63 raw bits a number, and the name's bytes. */
+			if (raw_room(c, &f.raw, 8 * (6 + m->n_steps * W) + dict->len[m->k]) != 0)
 				goto out;
 			slot = chunk_slot(c, m->k, &n_slots, &fresh);
 			if (slot == SIZE_MAX)
 				goto out;
-			if (fresh) {
-				memcpy(c->cls + slot * W, col_cls, W);
+			if (fresh)
 				c->place[2 * slot] = c->place[2 * slot + 1] = 0;
-			}
-			e = c->rc;
-			put_field(&e, &c->models, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
+			put_number(&f, PCZ_F_UNIT, pcz_zigzag(m->k - (k_prev + 1)));
 			k_prev = m->k;
 			if (m->k == next_new) {
-				put_name(&e, &c->models, dict->names[m->k], dict->len[m->k]);
+				size_t k = m->k;
+				/* NEXT: the previous new name with its number plus one. */
+				if (k > 0 && pcz_name_is_next(dict->names[k - 1], dict->len[k - 1],
+							      dict->names[k], dict->len[k]))
+					put_number(&f, PCZ_F_LENGTH, 0);
+				else
+					put_name(&f, dict->names[k], dict->len[k]);
 				next_new++;
 			}
-			put_field(&e, &c->models, PCZ_F_STEPS, m->n_steps - 1);
+			put_number(&f, PCZ_F_STEPS, m->n_steps - 1);
 			if (placement) {
 				int64_t cpu1 = (int64_t)m->cpu + 1, numa1 = (int64_t)m->numa + 1;
-				put_field(&e, &c->models, PCZ_F_CPU,
-					  pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
-				put_field(&e, &c->models, PCZ_F_NUMA,
-					  pcz_zigzag((uint64_t)(numa1 - c->place[2 * slot + 1])));
+				put_number(&f, PCZ_F_CPU,
+					   pcz_zigzag((uint64_t)(cpu1 - c->place[2 * slot])));
+				put_number(&f, PCZ_F_NUMA,
+					   pcz_zigzag((uint64_t)(numa1 - c->place[2 * slot + 1])));
 				c->place[2 * slot] = cpu1;
 				c->place[2 * slot + 1] = numa1;
 			}
 			for (size_t s = 0; s < m->n_steps; s++)
-				put_row(c, &e, m->first_row + s, slot, pred, col_cls);
-			c->rc = e;
+				put_row(c, &f, m->first_row + s, pred);
 		}
 	}
-	if (pcz_rc_enc_reserve(&c->rc, 16) != 0)
+	bitw_flush(&f.raw);
+	c->raw.len = (size_t)(f.raw.o - c->raw.data);
+	rc = write_tables(c, pred, scratch);
+	clear_hist(c);
+	if (rc == 0)
+		rc = encode_ans(c, &f);
+	if (rc < 0)
 		goto out;
-	pcz_rc_enc_finish(&c->rc);
 	payload->len = 0;
 	pcz_buf_varint(payload, c->n_reg);
-	pcz_buf_put(payload, pred + 1, W - 1);
-	pcz_buf_varint(payload, c->rc.out.len);
-	pcz_buf_put(payload, c->rc.out.data, c->rc.out.len);
-	pcz_buf_put(payload, c->rc.bits.data, c->rc.bits.len);
+	pcz_buf_put(payload, c->tables.data, c->tables.len);
+	pcz_buf_varint(payload, c->ans.len);
+	pcz_buf_put(payload, c->ans.data, c->ans.len);
+	pcz_buf_put(payload, c->raw.data, c->raw.len);
 	rc = payload->oom ? -MPXKIT_ENOMEM : 0;
 out:
+	if (rc < 0 && c->hist) /* a section left half counted */
+		memset(c->hist, 0, c->cap_hist * PCZ_HSTRIDE * sizeof *c->hist);
 	free(pred);
-	free(col_cls);
+	free(cost);
+	free(scratch);
 	return rc;
 }

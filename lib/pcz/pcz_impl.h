@@ -292,32 +292,18 @@ void pcz_plan_free(pcz_plan *plan);
 /* ---- Version 2: the MODEL codec (doc/pcz-format.md, "Version 2") --------------------------- */
 
 #define PCZ_VERSION_MODEL 2
-#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the adaptive model (version 2 only) */
+#define PCZ_CODEC_MODEL 3        /* REGIONS coded by the model (version 2 only) */
 #define PCZ_MODEL_MAX_VALUES (1u << 21)
-#define PCZ_MODEL_COLUMNS 64     /* columns with a model of their own; later ones share the last */
+#define PCZ_MODEL_COLUMNS 64     /* columns with tables of their own; later ones use the last's */
 #define PCZ_MAX_NAME 65536       /* bytes of a name in a version-2 file */
-#define PCZ_PROB_BITS 12
-#define PCZ_PROB_INIT (1u << (PCZ_PROB_BITS - 1))
+#define PCZ_SYMBOLS 65           /* a number's symbol: its bit length, 0 to 64 */
+#define PCZ_HSTRIDE 72           /* the writer's counts of a key: PCZ_SYMBOLS, rounded up to 8 */
+#define PCZ_TABLE_LOG_MAX 12
+#define PCZ_FINE_CLASSES 8       /* classes of the previous symbol under mode 2 ("Contexts") */
+#define PCZ_MODES 3              /* context modes: 1, 3 or 8 classes */
+#define PCZ_ANS_LOW (1u << 16)   /* the rANS state stays within [2^16, 2^32) */
 
-/*
- * A probability state: bits 0-11 the chance of a 0 bit in 4096ths, bits
- * 12-15 how many bits it has seen (saturating at 15), which sets how fast it
- * moves: fast while it knows little, then steadier.
- */
-extern const uint8_t pcz_prob_rate[16];
-static inline uint16_t pcz_prob_update(uint16_t s, unsigned bit)
-{
-	unsigned p = s & 0xFFFu, n = s >> 12, sh = pcz_prob_rate[n];
-
-	/* Both moves, then a select: the bit is what the coder cannot predict. */
-	unsigned down = p - (p >> sh), up = p + ((4096u - p) >> sh);
-
-	p = bit ? down : up;
-	n += n < 15;
-	return (uint16_t)(n << 12 | p);
-}
-
-/* Predictor bytes of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
+/* Predictors of version 2 (the duration takes HISTORY, NONE or REFERENCE). */
 enum pcz_v2_pred {
 	PCZ_V2_HISTORY = 0,
 	PCZ_V2_NONE = 1,
@@ -332,89 +318,382 @@ enum pcz_v2_pred {
 /* Rows before this one that MATCH searches for the closest duration. */
 #define PCZ_MATCH_WINDOW 64
 
-/*
- * One number model (doc/pcz-format.md, "Numbers"): a bit-length tree per
- * context class (of the previous value's bit length), two modelled mantissa
- * bits per length.
- */
-typedef struct pcz_model {
-	uint16_t same[8];
-	uint16_t tree[8][128];
-	uint16_t mant[65][3];
-} pcz_model;
-
-/* Structure fields, each with its own model. */
+/* Structure fields, each with its own table. */
 enum pcz_field { PCZ_F_NAME_MODE, PCZ_F_LENGTH, PCZ_F_UNIT, PCZ_F_STEPS, PCZ_F_CPU, PCZ_F_NUMA,
 		 PCZ_F_UNITS, PCZ_N_FIELDS };
 
-/* All models of a section: fields, name bytes and the column models. */
-typedef struct pcz_models {
-	pcz_model field[PCZ_N_FIELDS];
-	uint16_t byte[256];
-	pcz_model *col; /* min(2 + n_events, PCZ_MODEL_COLUMNS) */
-	size_t n_col;
-} pcz_models;
-
-int pcz_models_init(pcz_models *m, size_t n_events);
-void pcz_models_free(pcz_models *m);
-static inline pcz_model *pcz_col_model(pcz_models *m, size_t col)
-{
-	return &m->col[col < m->n_col ? col : m->n_col - 1];
-}
-
-/* Context class of a bit length (the table of "Numbers"). */
-static inline unsigned pcz_len_class(unsigned b)
-{
-	static const uint8_t cls[65] = { 0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5,
-					 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
-					 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7 };
-	return cls[b];
-}
+/* The fine class (mode 2) of the previous symbol, and the class of a fine class by mode. */
+extern const uint8_t pcz_fine_class[PCZ_SYMBOLS];
+extern const uint8_t pcz_mode_class[PCZ_MODES][PCZ_FINE_CLASSES];
+extern const uint8_t pcz_mode_classes[PCZ_MODES];
 
 static inline unsigned pcz_bit_length(uint64_t z)
 {
 	return z ? 64u - (unsigned)__builtin_clzll(z) : 0u;
 }
 
+/* The column whose tables column col uses. */
+static inline size_t pcz_table_column(size_t col)
+{
+	return col < PCZ_MODEL_COLUMNS ? col : PCZ_MODEL_COLUMNS - 1;
+}
 
-/* The range encoder (LZMA's) and the raw-bit writer, into growable buffers. */
-typedef struct pcz_rc_enc {
-	uint64_t low;
-	uint32_t range;
-	uint8_t cache;
-	uint64_t cache_size;
-	pcz_buf out;
-	uint64_t acc; /* raw bits not yet in bits */
-	unsigned n_acc;
-	pcz_buf bits;
-} pcz_rc_enc;
+/* A table as the format gives it: k symbols, ascending, their frequencies adding up to 2^L. */
+typedef struct pcz_table {
+	unsigned k, L;
+	uint8_t sym[PCZ_SYMBOLS];
+	uint16_t freq[PCZ_SYMBOLS];
+} pcz_table;
 
-void pcz_rc_enc_reset(pcz_rc_enc *e);
-void pcz_rc_enc_free(pcz_rc_enc *e);
-/* Makes room for n more bytes of range-coded output and raw bits: 0, or -1 when out of memory. */
-int pcz_rc_enc_reserve(pcz_rc_enc *e, size_t n);
-/* Ends both streams. */
-void pcz_rc_enc_finish(pcz_rc_enc *e);
-void pcz_enc_number(pcz_rc_enc *e, pcz_model *m, unsigned ctx, uint64_t z);
-void pcz_enc_byte(pcz_rc_enc *e, uint16_t *probs, unsigned byte);
+/* Bit fields, least significant bit first (doc/pcz-format.md, "Bit fields"). */
+typedef struct pcz_bitr {
+	const uint8_t *p, *start, *end;
+	uint64_t acc; /* bits read ahead; n of them not yet used */
+	unsigned n;
+	int err;      /* read past the end: the missing bits read as 0 */
+} pcz_bitr;
 
-/* The decoder: reads past either end set err, and give zeros. */
-typedef struct pcz_rc_dec {
-	uint32_t range, code;
-	const uint8_t *p, *end;
-	const uint8_t *bits, *bits_end;
-	uint64_t bit_pos; /* bits read from the raw-bit stream */
+void pcz_bitr_init(pcz_bitr *b, const uint8_t *p, size_t len);
+
+static inline uint64_t pcz_load_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* Tops the read-ahead up to 56 bits or more (fewer at the end of the stream). */
+static inline void pcz_bitr_refill(pcz_bitr *b)
+{
+	if (b->end - b->p >= 8) {
+		/* The bytes above n are ORed in again, at the same place, by the next refill. */
+		b->acc |= pcz_load_le64(b->p) << b->n;
+		b->p += (63 - b->n) >> 3;
+		b->n |= 56;
+	} else {
+		while (b->n <= 56 && b->p < b->end) {
+			b->acc |= (uint64_t)*b->p++ << b->n;
+			b->n += 8;
+		}
+	}
+}
+
+/* k <= 32 bits. */
+static inline uint64_t pcz_bitr_get(pcz_bitr *b, unsigned k)
+{
+	uint64_t v;
+
+	if (b->n < k) {
+		pcz_bitr_refill(b);
+		if (b->n < k) {
+			b->err = 1;
+			b->n = k;
+		}
+	}
+	v = b->acc & ((1ull << k) - 1);
+	b->acc >>= k;
+	b->n -= k;
+	return v;
+}
+
+/* Bits used so far. */
+static inline uint64_t pcz_bitr_used(const pcz_bitr *b)
+{
+	return 8 * (uint64_t)(b->p - b->start) - b->n;
+}
+
+/* The event columns of a section grouped by their predictor: col[start[p] .. start[p + 1]). */
+typedef struct pcz_by_pred {
+	uint32_t *col;
+	size_t start[PCZ_V2_N_PRED + 1];
+} pcz_by_pred;
+
+/* Groups the columns 2 .. W-1 of pred by predictor (col: W entries).  0 or -MPXKIT_ENOMEM. */
+int pcz_by_pred_set(pcz_by_pred *b, const uint8_t *pred, size_t W);
+
+/*
+ * A section's tables as the decoder uses them.  A pcz_dtab is one table:
+ * dec holds 2^L entries, symbol | frequency << 7 | (slot - start of the
+ * symbol's slots) << 19, and cost[s] the bits a number of symbol s takes, in
+ * 1/65536 bits, mantissa included (what `mpxkit info` reports).
+ */
+typedef struct pcz_dtab {
+	const uint32_t *dec;
+	const uint32_t *cost;
+	uint32_t L, mask;
+} pcz_dtab;
+
+typedef struct pcz_msec {
+	size_t W, C;            /* columns, and those with tables of their own: min(W, 64) */
+	uint8_t *pred;          /* per column: its predictor (column 0, the start, has none) */
+	int match;              /* some column uses MATCH: the decoder keeps the window */
+	pcz_dtab field[PCZ_N_FIELDS];
+	pcz_dtab *ctx;          /* C x PCZ_SYMBOLS: each column's table by the previous symbol */
+	const pcz_dtab **col_ctx; /* per column (W): its row of ctx */
+	uint8_t *col_flat;        /* per column: of one class (mode 0), col_ctx[col][0] always */
+	pcz_by_pred by_pred;    /* the event columns by predictor */
+	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
+	unsigned needs;         /* the ratios the predictors use (pcz_needs) */
+	pcz_dtab *tabs;         /* every table of the section, in file order */
+	uint32_t *slots;        /* their dec entries, then their costs */
+	size_t cap_tabs, cap_slots, cap_C;
+	pcz_table t;            /* scratch */
+} pcz_msec;
+
+void pcz_msec_free(pcz_msec *m);
+/*
+ * Reads the tables of a REGIONS payload from p (W columns) and builds them;
+ * *used is set to their bytes, padding included.  0, or -1 with *why set
+ * (damaged), or -MPXKIT_ENOMEM.
+ */
+int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *used,
+		  const char **why);
+
+/* The decoder's streams: the rANS state and its words, and the raw-bit stream. */
+typedef struct pcz_mdec {
+	uint32_t x, y; /* the rANS states: x's turn next */
+	const uint8_t *w, *w_end;
+	pcz_bitr raw;
 	int err;
-} pcz_rc_dec;
+} pcz_mdec;
 
-/* 0, or -1 when the range-coded stream is shorter than 5 bytes or does not start with 0. */
-int pcz_rc_dec_init(pcz_rc_dec *d, const uint8_t *rc, size_t rc_len, const uint8_t *bits,
-		    size_t bits_len);
-uint64_t pcz_dec_number(pcz_rc_dec *d, pcz_model *m, unsigned ctx);
-unsigned pcz_dec_byte(pcz_rc_dec *d, uint16_t *probs);
-/* Whether both streams were used exactly (see "REGIONS payload"). */
-int pcz_rc_dec_done(const pcz_rc_dec *d);
+/* 0, or -1 when the rANS stream is not a whole number of words from 4 bytes up or x < 2^16. */
+int pcz_mdec_init(pcz_mdec *d, const uint8_t *ans, size_t ans_len, const uint8_t *raw,
+		  size_t raw_len);
+/* Up to 63 bits. */
+static inline uint64_t pcz_bitr_get_wide(pcz_bitr *b, unsigned k)
+{
+	return k <= 32 ? pcz_bitr_get(b, k) : pcz_bitr_get(b, 32) | pcz_bitr_get(b, k - 32) << 32;
+}
+
+/*
+ * One symbol under t: a lookup, a multiplication, at most one word read,
+ * under the state whose turn it is (x), which then passes the turn (to y).
+ * A one-symbol table (L = 0) codes nothing.
+ */
+static inline unsigned pcz_ans_get(pcz_mdec *d, const pcz_dtab *t)
+{
+	uint32_t e, x;
+
+	if (t->L == 0)
+		return t->dec[0] & 0x7F;
+	e = t->dec[d->x & t->mask];
+	x = (e >> 7 & 0xFFF) * (d->x >> t->L) + (e >> 19);
+	if (x < PCZ_ANS_LOW) {
+		if (d->w_end - d->w >= 2) {
+			x = x << 16 | (uint32_t)d->w[0] | (uint32_t)d->w[1] << 8;
+			d->w += 2;
+		} else {
+			x <<= 16;
+			d->err = 1;
+		}
+	}
+	d->x = d->y;
+	d->y = x;
+	return e & 0x7F;
+}
+
+/* The number of symbol b: its leading one and the b - 1 raw bits below it. */
+static inline uint64_t pcz_mantissa(pcz_mdec *d, unsigned b)
+{
+	if (b < 2)
+		return b;
+	return 1ull << (b - 1) | pcz_bitr_get_wide(&d->raw, b - 1);
+}
+
+/* A symbol with the empty table's 65 turned into an error. */
+static inline unsigned pcz_symbol(pcz_mdec *d, const pcz_dtab *t)
+{
+	unsigned b = pcz_ans_get(d, t);
+
+	if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+		d->err = 1;
+		b = 0;
+	}
+	return b;
+}
+
+/* One number under table t; a damaged stream sets err. */
+static inline __attribute__((always_inline)) uint64_t pcz_mdec_number(pcz_mdec *d,
+								   const pcz_dtab *t)
+{
+	return pcz_mantissa(d, pcz_symbol(d, t));
+}
+
+/* Whether both streams were used exactly (see "Numbers"). */
+int pcz_mdec_done(const pcz_mdec *d);
+
+/*
+ * MATCH's window: the (duration, row number) of the last PCZ_MATCH_WINDOW
+ * rows, kept sorted, so that the closest duration is a binary search away.
+ */
+typedef struct pcz_window {
+	struct pcz_went {
+		uint64_t dur, seq;
+	} e[PCZ_MATCH_WINDOW];
+	uint64_t dur_of[PCZ_MATCH_WINDOW]; /* by row number modulo the window */
+	size_t n;
+	uint64_t seq; /* rows pushed */
+} pcz_window;
+
+static inline void pcz_window_reset(pcz_window *w)
+{
+	/* The unused end of the sorted array: durations above every other. */
+	for (size_t i = 0; i < PCZ_MATCH_WINDOW; i++)
+		w->e[i] = (struct pcz_went){ UINT64_MAX, UINT64_MAX };
+	w->n = 0;
+	w->seq = 0;
+}
+
+/*
+ * The row (its number) of the window closest in duration to d, ties to the
+ * most recent, or UINT64_MAX when the window is empty; then d joins the window
+ * as the next row.
+ */
+uint64_t pcz_window_match_push(pcz_window *w, uint64_t d);
+
+/*
+ * What a row's columns are predicted from ("Rows"): its duration d, its
+ * history, reference and match rows (width 2 + n_events: start, end,
+ * values; NULL when none) and d over each one's duration, taken once per row
+ * (negative when that duration is 0, where scale gives the value itself).
+ */
+typedef struct pcz_sources {
+	uint64_t d;
+	const uint64_t *h, *n, *m;
+	double rh, rn, rm;
+} pcz_sources;
+
+/* (double)v, with the one-instruction signed conversion below 2^63. */
+static inline double pcz_to_double(uint64_t v)
+{
+	return (int64_t)v >= 0 ? (double)(int64_t)v : (double)v;
+}
+
+static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
+{
+	uint64_t dref = row ? row[1] - row[0] : 0;
+
+	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+}
+
+/* Which ratios a section's predictors use, for pcz_sources_set: bits of PCZ_V2_RATIO, ... */
+#define PCZ_NEEDS_ALL ((1u << PCZ_V2_RATIO) | (1u << PCZ_V2_REFERENCE_RATIO) | (1u << PCZ_V2_MATCH))
+
+static inline unsigned pcz_needs(const uint8_t *pred, size_t W)
+{
+	unsigned needs = 0;
+
+	for (size_t c = 2; c < W; c++)
+		needs |= 1u << pred[c];
+	return needs & PCZ_NEEDS_ALL;
+}
+
+/* The ratios needs (pcz_needs) asks for, with the fallbacks of "Rows" (a divide each). */
+static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h,
+				   const uint64_t *n, const uint64_t *m, unsigned needs)
+{
+	s->d = d;
+	s->h = h;
+	s->n = n;
+	s->m = m;
+	s->rh = s->rn = s->rm = -1.0;
+	if (needs & (1u << PCZ_V2_RATIO) || (needs & (1u << PCZ_V2_REFERENCE_RATIO) && !n) ||
+	    (needs & (1u << PCZ_V2_MATCH) && !m))
+		s->rh = pcz_ratio_of(d, h);
+	if (needs & (1u << PCZ_V2_REFERENCE_RATIO) && n)
+		s->rn = pcz_ratio_of(d, n);
+	if (needs & (1u << PCZ_V2_MATCH) && m)
+		s->rm = pcz_ratio_of(d, m);
+}
+
+/* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
+static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h, const uint64_t *n)
+{
+	if (pred == PCZ_V2_NONE)
+		return 0;
+	if (pred == PCZ_V2_REFERENCE && n)
+		return n[1] - n[0];
+	return h ? h[1] - h[0] : 0;
+}
+
+/* p[c] = src[c], or 0 for each listed column. */
+static inline void pcz_predict_copy(uint64_t *p, const uint32_t *col, size_t n, const uint64_t *src)
+{
+	for (size_t i = 0; i < n; i++)
+		p[col[i]] = src ? src[col[i]] : 0;
+}
+
+/*
+ * scale(v, d, d') with r = d / d' >= 0: y = v r + 0.5 in binary64, truncated
+ * when below 2^64, else v.  Signed conversions, one instruction each, for the
+ * values below 2^63 that counters are; the unsigned ones otherwise.
+ */
+static inline uint64_t pcz_scale(uint64_t v, double r)
+{
+	double y;
+
+	if (__builtin_expect((int64_t)v >= 0, 1)) {
+		y = (double)(int64_t)v * r + 0.5;
+		if (__builtin_expect(y < 9223372036854775808.0, 1))
+			return (uint64_t)(int64_t)y;
+	} else {
+		y = (double)v * r + 0.5;
+	}
+	return y < 18446744073709551616.0 ? (uint64_t)y : v;
+}
+
+/* p[c] = scale(src[c], d, d') with r = d / d' (negative: d' = 0, the value itself), or 0 without src. */
+static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n,
+				      const uint64_t *src, double r)
+{
+	if (src == NULL || r < 0) {
+		pcz_predict_copy(p, col, n, src);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		p[col[i]] = pcz_scale(src[col[i]], r);
+}
+
+/*
+ * The predictions p[c] of a row's event columns, each under its predictor
+ * (by b), with the fallbacks of "Rows" when h, n or m is missing.
+ */
+static inline __attribute__((always_inline)) void pcz_predict_row(const pcz_by_pred *b,
+								   const pcz_sources *s, uint64_t *p)
+{
+#define PCZ_COLS(pr) b->col + b->start[pr], b->start[(pr) + 1] - b->start[pr]
+	const uint64_t *ref = s->n ? s->n : s->h;
+	double rref = s->n ? s->rn : s->rh;
+
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_HISTORY), s->h);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_NONE), NULL);
+	for (size_t i = b->start[PCZ_V2_DURATION]; i < b->start[PCZ_V2_DURATION + 1]; i++)
+		p[b->col[i]] = s->d;
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_RATIO), s->h, s->rh);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_REFERENCE), ref);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_REFERENCE_RATIO), ref, rref);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_MATCH), s->m ? s->m : s->h, s->m ? s->rm : s->rh);
+#undef PCZ_COLS
+}
+
+/* MATCH's window over the decoder's rows of the section (used when m->match). */
+typedef struct pcz_ring {
+	const uint64_t *rows; /* the section's rows, by row number (width W) */
+	pcz_window win;
+} pcz_ring;
+
+/*
+ * Decodes one row (start, duration, values) into row[0..W) from its history
+ * h and its reference n (NULL when none), finding its match in ring; bits[col]
+ * grows by the 1/65536 bits each column took (bits NULL: not counted).
+ */
+void pcz_mdec_row(pcz_mdec *d, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits);
 
 /*
  * The writer's MODEL chunk: the section's regions as they arrive (structure
@@ -433,6 +712,14 @@ typedef struct pcz_munit {
 	size_t first_row;
 } pcz_munit;
 
+/* The encoder's form of a table's symbol (rANS with a reciprocal instead of a division). */
+typedef struct pcz_esym {
+	uint64_t rcp;   /* ceil(2^64 / f), or 2^64 - 1 for f = 1 (without 128-bit products: f) */
+	uint32_t x_max; /* f * 2^(32 - L): a word goes out first from here up */
+	uint16_t bias;  /* the symbol's first slot (plus 2^L - 1 for f = 1) */
+	uint16_t cmpl;  /* 2^L - f */
+} pcz_esym;
+
 typedef struct pcz_mchunk {
 	size_t n_events, width; /* width = 2 + n_events: start, end, values */
 	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
@@ -443,9 +730,9 @@ typedef struct pcz_mchunk {
 	uint64_t *rows;
 	struct pcz_mlink {
 		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
-		uint64_t dur;            /* its duration */
 	} *link;
 	size_t n_rows, cap_rows;
+	pcz_window window;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
 	size_t *slot_of;  /* per dictionary entry */
@@ -454,11 +741,21 @@ typedef struct pcz_mchunk {
 	uint64_t gen;
 	size_t n_slots_used;
 	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
-	uint8_t *cls;     /* per slot and column: class of its last value */
 	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
 	size_t cap_slots;
-	pcz_models models;
-	pcz_rc_enc rc;
+	uint8_t *sym;     /* every number's symbol, in coding order */
+	uint16_t *key;    /* and its histogram: field, or 7 + 16 column + fine class */
+	size_t cap_num;
+	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE) */
+	size_t cap_hist;
+	pcz_by_pred by_pred;
+	uint64_t *pred_row; /* a row's predictions, width entries */
+	unsigned needs;     /* the ratios the section's predictors use (pcz_needs) */
+	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
+	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
+	size_t cap_tabs;
+	size_t *key_at;   /* per key: esym + key_at[key] + symbol is its table's (SIZE_MAX: one symbol) */
+	pcz_buf raw, tables, ans;
 } pcz_mchunk;
 
 void pcz_mchunk_free(pcz_mchunk *c);
@@ -468,111 +765,6 @@ void pcz_mchunk_free(pcz_mchunk *c);
  */
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
 		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n);
-
-/*
- * What a row's columns are predicted from ("Rows"): its duration d, its
- * history, reference and match rows (width 2 + n_events: start, end,
- * values; NULL when none) and d over each one's duration, taken once per row
- * (negative when that duration is 0, where scale gives the value itself).
- */
-typedef struct pcz_sources {
-	uint64_t d;
-	const uint64_t *h, *n, *m;
-	double rh, rn, rm;
-} pcz_sources;
-
-static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
-{
-	uint64_t dref = row ? row[1] - row[0] : 0;
-
-	return dref ? (double)d / (double)dref : -1.0;
-}
-
-static inline void pcz_sources_set(pcz_sources *s, uint64_t d, const uint64_t *h,
-				   const uint64_t *n, const uint64_t *m)
-{
-	s->d = d;
-	s->h = h;
-	s->n = n;
-	s->m = m;
-	s->rh = pcz_ratio_of(d, h);
-	s->rn = pcz_ratio_of(d, n);
-	s->rm = pcz_ratio_of(d, m);
-}
-
-/* scale(v, d, d') with r = d / d' already taken (negative: d' is 0). */
-static inline uint64_t pcz_scale_by(uint64_t v, double r)
-{
-	double y;
-
-	if (r < 0)
-		return v;
-	y = (double)v * r + 0.5;
-	return y < 18446744073709551616.0 ? (uint64_t)y : v;
-}
-
-/* The duration's prediction (HISTORY, NONE or REFERENCE) from the history and reference rows. */
-static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h, const uint64_t *n)
-{
-	if (pred == PCZ_V2_NONE)
-		return 0;
-	if (pred == PCZ_V2_REFERENCE && n)
-		return n[1] - n[0];
-	return h ? h[1] - h[0] : 0;
-}
-
-/* The prediction of column col (2 + e, event e) of a row under predictor pred. */
-static inline uint64_t pcz_v2_predict(unsigned pred, size_t col, const pcz_sources *s)
-{
-	if (pred == PCZ_V2_MATCH) {
-		if (s->m)
-			return pcz_scale_by(s->m[col], s->rm);
-		pred = PCZ_V2_RATIO;
-	}
-	if (s->n == NULL && (pred == PCZ_V2_REFERENCE || pred == PCZ_V2_REFERENCE_RATIO))
-		pred = pred == PCZ_V2_REFERENCE ? PCZ_V2_HISTORY : PCZ_V2_RATIO;
-	switch (pred) {
-	case PCZ_V2_HISTORY:
-		return s->h ? s->h[col] : 0;
-	case PCZ_V2_DURATION:
-		return s->d;
-	case PCZ_V2_RATIO:
-		return s->h ? pcz_scale_by(s->h[col], s->rh) : 0;
-	case PCZ_V2_REFERENCE:
-		return s->n[col];
-	case PCZ_V2_REFERENCE_RATIO:
-		return pcz_scale_by(s->n[col], s->rn);
-	default:
-		return 0;
-	}
-}
-
-/* The decoder's last PCZ_MATCH_WINDOW rows of the section, for MATCH. */
-typedef struct pcz_ring {
-	uint64_t *rows; /* PCZ_MATCH_WINDOW rows of width 2 + n_events */
-	uint64_t dur[PCZ_MATCH_WINDOW];
-	size_t n, next;
-} pcz_ring;
-
-/*
- * Decodes one row (start, duration, values) into row[0..W) from its history
- * h and reference n (NULL when none), and pushes it into the ring; cls holds
- * the unit's previous bit length per column and col_cls each column's last,
- * both updated.  The coder's state is kept in registers for the row.  bits[col]
- * grows by the bits each column took from the two streams (bytes read by the
- * range decoder, which reads as it narrows, and raw bits): what `mpxkit info`
- * reports per column.
- */
-void pcz_dec_row(pcz_rc_dec *d, pcz_models *models, const uint8_t *pred, size_t W, uint64_t *row,
-		 const uint64_t *h, const uint64_t *n, pcz_ring *ring, uint8_t *cls, uint8_t *col_cls,
-		 uint64_t *bits);
-
-/* Bits read from both streams, from an arbitrary origin: only differences mean anything. */
-static inline uint64_t pcz_rc_dec_bits(const pcz_rc_dec *d)
-{
-	return 8 * (uint64_t)(uintptr_t)d->p + d->bit_pos;
-}
-
 /* The REGIONS payload of the chunk into payload; dict gives the new names.  0 or a negative code. */
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload);
 /* Forgets the chunk's regions. */

@@ -35,22 +35,21 @@ struct vcur {
 
 /* Version 2's MODEL decoding state (doc/pcz-format.md, "Version 2"). */
 struct model_state {
-	pcz_models models;
-	pcz_rc_dec rc;
-	uint8_t *pred;      /* per column 1 .. 1 + n_events */
-	uint8_t *col_cls;   /* per column: class of its last value */
-	uint64_t *slot_row; /* per slot: the unit's last row (width 2 + n_events) */
-	uint8_t *slot_cls;  /* per slot and column */
+	pcz_msec sec;       /* the section's predictors and tables */
+	pcz_mdec dec;       /* its streams */
+	size_t *slot_last;  /* per slot: the unit's last row in rows, or SIZE_MAX */
 	int64_t *slot_place;
-	uint8_t *slot_has;  /* per slot: a row is in slot_row */
 	size_t cap_slots;
-	uint64_t *rows;     /* the region's rows, contiguous */
-	size_t cap_rows;
+	uint64_t *rows;     /* the section's rows so far, contiguous (width 2 + n_events) */
+	size_t cap_rows, n_rows;
 	size_t *first_row;  /* per unit of the region */
 	size_t cap_first;
 	uint64_t values_left, prev_units;
-	pcz_ring ring;      /* the last rows of the section, for MATCH */
-	uint64_t *bits;     /* per column, then the structure: bits read so far (info) */
+	size_t values_total; /* the section frame's */
+	pcz_ring ring;      /* MATCH's window over rows */
+	uint64_t *bits;     /* per column: 1/65536 bits read so far (info) */
+	int count_bits;     /* mpxkit_pcz_reader_count_bits was called: bits are kept */
+	uint64_t payload_bits; /* of the REGIONS payloads begun */
 };
 
 struct mpxkit_pcz_reader {
@@ -97,6 +96,9 @@ struct mpxkit_pcz_reader {
 	/* The current region. */
 	mpxkit_pcz_region region;
 	char *region_name;
+	size_t region_cap;
+	char *spare_name;  /* the next NEXT name is made here, then swapped in */
+	size_t spare_cap;
 	mpxkit_pcz_unit *units;
 	size_t *group_of, *group_ref, *members, *kidx;
 	uint64_t *dur;
@@ -611,6 +613,7 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	pcz_dict_free(&r->dict);
 	free(r->seen);
 	free(r->region_name);
+	free(r->spare_name);
 	free(r->units);
 	free(r->group_of);
 	free(r->group_ref);
@@ -619,16 +622,11 @@ void mpxkit_pcz_reader_free(mpxkit_pcz_reader *r)
 	free(r->times);
 	free(r->values);
 	free(r->mask);
-	pcz_models_free(&r->m.models);
-	free(r->m.pred);
-	free(r->m.col_cls);
-	free(r->m.slot_row);
-	free(r->m.slot_cls);
+	pcz_msec_free(&r->m.sec);
+	free(r->m.slot_last);
 	free(r->m.slot_place);
-	free(r->m.slot_has);
 	free(r->m.rows);
 	free(r->m.first_row);
-	free(r->m.ring.rows);
 	free(r->m.bits);
 	pcz_decompressor_free(&r->dz);
 	free(r);
@@ -736,13 +734,29 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits)
 {
 	size_t W = 2 + r->n_events;
+	uint64_t columns = 0;
 
 	*bits = 0;
 	if (r->version != PCZ_VERSION_MODEL || (col >= W && col != SIZE_MAX))
 		return -MPXKIT_ERANGE;
-	if (r->m.bits)
-		*bits = r->m.bits[col == SIZE_MAX ? W : col];
+	if (!r->m.count_bits)
+		return -MPXKIT_ESTATE;
+	if (r->m.bits == NULL)
+		return 0;
+	if (col != SIZE_MAX) {
+		*bits = r->m.bits[col] >> 16;
+		return 0;
+	}
+	/* The structure: the rest of the payloads (fields, names, tables, the coders' ends). */
+	for (size_t c = 0; c < W; c++)
+		columns += r->m.bits[c] >> 16;
+	*bits = r->m.payload_bits > columns ? r->m.payload_bits - columns : 0;
 	return 0;
+}
+
+void mpxkit_pcz_reader_count_bits(mpxkit_pcz_reader *r)
+{
+	r->m.count_bits = 1;
 }
 
 size_t mpxkit_pcz_reader_n_events(const mpxkit_pcz_reader *r)
@@ -1084,7 +1098,7 @@ static int read_units(mpxkit_pcz_reader *r, uint64_t n_units, uint64_t region_no
 		if (rc < 0)
 			return rc;
 		/* The writer's bound on a region (doc/pcz-format.md), so allocations stay small. */
-		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
+		bound += 40 + r->dict.len[k] + 11 * (1 + E) + steps * (20 + E * 11);
 		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
 			return stream_fail(r, st, 0, "region larger than the format allows", diag);
 		x->name = r->dict.names[k];
@@ -1346,8 +1360,9 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	struct model_state *m = &r->m;
 	const struct section *s;
-	size_t W = 2 + r->n_events;
-	uint64_t n, rc_size;
+	size_t W = 2 + r->n_events, used;
+	uint64_t n, ans_size;
+	const char *why = NULL;
 	pcz_cur c;
 	int rc;
 
@@ -1360,43 +1375,43 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	rc = get_count(r, &c, s->raw, &n, "regions in section", diag);
 	if (rc == 0 && n == 0)
 		rc = bad(r, diag, MPXKIT_EFORMAT, c.base, "REGIONS section without regions");
-	if (rc == 0 && (size_t)(c.end - c.p) < W - 1)
-		rc = bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "payload ends in the predictors");
 	if (rc < 0)
 		return rc;
-	if (m->pred == NULL) {
-		m->pred = malloc(W);
-		m->col_cls = malloc(W);
-		m->ring.rows = malloc(PCZ_MATCH_WINDOW * W * sizeof *m->ring.rows);
-		m->bits = calloc(W + 1, sizeof *m->bits);
-		if (m->pred == NULL || m->col_cls == NULL || m->ring.rows == NULL || m->bits == NULL)
+	if (m->bits == NULL) {
+		m->bits = calloc(W, sizeof *m->bits);
+		if (m->bits == NULL)
 			return -MPXKIT_ENOMEM;
 	}
-	m->ring.n = m->ring.next = 0;
-	for (size_t col = 1; col < W; col++) {
-		unsigned p = *c.p++;
-		m->pred[col] = (uint8_t)p;
-		if (p > PCZ_V2_MATCH ||
-		    (col == 1 && p != PCZ_V2_HISTORY && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE))
-			return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c) - 1,
-				   "unknown predictor %u", p);
-	}
-	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &rc_size, "range-coded bytes", diag);
+	rc = pcz_msec_read(&m->sec, W, c.p, (size_t)(c.end - c.p), &used, &why);
+	if (rc == -1)
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "REGIONS section %zu: %s",
+			   r->sec_index, why);
 	if (rc < 0)
 		return rc;
-	if (pcz_models_init(&m->models, r->n_events) != 0)
-		return -MPXKIT_ENOMEM;
-	if (pcz_rc_dec_init(&m->rc, c.p, (size_t)rc_size, c.p + rc_size,
-			    (size_t)(c.end - c.p - rc_size)) != 0)
-		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad range-coded stream");
-	memset(m->col_cls, 0, W);
+	c.p += used;
+	rc = get_count(r, &c, (uint64_t)(c.end - c.p), &ans_size, "rANS bytes", diag);
+	if (rc < 0)
+		return rc;
+	/* The bound above was taken before the count's own bytes (found by fuzz_pcz_decode). */
+	if (ans_size > (uint64_t)(c.end - c.p))
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c),
+			   "rANS stream of %" PRIu64 " bytes, %zu left", ans_size,
+			   (size_t)(c.end - c.p));
+	if (pcz_mdec_init(&m->dec, c.p, (size_t)ans_size, c.p + ans_size,
+			  (size_t)(c.end - c.p - ans_size)) != 0)
+		return bad(r, diag, MPXKIT_EFORMAT, pcz_cur_offset(&c), "bad rANS stream");
+	pcz_window_reset(&m->ring.win);
+	m->n_rows = 0;
+	m->payload_bits += 8 * (uint64_t)s->stored;
 	m->values_left = s->raw;
+	m->values_total = s->raw;
 	m->prev_units = 0;
 	r->chunk_left = n;
 	r->next_slot = 0;
 	r->n_slots = SIZE_MAX; /* any number: slots are made as units come */
 	free(r->region_name);
 	r->region_name = NULL;
+	r->region_cap = 0;
 	return 0;
 }
 
@@ -1404,33 +1419,25 @@ static int begin_chunk_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
 {
 	struct model_state *m = &r->m;
-	size_t W = 2 + r->n_events;
 
 	if (r->slot_gen[k] != r->sec_index) {
 		size_t need = r->next_slot + 1, cap = m->cap_slots;
 		if (need > cap) {
 			size_t c2 = cap ? 2 * cap : 16;
-			uint64_t *row = realloc(m->slot_row, c2 * W * sizeof *row);
-			if (row)
-				m->slot_row = row;
-			uint8_t *cls = realloc(m->slot_cls, c2 * W);
-			if (cls)
-				m->slot_cls = cls;
+			size_t *last = realloc(m->slot_last, c2 * sizeof *last);
+			if (last)
+				m->slot_last = last;
 			int64_t *pl = realloc(m->slot_place, c2 * 2 * sizeof *pl);
 			if (pl)
 				m->slot_place = pl;
-			uint8_t *has = realloc(m->slot_has, c2);
-			if (has)
-				m->slot_has = has;
-			if (!row || !cls || !pl || !has)
+			if (!last || !pl)
 				return -MPXKIT_ENOMEM;
 			m->cap_slots = c2;
 		}
 		r->slot_gen[k] = r->sec_index;
 		r->slot_of[k] = r->next_slot++;
-		memcpy(m->slot_cls + r->slot_of[k] * W, m->col_cls, W);
 		m->slot_place[2 * r->slot_of[k]] = m->slot_place[2 * r->slot_of[k] + 1] = 0;
-		m->slot_has[r->slot_of[k]] = 0;
+		m->slot_last[r->slot_of[k]] = SIZE_MAX;
 	}
 	*slot = r->slot_of[k];
 	return 0;
@@ -1438,17 +1445,40 @@ static int model_slot(mpxkit_pcz_reader *r, size_t k, size_t *slot)
 
 static uint64_t get_field(struct model_state *m, unsigned f)
 {
-	return pcz_dec_number(&m->rc, &m->models.field[f], 0);
+	return pcz_mdec_number(&m->dec, &m->sec.field[f]);
 }
 
-/* A name of the model stream into a new string; NULL when out of memory or invalid (*bad set). */
-static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
+static int model_err(const struct model_state *m)
 {
-	uint64_t n = get_field(m, PCZ_F_LENGTH) + 1;
+	return m->dec.err || m->dec.raw.err;
+}
+
+/*
+ * A name of the model stream into a new string: its bytes, or for a unit
+ * (next set) LENGTH 0, the dictionary's last name with its number plus one.
+ * NULL when out of memory or invalid (*bad set).
+ */
+static char *get_model_name(struct model_state *m, const pcz_dict *dict, int unit, size_t *len,
+			    int *bad_name)
+{
+	uint64_t n = get_field(m, PCZ_F_LENGTH);
 	char *name;
 
 	*bad_name = 0;
-	if (m->rc.err || n > PCZ_MAX_NAME) {
+	if (n == 0 && unit && !model_err(m) && dict->n > 0) {
+		const char *prev = dict->names[dict->n - 1];
+		size_t cap = strlen(prev) + 22;
+		if ((name = malloc(cap)) == NULL)
+			return NULL;
+		if (pcz_name_next(prev, name, cap) != 0) {
+			free(name);
+			*bad_name = 1;
+			return NULL;
+		}
+		*len = strlen(name);
+		return name;
+	}
+	if (model_err(m) || n == 0 || n > PCZ_MAX_NAME) {
 		*bad_name = 1;
 		return NULL;
 	}
@@ -1456,10 +1486,10 @@ static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
 	if (name == NULL)
 		return NULL;
 	for (uint64_t i = 0; i < n; i++)
-		name[i] = (char)pcz_dec_byte(&m->rc, m->models.byte);
+		name[i] = (char)pcz_bitr_get(&m->dec.raw, 8);
 	name[n] = '\0';
 	*len = (size_t)n;
-	if (m->rc.err || !pcz_name_ok(name, *len)) {
+	if (model_err(m) || !pcz_name_ok(name, *len)) {
 		free(name);
 		*bad_name = 1;
 		return NULL;
@@ -1470,38 +1500,47 @@ static char *get_model_name(struct model_state *m, size_t *len, int *bad_name)
 static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	struct model_state *m = &r->m;
-	size_t E = r->n_events, W = 2 + E, t = 0, k_prev = SIZE_MAX;
+	/* The region's rows follow the section's earlier ones, from t0. */
+	size_t E = r->n_events, W = 2 + E, t0 = m->n_rows, t = t0, k_prev = SIZE_MAX;
 	uint64_t mode, n_units, bound = 64, region_no = r->regions_read + 1;
-	uint64_t before = pcz_rc_dec_bits(&m->rc), in_rows = 0;
 	int rc;
 
 	mode = get_field(m, PCZ_F_NAME_MODE);
-	if (m->rc.err || mode > PCZ_NAME_NEXT)
+	if (model_err(m) || mode > PCZ_NAME_NEXT)
 		return model_fail(r, "bad region name mode", diag);
 	if (mode != PCZ_NAME_NEW && r->region_name == NULL)
 		return model_fail(r, "region name refers to no previous region", diag);
 	if (mode == PCZ_NAME_NEXT) {
-		size_t cap = strlen(r->region_name) + 22;
-		char *name = malloc(cap);
-		if (name == NULL)
-			return -MPXKIT_ENOMEM;
-		if (pcz_name_next(r->region_name, name, cap) != 0) {
-			free(name);
-			return model_fail(r, "previous region name has no number", diag);
+		/* Into the spare buffer, which then swaps with the name: no allocation per region. */
+		size_t cap = strlen(r->region_name) + 22, tcap;
+		char *t2;
+		if (cap > r->spare_cap) {
+			char *p2 = realloc(r->spare_name, cap);
+			if (p2 == NULL)
+				return -MPXKIT_ENOMEM;
+			r->spare_name = p2;
+			r->spare_cap = cap;
 		}
-		free(r->region_name);
-		r->region_name = name;
+		if (pcz_name_next(r->region_name, r->spare_name, r->spare_cap) != 0)
+			return model_fail(r, "previous region name has no number", diag);
+		t2 = r->region_name;
+		r->region_name = r->spare_name;
+		r->spare_name = t2;
+		tcap = r->region_cap;
+		r->region_cap = r->spare_cap;
+		r->spare_cap = tcap;
 	} else if (mode == PCZ_NAME_NEW) {
 		size_t len;
 		int bad_name;
-		char *name = get_model_name(m, &len, &bad_name);
+		char *name = get_model_name(m, &r->dict, 0, &len, &bad_name);
 		if (name == NULL)
 			return bad_name ? model_fail(r, "bad region name", diag) : -MPXKIT_ENOMEM;
 		free(r->region_name);
 		r->region_name = name;
+		r->region_cap = len + 1;
 	}
 	n_units = m->prev_units + pcz_unzigzag(get_field(m, PCZ_F_UNITS));
-	if (m->rc.err || n_units == 0 || n_units > PCZ_MAX_UNITS)
+	if (model_err(m) || n_units == 0 || n_units > PCZ_MAX_UNITS)
 		return model_fail(r, "bad unit count", diag);
 	m->prev_units = n_units;
 	rc = reserve_units(r, (size_t)n_units);
@@ -1513,12 +1552,12 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		mpxkit_pcz_unit *x = &r->units[u];
 		uint64_t k = (k_prev + 1) + pcz_unzigzag(get_field(m, PCZ_F_UNIT)), steps;
 		size_t slot;
-		if (m->rc.err || k > r->dict.n)
+		if (model_err(m) || k > r->dict.n)
 			return model_fail(r, "bad unit reference", diag);
 		if (k == r->dict.n) {
 			size_t len;
 			int bad_name;
-			char *name = get_model_name(m, &len, &bad_name);
+			char *name = get_model_name(m, &r->dict, 1, &len, &bad_name);
 			if (name == NULL)
 				return bad_name ? model_fail(r, "bad unit name", diag) : -MPXKIT_ENOMEM;
 			if (pcz_dict_find(&r->dict, name, len) != SIZE_MAX) {
@@ -1538,18 +1577,22 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 		r->seen[k] = region_no;
 		k_prev = (size_t)k;
 		steps = get_field(m, PCZ_F_STEPS) + 1;
-		if (m->rc.err || steps > PCZ_MAX_STEPS)
+		if (model_err(m) || steps > PCZ_MAX_STEPS)
 			return model_fail(r, "bad step count", diag);
-		bound += 40 + strlen(r->dict.names[k]) + 11 * (1 + E) + steps * (20 + E * 11);
+		bound += 40 + r->dict.len[k] + 11 * (1 + E) + steps * (20 + E * 11);
 		if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
 			return model_fail(r, "region larger than the format allows", diag);
 		if (steps * W > m->values_left)
 			return model_fail(r, "more values than the section frame declares", diag);
 		m->values_left -= steps * W;
 		rc = model_slot(r, (size_t)k, &slot);
-		if (rc == 0)
-			rc = grow((void **)&m->rows, &m->cap_rows, (size_t)((t + steps) * W),
+		/* The section's rows grow geometrically, up to the values its frame declares. */
+		if (rc == 0 && (t + steps) * W > m->cap_rows) {
+			size_t need = (size_t)((t + steps) * W), want = 2 * m->cap_rows;
+			want = want < need ? need : want > m->values_total ? m->values_total : want;
+			rc = grow((void **)&m->rows, &m->cap_rows, want < need ? need : want,
 				  sizeof *m->rows);
+		}
 		if (rc < 0)
 			return rc;
 		x->cpu = x->numa = -1;
@@ -1557,51 +1600,61 @@ static int read_region_model(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			int64_t *pl = m->slot_place + 2 * slot;
 			pl[0] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_CPU));
 			pl[1] += (int64_t)pcz_unzigzag(get_field(m, PCZ_F_NUMA));
-			if (m->rc.err || pl[0] < 0 || pl[0] > (int64_t)INT32_MAX + 1 || pl[1] < 0 ||
+			if (model_err(m) || pl[0] < 0 || pl[0] > (int64_t)INT32_MAX + 1 || pl[1] < 0 ||
 			    pl[1] > (int64_t)INT32_MAX + 1)
 				return model_fail(r, "bad cpu or numa node", diag);
 			x->cpu = (int)(pl[0] - 1);
 			x->numa = (int)(pl[1] - 1);
 		}
 		m->first_row[u] = t;
-		in_rows -= pcz_rc_dec_bits(&m->rc);
+		m->ring.rows = m->rows; /* the rows, grown above, are MATCH's too */
 		for (uint64_t s2 = 0; s2 < steps; s2++) {
 			uint64_t *row = m->rows + (t + s2) * W;
-			const uint64_t *h = s2 ? row - W : m->slot_has[slot] ? m->slot_row + slot * W : NULL;
+			size_t last = m->slot_last[slot];
+			const uint64_t *h = s2 ? row - W : last != SIZE_MAX ? m->rows + last * W : NULL;
 			const uint64_t *n = NULL;
 			if (u > 0) {
 				size_t ps = r->units[u - 1].n_steps;
 				n = m->rows + (m->first_row[u - 1] + (s2 < ps ? s2 : ps - 1)) * W;
 			}
-			pcz_dec_row(&m->rc, &m->models, m->pred, W, row, h, n, &m->ring,
-				    m->slot_cls + slot * W, m->col_cls, m->bits);
+			pcz_mdec_row(&m->dec, &m->sec, row, h, n, &m->ring,
+				     m->count_bits ? m->bits : NULL);
 		}
-		in_rows += pcz_rc_dec_bits(&m->rc);
-		if (m->rc.err)
-			return model_fail(r, "damaged range-coded stream", diag);
-		memcpy(m->slot_row + slot * W, m->rows + (t + steps - 1) * W, W * sizeof *m->rows);
-		m->slot_has[slot] = 1;
+		if (model_err(m))
+			return model_fail(r, "damaged coded stream", diag);
+		m->slot_last[slot] = t + steps - 1;
 		x->name = r->dict.names[k];
 		x->n_steps = (size_t)steps;
 		r->kidx[u] = (size_t)k;
 		t += steps;
 	}
-	/* Everything but the rows: names, unit references, steps, placement. */
-	m->bits[W] += pcz_rc_dec_bits(&m->rc) - before - in_rows;
-	/* The public layout: times in pairs, values step-major. */
+	/*
+	 * The public layout: times in pairs, values step-major.  A block of one
+	 * step is its row as it is (start, end, then the values); longer ones
+	 * are copied out.
+	 */
+	m->n_rows = t;
+	t -= t0;
 	rc = grow((void **)&r->times, &r->cap_times, 2 * t, sizeof *r->times);
 	if (rc == 0)
 		rc = grow((void **)&r->values, &r->cap_values, t * E, sizeof *r->values);
 	if (rc < 0)
 		return rc;
-	for (size_t i = 0; i < t; i++) {
-		r->times[2 * i] = m->rows[i * W];
-		r->times[2 * i + 1] = m->rows[i * W + 1];
-		memcpy(r->values + i * E, m->rows + i * W + 2, E * sizeof *r->values);
-	}
 	for (uint64_t u = 0; u < n_units; u++) {
-		r->units[u].times = r->times + 2 * m->first_row[u];
-		r->units[u].values = r->values + m->first_row[u] * E;
+		size_t first = m->first_row[u], steps = r->units[u].n_steps, o = first - t0;
+		if (steps == 1) {
+			r->units[u].times = m->rows + first * W;
+			r->units[u].values = m->rows + first * W + 2;
+		} else {
+			for (size_t i = 0; i < steps; i++) {
+				r->times[2 * (o + i)] = m->rows[(first + i) * W];
+				r->times[2 * (o + i) + 1] = m->rows[(first + i) * W + 1];
+				memcpy(r->values + (o + i) * E, m->rows + (first + i) * W + 2,
+				       E * sizeof *r->values);
+			}
+			r->units[u].times = r->times + 2 * o;
+			r->units[u].values = r->values + o * E;
+		}
 		r->dur[u] = pcz_unit_duration(&r->units[u]);
 		r->group_of[u] = SIZE_MAX;
 	}
@@ -1619,7 +1672,7 @@ static int model_consumed(const mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	if (r->m.values_left != 0)
 		return model_fail(r, "fewer values than the section frame declares", diag);
-	if (!pcz_rc_dec_done(&r->m.rc))
+	if (!pcz_mdec_done(&r->m.dec))
 		return model_fail(r, "coded streams do not end with the last region", diag);
 	return 0;
 }

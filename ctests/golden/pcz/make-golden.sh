@@ -9,7 +9,8 @@ mpxkit=$1
 $mpxkit pack -c stored -g auto two-threads.csv -o two-threads.pcz
 $mpxkit pack -c zlib -g auto series-placement.csv -o series-placement.pcz
 $mpxkit pack -c zstd -l 3 -g auto callgrind-stencil.csv -o callgrind-stencil.pcz
-$mpxkit pack -c zstd -l 1 -g none fast-default.csv -o fast-default.pcz
+# fast-default.pcz is kept as first written (an earlier writer's version-1 bytes): made only when missing.
+[ -e fast-default.pcz ] || $mpxkit pack -c zstd -l 1 -g none fast-default.csv -o fast-default.pcz
 # Version 2 (the model codec, the default since): the same inputs under model-*.
 for f in two-threads series-placement callgrind-stencil; do
 	cp $f.csv model-$f.csv
@@ -72,8 +73,50 @@ while :; do
 	[ "$type" -eq 255 ] && end=$pos && break
 	pos=$((pos + 4 + len + 4))
 done
-# The range-coded stream's first byte must be 0: regions varint, 3 predictor bytes, rc_size.
-flip model-two-threads.pcz bad-model-rc-start.pcz $((reg + 4 + 1 + 3 + 1)) 0x01
-crc_at bad-model-rc-start.pcz "$reg" $((4 + reg_len)) $((reg + 4 + reg_len))
-crc_at bad-model-rc-start.pcz 0 "$end" $((end + 4 + 3))
-crc_at bad-model-rc-start.pcz "$end" $((4 + 7)) $((end + 4 + 7))
+payload=$((reg + 4))
+# tables_end FILE AT W: the offset of the byte after the tables of the REGIONS payload whose
+# tables start at AT, for W columns (doc/pcz-format.md, "Tables": bit fields, least significant
+# bit first; 7 field tables, then a mode and 1, 3 or 8 tables per column).
+tables_end() {
+	od -An -tu1 -v -j "$2" "$1" | tr -s ' ' '\n' | grep -v '^$' | awk -v W="$3" -v at="$2" '
+	{ byte[n++] = $1 }
+	function bit() { b = int(byte[int(pos / 8)] / 2 ^ (pos % 8)) % 2; pos++; return b }
+	function bits(k,   v, i) { v = 0; for (i = 0; i < k; i++) v += bit() * 2 ^ i; return v }
+	function gamma(   z) { z = 0; while (bit() == 0) z++; return 2 ^ z + bits(z) }
+	function rice(r) { while (bit() == 0) ; bits(r) }
+	function table(   k, r, i) {
+		k = gamma() - 1
+		if (k == 1) gamma()
+		if (k < 2) return
+		bits(4); r = bits(4)
+		for (i = 0; i < k; i++) gamma()
+		for (i = 0; i < k - 1; i++) rice(r)
+	}
+	END {
+		pos = 0; bits(3 * (W - 1))
+		for (f = 0; f < 7; f++) table()
+		for (c = 0; c < W && c < 64; c++) {
+			m = bits(2); classes = m == 0 ? 1 : m == 1 ? 3 : 8
+			for (k = 0; k < classes; k++) table()
+		}
+		print at + int((pos + 7) / 8)
+	}'
+}
+# A predictor the format does not have (7 for the duration): 3 bits after the regions varint.
+cp model-two-threads.pcz bad-model-predictor.pcz
+old=$(byte model-two-threads.pcz $((payload + 1)))
+printf "$(printf '\\%03o' $((old | 7)))" | dd of=bad-model-predictor.pcz bs=1 seek=$((payload + 1)) conv=notrunc 2>/dev/null
+# A rANS state below 2^16: its top two bytes (after the tables and the one-byte ans_size) zeroed.
+ans=$(($(tables_end model-two-threads.pcz $((payload + 1)) 4) + 1))
+cp model-two-threads.pcz bad-model-ans-state.pcz
+printf '\000\000' | dd of=bad-model-ans-state.pcz bs=1 seek=$((ans + 2)) conv=notrunc 2>/dev/null
+# A rANS stream one byte longer than what follows its size (the bound once taken before the
+# size's own byte: found by fuzz_pcz_decode).
+cp model-two-threads.pcz bad-model-ans-size.pcz
+left=$((reg + 4 + reg_len - ans + 1))
+printf "$(printf '\\%03o' "$left")" | dd of=bad-model-ans-size.pcz bs=1 seek=$((ans - 1)) conv=notrunc 2>/dev/null
+for f in bad-model-predictor.pcz bad-model-ans-state.pcz bad-model-ans-size.pcz; do
+	crc_at $f "$reg" $((4 + reg_len)) $((reg + 4 + reg_len))
+	crc_at $f 0 "$end" $((end + 4 + 3))
+	crc_at $f "$end" $((4 + 7)) $((end + 4 + 7))
+done
