@@ -85,16 +85,26 @@ for csv in "$golden"/*.csv "$top_srcdir"/data/threads/*.csv; do
 	fi
 done
 
-# The development set of issue 16 (data/threads-dev, gzip-compressed CSV), at the defaults.
+# The development set of issue 16 (data/threads-dev, gzip-compressed CSV), at the defaults:
+# the validation files packed as they are (gzip), the tuning files after gzip -dc.
 for gz in "$top_srcdir"/data/threads-dev/*/*.csv.gz; do
 	name=$(basename "$gz" .csv.gz)
 	gzip -dc "$gz" >"$tmp/dev.csv" || { not_ok "gunzip $name"; continue; }
-	run pack "$tmp/dev.csv" -o "$tmp/dev.pcz"
+	case $gz in
+	*/valid/*) run pack "$gz" -o "$tmp/dev.pcz" ;;
+	*) run pack "$tmp/dev.csv" -o "$tmp/dev.pcz" ;;
+	esac
 	st=$status
 	run unpack "$tmp/dev.pcz"
 	[ "$st" -eq 0 ] && [ "$status" -eq 0 ] && cmp -s "$tmp/out" "$tmp/dev.csv" &&
 		ok "round trip threads-dev $name" || not_ok "round trip threads-dev $name"
 done
+
+# IN.csv.gz's default output is IN.pcz.
+cp "$top_srcdir/data/threads-dev/valid/omp-cg-3.csv.gz" "$tmp/named.csv.gz"
+run pack "$tmp/named.csv.gz"
+[ "$status" -eq 0 ] && [ -s "$tmp/named.pcz" ] && [ ! -e "$tmp/named.csv.gz.pcz" ] &&
+	ok "pack: IN.csv.gz -> IN.pcz" || not_ok "pack: IN.csv.gz -> IN.pcz"
 
 # Version-1 options without -c select zstd; the model codec refuses them.
 expect_fail "pack: model codec with a level" 1 "the model codec has no level" \

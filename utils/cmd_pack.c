@@ -18,12 +18,12 @@
 static void pack_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mpxkit pack [OPTIONS] IN.csv [-o OUT.pcz]\n\n"
+		"usage: mpxkit pack [OPTIONS] IN.csv[.gz] [-o OUT.pcz]\n\n"
 		"Compress per-unit counter CSV into a .pcz dump (doc/pcz-format.md).\n"
 		"IN.csv: '# key=value' lines, the header region,unit,start_ns,end_ns[,cpu,numa],"
 		"EV1,...\nand one row per unit per region ('-' reads standard input).\n\n"
 		"Options:\n"
-		"  -o, --output=FILE      output file (default: IN with .pcz for .csv)\n"
+		"  -o, --output=FILE      output file (default: IN with .pcz for .csv or .csv.gz)\n"
 		"  -c, --codec=NAME       model (default: format version 2, a model of the\n"
 		"                         counters), or a byte-stream stage for format\n"
 		"                         version 1: zstd, zlib, stored\n"
@@ -101,7 +101,7 @@ static char *read_text_file(const char *path, const char *cmd)
 	return buf;
 }
 
-/* IN.csv -> IN.pcz, other names get .pcz appended. */
+/* IN.csv and IN.csv.gz -> IN.pcz, other names get .pcz appended. */
 static char *default_output(const char *in)
 {
 	size_t n = strlen(in);
@@ -110,7 +110,9 @@ static char *default_output(const char *in)
 	if (out == NULL)
 		return NULL;
 	memcpy(out, in, n + 1);
-	if (n > 4 && strcmp(in + n - 4, ".csv") == 0)
+	if (n > 7 && strcmp(in + n - 7, ".csv.gz") == 0)
+		out[n - 7] = '\0';
+	else if (n > 4 && strcmp(in + n - 4, ".csv") == 0)
 		out[n - 4] = '\0';
 	strcat(out, ".pcz");
 	return out;

@@ -373,8 +373,9 @@ out:
 int mpxkit_pcz_pack_csv(const char *in_path, const char *out_path, const mpxkit_pcz_options *opt,
 			const char *topology_xml, mpxkit_diag *diag)
 {
-	/* Streamed region by region: the line bound is the memory bound. */
-	mpxkit_reader_options reader_opt = { .flags = MPXKIT_READER_TEXT, .what = "counter CSV" };
+	/* Streamed region by region: the line bound is the memory bound.  Gzip, as the traces. */
+	mpxkit_reader_options reader_opt = { .flags = MPXKIT_READER_TEXT | MPXKIT_READER_GZIP,
+					     .what = "counter CSV" };
 	struct csv_state s = { .path = in_path, .diag = diag };
 	mpxkit_pcz_writer *w = NULL;
 	mpxkit_pcz_options defaults;
