@@ -68,6 +68,17 @@ const char *cutest_srcdir(void)
 	return env_or_dot("top_srcdir");
 }
 
+const char *cutest_shared(void)
+{
+	static char fallback[4096];
+	const char *v = getenv("MPXKIT_SHARED");
+
+	if (v && *v)
+		return v;
+	snprintf(fallback, sizeof fallback, "%s/../shared", cutest_srcdir());
+	return fallback;
+}
+
 const char *cutest_builddir(void)
 {
 	return env_or_dot("top_builddir");

@@ -83,6 +83,10 @@ long long cutest_perf_read(int fd);
 /* Directory of the source tree's top, from $top_srcdir, or "." */
 const char *cutest_srcdir(void);
 
+/* The public measurements' folder (data/dvfs, data/simt): $MPXKIT_SHARED, which make check
+ * sets, or the source tree's ../shared. */
+const char *cutest_shared(void);
+
 /* Directory of the build tree's top, from $top_builddir, or "." */
 const char *cutest_builddir(void);
 

@@ -7,7 +7,7 @@ set -u
 : "${MPXKIT:?run through make check}"
 : "${top_srcdir:?run through make check}"
 
-data="$top_srcdir/../shared/data/dvfs"
+data="${MPXKIT_SHARED:-$top_srcdir/../shared}/data/dvfs"
 [ -d "$data/gemstone" ] && [ -d "$data/nikov" ] || { echo "SKIP: no $data"; exit 77; }
 mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-predict-shared.XXXXXX") || exit 99

@@ -24,13 +24,14 @@ block usage >"$tmp/lines"
 block usage-data >"$tmp/data-lines"
 [ -s "$tmp/data-lines" ] || { echo "FAIL: no usage-data block in README.md"; exit 1; }
 shared=no
-if [ -d "$top_srcdir/../shared/data/dvfs" ]; then
+shared_dir=${MPXKIT_SHARED:-$top_srcdir/../shared}
+if [ -d "$shared_dir/data/dvfs" ]; then
 	shared=yes
 	cat "$tmp/data-lines" >>"$tmp/lines"
 fi
 
 mkdir "$tmp/tree" "$tmp/tree/data"
-[ $shared = yes ] && ln -s "$top_srcdir/../shared" "$tmp/shared"
+[ $shared = yes ] && ln -s "$shared_dir" "$tmp/shared"
 ln -s "$top_builddir/utils" "$tmp/tree/utils"
 ln -s "$top_builddir/data/kernels" "$tmp/tree/data/kernels"
 for d in "$top_srcdir"/data/*/; do

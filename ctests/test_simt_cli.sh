@@ -110,7 +110,7 @@ else
 fi
 
 # The real traces, when the data is there: the profiler's instruction counts.
-data="$top_srcdir/../shared/data/simt"
+data="${MPXKIT_SHARED:-$top_srcdir/../shared}/data/simt"
 if [ -d "$data" ]; then
 	run simt "$data/gtx1080/vectoradd-100-32"
 	if [ "$status" -eq 0 ] && grep -q 'gtx1080, the shipped one for binary version 61' "$tmp/out" &&

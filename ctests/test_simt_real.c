@@ -354,7 +354,7 @@ int main(void)
 	};
 	struct stat st;
 
-	snprintf(data, sizeof data, "%s/../shared/data/simt", cutest_srcdir());
+	snprintf(data, sizeof data, "%s/data/simt", cutest_shared());
 	if (stat(data, &st) != 0 || !S_ISDIR(st.st_mode)) {
 		printf("test_simt_real: %s is not here: SKIP\n", data);
 		return CUTEST_SKIP;
