@@ -745,7 +745,8 @@ static void whole_pass(mpxkit_sched *s)
  * measures it from the slice's start, where start_slice took the counts
  * with the clock.  The stop (closing: every slot off, each read on its own
  * with its times) closes the slice as a boundary closes one (step 4): the
- * count since the slot's base, scaled to the slice by its own running time.
+ * count since the slot's base, scaled to the slice by its own running time;
+ * with nothing multiplexed, that count as it is (the truth, as a read's).
  * Only that is exact for a task clock: a perf group read while the target
  * runs gives a task clock member as of the kernel's own clock read, some
  * 0.1 to 0.2 us after the group's time, so a read's start count is that
@@ -753,7 +754,7 @@ static void whole_pass(mpxkit_sched *s)
  */
 static double live_count(const mpxkit_sched *s, size_t e, uint64_t live, int closing)
 {
-	if (closing)
+	if (closing && !s->all_on)
 		return (double)to_slice(s, s->rd[e].value - s->base_value[e],
 					s->rd[e].time_running - s->base_run[e], live);
 	return (double)(s->live[e] - (s->start_counts ? s->live_base[e] : s->base_value[e]));
