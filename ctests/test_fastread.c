@@ -253,7 +253,11 @@ static int same(const double *a, const double *b, size_t n)
  * the fast read equals them bit for bit, fidelity included.  Then the stop,
  * with the target still waiting: its totals equal the last fast read, but
  * for the rounding of the estimator's pending windows, which a read adds as
- * one sum (peek) and the stop one by one (flush), whatever the read mode.
+ * one sum (peek) and the stop one by one (flush), whatever the read mode,
+ * and for the slice in progress, which the stop closes as a boundary closes
+ * a slice (its counts scaled by their running time; doc/component.md,
+ * "Reads"): a read measures it from the group read that started it, where a
+ * clock member is 0.1 to 0.2 us ahead when the target ran then.
  */
 static void fast_equals_exact(target *t, const char *schedule, const char *estimator)
 {
@@ -295,8 +299,13 @@ static void fast_equals_exact(target *t, const char *schedule, const char *estim
 	for (size_t e = 0; e < N_EVENTS; e++) {
 		double d = fabs(stop[e] - fast[e]);
 		worst = d > worst ? d : worst;
-		/* The stop flushes what a read peeks at, one window at a time: rounding only. */
-		CU_ASSERT(d <= 1e-12 * fabs(fast[e]));
+		/*
+		 * The stop flushes what a read peeks at, one window at a time
+		 * (rounding), and closes the slice in progress by running time:
+		 * at most a boundary's move, 1e-4 (see above; 248 ns of TASK-CLOCK
+		 * and 4.4 us of CPU-CLOCK in 9.3e7 seen under stress-ng --cpu 2).
+		 */
+		CU_ASSERT(d <= 1e-4 * fabs(fast[e]) + 1e-12 * fabs(fast[e]));
 	}
 	printf(
 	    "\n  %-12s %-9s %d rotations; %d of 40 instants compared, %d equal; stop - last fast "

@@ -266,7 +266,9 @@ static void report_text(const stat_run *st, FILE *out, char **argv, const mpxkit
 		st->cfg.schedule[0] ? ", schedule " : "", st->cfg.schedule);
 	for (size_t e = 0; e < st->n_events; e++) {
 		if (!counted(fid, e)) {
-			fprintf(out, "%20s  %-28s", "<not counted>", st->events[e]);
+			/* Padded only for the exact column: no trailing blanks. */
+			fprintf(out, exact ? "%20s  %-28s" : "%20s  %s", "<not counted>",
+				st->events[e]);
 			if (exact)
 				fprintf(out, "                 exact %20llu",
 					(unsigned long long)exact[e].value);

@@ -13,7 +13,8 @@ extern "C" {
 
 /*
  * As perf's "workload": mpxkit_workload_prepare forks a child that waits on a
- * pipe; the caller opens its counters on w->pid; mpxkit_workload_start lets the
+ * pipe, and returns once it sleeps there (as /proc tells); the caller opens
+ * its counters on w->pid; mpxkit_workload_start lets the
  * child exec argv and reports whether the exec worked.  So the counts cover
  * the program from its exec on, and none of the fork.  The child starts with
  * default SIGINT and SIGQUIT handling whatever the caller's.

@@ -25,7 +25,7 @@ struct mpxkit_sched {
 	size_t n, G, C, W;
 	size_t n_slots; /* n, plus the reference's slot (slot n) when there is one */
 	int has_ref;
-	int all_on;	/* every event counts in every slice: nothing is multiplexed */
+	int all_on; /* every event counts in every slice: nothing is multiplexed */
 	uint64_t slice_ns;
 	int is_virtual;
 	int has_clock; /* real time measured by mpxkit_source_clock, gaps between slices included */
@@ -51,7 +51,6 @@ struct mpxkit_sched {
 	size_t *nxt, n_nxt;	     /* the next slice's set */
 	unsigned char *on;	     /* n: counting now */
 	unsigned char *mark;	     /* n: scratch, the next set */
-	unsigned char *fresh;	     /* n: enabled at this boundary, after the last read */
 	uint64_t *vals;		     /* C: the closed slice's counts, for the schedule */
 	mpxkit_source_count *counts; /* n_slots: the last read */
 	size_t *closed;		     /* C + 1: the slots a boundary reads, the reference's last */
@@ -62,6 +61,13 @@ struct mpxkit_sched {
 	uint64_t *base_value;	 /* n: each slot's count when its slice began */
 	uint64_t *base_time;	 /* n: each slot's enabled time when its slice began */
 	uint64_t *base_run;	 /* n: each slot's running time when its slice began */
+	/*
+	 * n: each counting event's count at slice_clock, read with it at one
+	 * instant once the slice's set was all on (start_slice); what a read
+	 * measures the slice in progress from, when start_counts says so.
+	 */
+	uint64_t *live_base;
+	int start_counts;
 
 	/* The window in progress: slice j of W. */
 	size_t j;
@@ -124,7 +130,6 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->nxt = calloc(C, sizeof *s->nxt);
 	s->on = calloc(n, 1);
 	s->mark = calloc(n, 1);
-	s->fresh = calloc(n, 1);
 	s->vals = calloc(C, sizeof *s->vals);
 	s->counts = calloc(s->n_slots, sizeof *s->counts);
 	s->closed = calloc(C + 1, sizeof *s->closed);
@@ -134,6 +139,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->base_value = calloc(n, sizeof *s->base_value);
 	s->base_time = calloc(n, sizeof *s->base_time);
 	s->base_run = calloc(n, sizeof *s->base_run);
+	s->live_base = calloc(n, sizeof *s->live_base);
 	s->win_val = calloc(W * n, sizeof *s->win_val);
 	s->win_len = calloc(W, sizeof *s->win_len);
 	s->win_obs = calloc(n, sizeof *s->win_obs);
@@ -147,9 +153,9 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	return s->slice && s->cur && s->nxt && s->on && s->mark && s->fresh && s->vals &&
-		       s->counts && s->closed && s->snap && s->live && s->rd && s->base_value &&
-		       s->base_time && s->base_run && s->win_val && s->win_len && s->win_obs &&
+	return s->slice && s->cur && s->nxt && s->on && s->mark && s->vals && s->counts &&
+		       s->closed && s->snap && s->live && s->rd && s->base_value && s->base_time &&
+		       s->base_run && s->live_base && s->win_val && s->win_len && s->win_obs &&
 		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked &&
 		       s->scratch && s->final && s->counted_ns && s->final_fidelity
 		   ? 0
@@ -163,7 +169,6 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->nxt);
 	free(s->on);
 	free(s->mark);
-	free(s->fresh);
 	free(s->vals);
 	free(s->counts);
 	free(s->closed);
@@ -173,6 +178,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->base_value);
 	free(s->base_time);
 	free(s->base_run);
+	free(s->live_base);
 	free(s->win_val);
 	free(s->win_len);
 	free(s->win_obs);
@@ -388,36 +394,6 @@ const char *mpxkit_sched_schedule(const mpxkit_sched *s)
 
 /* ---- slices (all under lock) ---------------------------------------------------------- */
 
-/*
- * The change of the counted set (doc/component.md, "One change of the
- * counted set"): disable what leaves, read the clock, enable what comes, one
- * ioctl per event that changes and none for an event that stays; the next
- * set's events are marked in s->mark.
- */
-static int switch_set(mpxkit_sched *s, uint64_t *now)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < s->n_nxt; i++)
-		s->mark[s->nxt[i]] = 1;
-	for (size_t i = 0; i < s->n_cur && rc == 0; i++)
-		if (!s->mark[s->cur[i]]) {
-			rc = mpxkit_source_disable(s->src, (int)s->cur[i]);
-			s->on[s->cur[i]] = 0;
-		}
-	if (rc == 0 && s->has_clock)
-		rc = mpxkit_source_clock(s->src, now);
-	for (size_t i = 0; i < s->n_nxt && rc == 0; i++)
-		if (!s->on[s->nxt[i]]) {
-			rc = mpxkit_source_enable(s->src, (int)s->nxt[i]);
-			s->on[s->nxt[i]] = 1;
-			s->fresh[s->nxt[i]] = 1;
-		}
-	for (size_t i = 0; i < s->n_nxt; i++)
-		s->mark[s->nxt[i]] = 0;
-	return rc;
-}
-
 static int read_counts(mpxkit_sched *s)
 {
 	int rc = mpxkit_source_read(s->src, s->counts, s->n_slots);
@@ -426,7 +402,7 @@ static int read_counts(mpxkit_sched *s)
 
 /*
  * A boundary's read (step 3 of doc/component.md's boundary): the slots of
- * the slice that just closed, each with its own enabled time for step 4,
+ * the slice that just closed, each with its own running time for step 4,
  * and the reference.  No other slot's count moved since it was last read:
  * an event counts only in the slices it belongs to, and every slice ends
  * with this read of its events, after their disable.
@@ -442,19 +418,79 @@ static int read_closed(mpxkit_sched *s)
 }
 
 /*
- * Where each slot's next slice starts: its count at this read, except for a
- * slot enabled at this boundary, whose count stood still from the read that
- * followed its disable until the enable and has run since, so its base stays
- * that earlier read: the counts between the enable and this read are its
- * slice's (they were lost when every slot was rebased here).
+ * Where the slice in progress starts, for the reads taken in it: the clock
+ * and the count of every event of its set, at one instant (one read(2) of
+ * the perf group, mpxkit_source_snapshot), once the set is all on.  A read
+ * then measures each counting event and the clock from the same instant, so
+ * an event that counts whenever the target runs (a task clock) counts
+ * exactly the slice's time.  The clock read before the enables, as before,
+ * left out what the target ran from that read until each event was enabled
+ * and put on its counter (the enable's ioctl, the kick's two: 30 us of a
+ * task clock seen at a stop); the boundary's step 4 scales that away for a
+ * closed slice, but the slice in progress at a read or at the stop had no
+ * running time to scale by.  Without a clock there is nothing to measure
+ * from: reads take the slice's base counts and the slots' own times.
+ */
+static int start_slice(mpxkit_sched *s, const size_t *set, size_t n, uint64_t *now)
+{
+	int rc;
+
+	s->start_counts = 0;
+	if (!s->has_clock)
+		return 0;
+	rc = mpxkit_source_snapshot(s->src, set, n, s->snap, now);
+	if (rc == -MPXKIT_ENOSUPP)
+		return mpxkit_source_clock(s->src, now);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		s->live_base[set[i]] = s->snap[i];
+	s->start_counts = 1;
+	return 0;
+}
+
+/*
+ * The change of the counted set (doc/component.md, "One change of the
+ * counted set"): disable what leaves, read the closed slice's slots, enable
+ * what comes, then start the slice (its clock and counts at one instant);
+ * one ioctl per event that changes and none for an event that stays; the
+ * next set's events are marked in s->mark.
+ */
+static int switch_set(mpxkit_sched *s, uint64_t *now)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < s->n_nxt; i++)
+		s->mark[s->nxt[i]] = 1;
+	for (size_t i = 0; i < s->n_cur && rc == 0; i++)
+		if (!s->mark[s->cur[i]]) {
+			rc = mpxkit_source_disable(s->src, (int)s->cur[i]);
+			s->on[s->cur[i]] = 0;
+		}
+	if (rc == 0)
+		rc = read_closed(s);
+	for (size_t i = 0; i < s->n_nxt && rc == 0; i++)
+		if (!s->on[s->nxt[i]]) {
+			rc = mpxkit_source_enable(s->src, (int)s->nxt[i]);
+			s->on[s->nxt[i]] = 1;
+		}
+	for (size_t i = 0; i < s->n_nxt; i++)
+		s->mark[s->nxt[i]] = 0;
+	if (rc == 0)
+		rc = start_slice(s, s->nxt, s->n_nxt, now);
+	return rc;
+}
+
+/*
+ * Where each slot's next slice starts, for the boundary's step 4: its count
+ * and times at its last read.  A slot enabled at this boundary was last read
+ * after its disable, before this enable (switch_set reads the closed slice
+ * before it enables the next set), and stood still in between, so every
+ * count since its enable is its new slice's.
  */
 static void rebase_after_switch(mpxkit_sched *s)
 {
 	for (size_t e = 0; e < s->n; e++) {
-		if (s->fresh[e]) {
-			s->fresh[e] = 0;
-			continue;
-		}
 		s->base_value[e] = s->counts[e].value;
 		s->base_time[e] = s->counts[e].time_enabled;
 		s->base_run[e] = s->counts[e].time_running;
@@ -465,6 +501,14 @@ static uint64_t scaled(uint64_t count, double f)
 {
 	double v = (double)count * f + 0.5;
 	return v >= 18446744073709551615.0 ? UINT64_MAX - 1 : (uint64_t)v;
+}
+
+/* Step 4 of a boundary: a slot's count v in a slice of len_ns, scaled by its running time run. */
+static uint64_t to_slice(const mpxkit_sched *s, uint64_t v, uint64_t run, uint64_t len_ns)
+{
+	if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+		return scaled(v, (double)len_ns / (double)run);
+	return v;
 }
 
 /* Time of the slice in progress: the clock's, else its first slot's enabled time in c. */
@@ -588,10 +632,10 @@ static int end_window(mpxkit_sched *s)
 }
 
 /*
- * One slice boundary: the schedule's next set, the switch with as little
- * between the two ioctl batches as possible, then the closed slice's counts
- * to the window and to the schedule, and the window to the estimator when
- * it was its last slice.
+ * One slice boundary: the schedule's next set, the switch (the closed
+ * slice read between the two ioctl batches, the clock after them), then the
+ * closed slice's counts to the window and to the schedule, and the window to
+ * the estimator when it was its last slice.
  */
 static int rotate(mpxkit_sched *s)
 {
@@ -602,8 +646,6 @@ static int rotate(mpxkit_sched *s)
 
 	s->n_nxt = mpxkit_schedule_next(s->sch, s->nxt);
 	rc = switch_set(s, &now);
-	if (rc == 0)
-		rc = read_closed(s);
 	if (rc < 0)
 		return rc;
 	len_ns = live_time(s, now, s->counts);
@@ -613,15 +655,16 @@ static int rotate(mpxkit_sched *s)
 		uint64_t v = s->counts[e].value - s->base_value[e];
 		uint64_t run = s->counts[e].time_running - s->base_run[e];
 		/*
-		 * The switch is not instantaneous: a rotation thread preempted
-		 * between the clock and an enable leaves the event off for part
-		 * of its slice, and an event enabled may wait to be put on (a
-		 * PMU that cannot hold the set; lib/source/perf.c, "The kick").
-		 * Its count is scaled to the slice by the time it counted, its
-		 * own running time, as perf scales by time enabled over running.
+		 * The switch is not instantaneous: an event counts from its
+		 * enable to its disable, the slice runs from one boundary's
+		 * clock to the next (after the enables), and a rotation thread
+		 * preempted in between widens the difference; an event enabled
+		 * may also wait to be put on (a PMU that cannot hold the set;
+		 * lib/source/perf.c, "The kick").  Its count is scaled to the
+		 * slice by the time it counted, its own running time, as perf
+		 * scales by time enabled over running.
 		 */
-		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
-			v = scaled(v, (double)len_ns / (double)run);
+		v = to_slice(s, v, run, len_ns);
 		s->vals[i] = v;
 		s->win_val[s->j * s->n + e] = v;
 		s->win_obs[e] += v;
@@ -638,15 +681,14 @@ static int rotate(mpxkit_sched *s)
 		 * From the last boundary's read to this one's: the span the slice
 		 * was counted, scaled to the slice by the time it took, as the
 		 * events' counts are.  A rotation thread preempted between the
-		 * clock and the reads of a boundary shortens that span: the
+		 * reads and the clock of a boundary shortens that span: the
 		 * events enabled late are scaled up for it, and so must the
 		 * reference be, or ref-rate's count per reference unit grows by
 		 * the slice over the span (2x seen under load).
 		 */
 		const mpxkit_source_count *r = &s->counts[s->n];
 		uint64_t v = r->value - s->ref_base, run = r->time_running - s->ref_run;
-		if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
-			v = scaled(v, (double)len_ns / (double)run);
+		v = to_slice(s, v, run, len_ns);
 		s->ref_raw[s->j] = v;
 		s->ref_base = r->value;
 		s->ref_run = r->time_running;
@@ -699,22 +741,43 @@ static void whole_pass(mpxkit_sched *s)
 }
 
 /*
- * The window in progress, by time scaling (real-time sources only), from a
- * read of the set counting now (s->live, taken live ns into its slice);
- * elapsed is the window's time so far.  Each event's count over its counted
- * time in this window, live slice included, times elapsed; an event not yet
- * counted in it takes the rate of its last counted slice.  Adds the live
- * slice to counted, unless it is NULL.  The events not counting now need no
- * read: their counts in this window are the engine's.
+ * A counting event's count in the slice in progress, live ns long.  A read
+ * measures it from the slice's start, where start_slice took the counts
+ * with the clock.  The stop (closing: every slot off, each read on its own
+ * with its times) closes the slice as a boundary closes one (step 4): the
+ * count since the slot's base, scaled to the slice by its own running time;
+ * with nothing multiplexed, that count as it is (the truth, as a read's).
+ * Only that is exact for a task clock: a perf group read while the target
+ * runs gives a task clock member as of the kernel's own clock read, some
+ * 0.1 to 0.2 us after the group's time, so a read's start count is that
+ * much ahead (doc/component.md, "Reads").
  */
-static void tail_estimate(const mpxkit_sched *s, double live, double elapsed, double *tail,
-			  double *counted)
+static double live_count(const mpxkit_sched *s, size_t e, uint64_t live, int closing)
+{
+	if (closing && !s->all_on)
+		return (double)to_slice(s, s->rd[e].value - s->base_value[e],
+					s->rd[e].time_running - s->base_run[e], live);
+	return (double)(s->live[e] - (s->start_counts ? s->live_base[e] : s->base_value[e]));
+}
+
+/*
+ * The window in progress, by time scaling (real-time sources only), from a
+ * read of the set counting now (s->live, taken live ns into its slice;
+ * closing: the stop's, see live_count); elapsed is the window's time so far.
+ * Each event's count over its counted time in this window, live slice
+ * included, times elapsed; an event not yet counted in it takes the rate of
+ * its last counted slice.  Adds the live slice to counted, unless it is
+ * NULL.  The events not counting now need no read: their counts in this
+ * window are the engine's.
+ */
+static void tail_estimate(const mpxkit_sched *s, uint64_t live, double elapsed, int closing,
+			  double *tail, double *counted)
 {
 	for (size_t e = 0; e < s->n; e++) {
 		double count = (double)s->win_obs[e], t = s->win_t[e];
 		if (s->on[e]) {
-			count += (double)(s->live[e] - s->base_value[e]);
-			t += live;
+			count += live_count(s, e, live, closing);
+			t += (double)live;
 			if (counted)
 				counted[e] += live;
 		}
@@ -870,7 +933,12 @@ static int begin_run(mpxkit_sched *s)
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
 	memset(s->last_rate, 0, s->n * sizeof *s->last_rate);
 	memset(s->on, 0, s->n);
-	memset(s->fresh, 0, s->n);
+	/*
+	 * Slice 0 is measured from the clock read above, before its enables,
+	 * and from the counts read then: nothing of its set counts yet, and a
+	 * snapshot here, in the starting thread, would anchor its rdpmc slots.
+	 */
+	s->start_counts = 0;
 	clear_window(s);
 	s->total_ns = 0;
 	s->rotations = 0;
@@ -987,10 +1055,12 @@ static int read_live_fast(mpxkit_sched *s, int need_clock, uint64_t *now)
 
 /*
  * The totals now (lock held): sums, what the estimator holds, the window in
- * progress from a read of the set counting now, taken as mode says.
+ * progress from a read of the set counting now, taken as mode says; closing
+ * (the stop, every slot off): an exact read, and the slice in progress
+ * closed as a boundary closes one (live_count).
  */
 static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
-			   mpxkit_sched_read_mode mode)
+			   mpxkit_sched_read_mode mode, int closing)
 {
 	double total = s->total_ns;
 	int pending, rc = -MPXKIT_ENOSUPP;
@@ -1006,18 +1076,19 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 		add_to(est, s->peeked, s->n);
 	if (s->is_virtual)
 		goto out;
-	if (mode == MPXKIT_SCHED_READ_FAST)
+	if (mode == MPXKIT_SCHED_READ_FAST && !closing)
 		rc = read_live_fast(s, !s->all_on || fidelity != NULL, &now);
 	if (rc == -MPXKIT_ENOSUPP)
 		rc = read_live_exact(s, &now);
 	if (rc == 0) {
-		double live = (double)live_time(s, now, s->rd), elapsed = s->win_ns + live;
-		total += live;
+		uint64_t live = live_time(s, now, s->rd);
+		double elapsed = s->win_ns + (double)live;
+		total += (double)live;
 		if (s->has_clock) {
 			elapsed = (double)(now - s->win_clock);
 			total = (double)(now - s->run_clock);
 		}
-		tail_estimate(s, live, elapsed, est, fidelity ? s->scratch : NULL);
+		tail_estimate(s, live, elapsed, closing, est, fidelity ? s->scratch : NULL);
 	}
 out:
 	if (fidelity)
@@ -1053,7 +1124,7 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 	flush_estimator(s);
 	whole_pass(s); /* after the flush: the series callback has had every windowed rotation */
-	current_totals(s, s->final, s->final_fidelity, MPXKIT_SCHED_READ_EXACT);
+	current_totals(s, s->final, s->final_fidelity, MPXKIT_SCHED_READ_EXACT, 1);
 	s->running = 0;
 	if (s->error < 0)
 		rc = s->error;
@@ -1102,7 +1173,7 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 	}
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
-	current_totals(s, est, fidelity, mode);
+	current_totals(s, est, fidelity, mode, 0);
 	rc = s->error < 0 ? s->error : (int)s->rotations;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
