@@ -78,10 +78,11 @@ static const char *const sw[] = {"perf::TASK-CLOCK",	   "perf::CPU-CLOCK",
 
 /*
  * One change of the counted set as the engine makes it: disable the C
- * events that leave, read the clock, enable the C that come (with the kick
- * after TASK-CLOCK's and CPU-CLOCK's enable, lib/source/perf.c); then the
- * read that follows each boundary: the C slots of the slice that closed,
- * one read(2) each.  Best of REPEATS, per change.
+ * events that leave, enable the C that come (with the kick after
+ * TASK-CLOCK's and CPU-CLOCK's enable, lib/source/perf.c), then read the
+ * group (the clock and the new set at one instant); then the read of the
+ * slice that closed, which the engine makes between the disables and the
+ * enables: the C slots, one read(2) each.  Best of REPEATS, per change.
  */
 static int switch_cost(size_t C, double *change_us, double *read_us)
 {
@@ -103,9 +104,9 @@ static int switch_cost(size_t C, double *change_us, double *read_us)
 			size_t from = (i % 2) * C, to = ((i + 1) % 2) * C;
 			for (size_t e = from; e < from + C; e++)
 				mpxkit_source_disable(src, (int)e);
-			mpxkit_source_clock(src, &clk);
 			for (size_t e = to; e < to + C; e++)
 				mpxkit_source_enable(src, (int)e);
+			mpxkit_source_clock(src, &clk);
 		}
 		t1 = cpu_now();
 		for (size_t i = 0; i < SWITCHES; i++) {
