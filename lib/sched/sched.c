@@ -109,12 +109,14 @@ struct mpxkit_sched {
 	 * whoever changes the engine's state (lock held), read without the lock.
 	 */
 	struct {
-		unsigned seq;	     /* odd: being changed, readers take the lock */
-		int ok;		     /* the shortcut holds, one event, counting */
-		size_t slot;	     /* its slot */
-		double base;	     /* base[slot] */
-		uint64_t base_value; /* base_value[slot] */
-		int rc;		     /* what a read returns: the rotations, or the error */
+		unsigned seq; /* odd: being changed; version seq & ~1 is in buf[(seq >> 1) & 1] */
+		struct {
+			int ok;		     /* the shortcut holds, one event, counting */
+			size_t slot;	     /* its slot */
+			double base;	     /* base[slot] */
+			uint64_t base_value; /* base_value[slot] */
+			int rc;		     /* what a read returns: the rotations, or the error */
+		} buf[2];
 	} pub;
 	double *sum;	  /* n: running sums of the estimates */
 	double *final;	  /* n: totals of the last run, after a stop */
@@ -526,17 +528,19 @@ static void publish(mpxkit_sched *s)
 	int ok = s->shortcut && s->n == 1 && s->n_cur == 1 && s->running;
 
 	unpublish(s);
+	/* The buffer of the next version: readers of the last one keep theirs meanwhile. */
+	__typeof__(s->pub.buf[0]) *b = &s->pub.buf[((s->pub.seq + 1) >> 1) & 1];
 	if (ok) {
 		double base = s->sum[e];
 		if (peek(s) > 0)
 			base += s->peeked[e];
-		__atomic_store_n(&s->pub.slot, e, __ATOMIC_RELAXED);
-		__atomic_store(&s->pub.base, &base, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->pub.base_value, s->base_value[e], __ATOMIC_RELAXED);
-		__atomic_store_n(&s->pub.rc, s->error < 0 ? s->error : (int)s->rotations,
+		__atomic_store_n(&b->slot, e, __ATOMIC_RELAXED);
+		__atomic_store(&b->base, &base, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->base_value, s->base_value[e], __ATOMIC_RELAXED);
+		__atomic_store_n(&b->rc, s->error < 0 ? s->error : (int)s->rotations,
 				 __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&s->pub.ok, ok, __ATOMIC_RELAXED);
+	__atomic_store_n(&b->ok, ok, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pub.seq, s->pub.seq + 1, __ATOMIC_RELEASE);
 }
 
@@ -1129,34 +1133,41 @@ static int read_all_on(mpxkit_sched *s, double *est)
  * cost about as much as the rest of the engine's part of such a read
  * (doc/benchmarks.md).  Whoever changes the engine's state holds the lock
  * and brackets the change with unpublish and publish: a boundary from
- * before its reads to after its estimates; a reset; the stop.  The read
- * takes what publish left (the base, the slot's count when its slice
- * began, the return), reads the slot (one read(2) or rdpmc, which touches
- * nothing shared: mpxkit/source.h), and keeps the result only when the
- * sequence count was even and did not move meanwhile: then no boundary
- * began before the slot was read, and the result has the bits read_all_on
- * gives at that instant, as read_all_on's own have current_totals'.  Else
- * (a boundary, a reset, the stop under way, a failed read) 0: the caller
- * takes the lock and reads as always.  1 with *rc set when it read.
+ * before its reads to after its estimates; a reset; the stop.  publish
+ * writes what a read needs (the base, the slot's count when its slice
+ * began, the return) as a new version, in the buffer the last version does
+ * not use.  The read takes the last version, reads the slot (one read(2)
+ * or rdpmc, which touch nothing shared: mpxkit/source.h), and keeps the
+ * result unless the writers have since begun to overwrite that buffer
+ * (version + 3): the result then has the bits read_all_on gives under the
+ * lock at the instant of the slot's read, with the state of that version.
+ * A boundary under way meanwhile changes no count the read takes (every
+ * event stays enabled), so the read is the one that would have held the
+ * lock just before the boundary; the next read takes the next version.
+ * Else (no version with one event counting, a failed read, two changes
+ * meanwhile) 0: the caller takes the lock and reads as always.  1 with
+ * *rc set when it read.
  */
 static int read_unlocked(mpxkit_sched *s, double *est, int *rc)
 {
-	unsigned q = __atomic_load_n(&s->pub.seq, __ATOMIC_ACQUIRE);
+	unsigned q = __atomic_load_n(&s->pub.seq, __ATOMIC_ACQUIRE) & ~1u;
+	__typeof__(s->pub.buf[0]) *b = &s->pub.buf[(q >> 1) & 1];
 	size_t slot;
 	double base;
 	uint64_t base_value, v;
 	int r;
 
-	if ((q & 1) || !__atomic_load_n(&s->pub.ok, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&b->ok, __ATOMIC_RELAXED))
 		return 0;
-	slot = __atomic_load_n(&s->pub.slot, __ATOMIC_RELAXED);
-	__atomic_load(&s->pub.base, &base, __ATOMIC_RELAXED);
-	base_value = __atomic_load_n(&s->pub.base_value, __ATOMIC_RELAXED);
-	r = __atomic_load_n(&s->pub.rc, __ATOMIC_RELAXED);
+	slot = __atomic_load_n(&b->slot, __ATOMIC_RELAXED);
+	__atomic_load(&b->base, &base, __ATOMIC_RELAXED);
+	base_value = __atomic_load_n(&b->base_value, __ATOMIC_RELAXED);
+	r = __atomic_load_n(&b->rc, __ATOMIC_RELAXED);
 	if (mpxkit_source_snapshot(s->src, &slot, 1, &v, NULL) < 0)
 		return 0;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&s->pub.seq, __ATOMIC_RELAXED) != q)
+	/* Version q's buffer is written again from version q + 3 on. */
+	if (__atomic_load_n(&s->pub.seq, __ATOMIC_RELAXED) - q > 2)
 		return 0;
 	est[slot] = base + (double)(v - base_value);
 	*rc = r;
