@@ -494,6 +494,39 @@ static int write_trace(char *path, size_t len)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/*
+ * BENCH_PAPI_READ_ONCE=1: one event, in this process, READS fast PAPI_read
+ * of an mpxkit event set, then READS + 1 mpxkit_sched_read of the same
+ * event without PAPI; no timing.  For bench/papi-read-callgrind.sh, which
+ * counts the instructions of each call (the read(2) itself is the kernel's).
+ */
+static int once(void)
+{
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s;
+	cost c;
+	int rc;
+
+	setenv("MPXKIT_READ", "fast", 1);
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT ||
+	    PAPI_thread_init(thread_id) != PAPI_OK)
+		return 2;
+	rc = papi_set_reads(1, events, &c);
+	PAPI_shutdown();
+	if (rc < 0)
+		return 2;
+	rc = mpxkit_source_open_perf(&src, NULL, NULL);
+	if (rc >= 0)
+		rc = mpxkit_source_add(src, events[0], NULL);
+	s = lib_sched(src, rc, 4);
+	if (s == NULL)
+		return 2;
+	c = sched_reads(s);
+	mpxkit_sched_free(s);
+	printf("%d PAPI_read and %d mpxkit_sched_read of 1 event\n", READS, READS + 1);
+	return 0;
+}
+
 int main(void)
 {
 	double raw_c[N_SIZES][REPS], raw_w[N_SIZES][REPS], fast_c[N_SIZES][REPS],
@@ -504,6 +537,8 @@ int main(void)
 	char trace[64];
 	int C = c ? atoi(c) : 4;
 
+	if (getenv("BENCH_PAPI_READ_ONCE"))
+		return once();
 	if (C <= 0 || C > 64 || getenv("MPXKIT_READ") || getenv("MPXKIT_REPLAY")) {
 		fprintf(stderr, "bench_papi_read: leave MPXKIT_READ and MPXKIT_REPLAY unset; "
 				"MPXKIT_COUNTERS 1 to 64\n");

@@ -327,6 +327,70 @@ static void test_fast_equals_exact(void)
 	target_stop(&t);
 }
 
+/*
+ * Every event counting all the time (n <= C): a fast read without fidelity
+ * takes the engine's shortcut (lib/sched/sched.c, read_all_on), and for a
+ * single event reads without the lock (read_unlocked).  At instants where
+ * the target waits, around boundaries of 2 ms slices: general (the same
+ * fast read with fidelity asked, which takes the general path), shortcut,
+ * exact, shortcut, general.  When the three reads around the shortcuts
+ * agree (no boundary between them, and the target had stopped: it may
+ * still run a moment after it said it waits), both shortcuts equal them
+ * bit for bit.
+ */
+static void shortcut_equals_general(target *t, size_t n, const char *estimator)
+{
+	mpxkit_source_target who = {t->tid, -1, 0, 0};
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s;
+	double gen[N_EVENTS], cut1[N_EVENTS], ex[N_EVENTS], cut2[N_EVENTS], gen2[N_EVENTS];
+	double fid[N_EVENTS];
+	int compared = 0, rotations = 0;
+
+	CU_ASSERT_FATAL(open_source(&src, &who, n, 0) == 0);
+	s = new_sched(src, 4, 2000000, "round-robin", estimator);
+	CU_ASSERT_FATAL(s != NULL);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_start(s), 0);
+	for (int r = 0; r < 60; r++) {
+		int k1, k2, k3, k4, k5;
+		target_work(t, 300000 + (uint64_t)(r * 2654435761u % 2600000));
+		k1 = mpxkit_sched_read_as(s, MPXKIT_SCHED_READ_FAST, gen, fid);
+		k2 = mpxkit_sched_read_as(s, MPXKIT_SCHED_READ_FAST, cut1, NULL);
+		k3 = mpxkit_sched_read_as(s, MPXKIT_SCHED_READ_EXACT, ex, NULL);
+		k4 = mpxkit_sched_read_as(s, MPXKIT_SCHED_READ_FAST, cut2, NULL);
+		k5 = mpxkit_sched_read_as(s, MPXKIT_SCHED_READ_FAST, gen2, fid);
+		CU_ASSERT(k1 >= 0 && k2 >= 0 && k3 >= 0 && k4 >= 0 && k5 >= 0);
+		if (k1 != k5 || !same(gen, ex, n) || !same(gen, gen2, n))
+			continue; /* a boundary between them, or the target still ran */
+		compared++;
+		rotations = k4;
+		CU_ASSERT(k2 == k1 && k4 == k1);
+		CU_ASSERT(same(cut1, gen, n));
+		CU_ASSERT(same(cut2, gen, n));
+		for (size_t e = 0; e < n; e++)
+			CU_ASSERT(fid[e] > 0.99); /* counting all the time */
+	}
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	printf("\n  %zu event(s) on 4 counters, %-6s %d rotations; %d of 60 instants compared", n,
+	       estimator, rotations, compared);
+	CU_ASSERT(compared >= 20);
+	CU_ASSERT(rotations > 0);
+	mpxkit_sched_free(s);
+}
+
+static void test_shortcut_equals_general(void)
+{
+	target t;
+
+	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
+	shortcut_equals_general(&t, 1, "fixed");
+	shortcut_equals_general(&t, 1, "linear");
+	shortcut_equals_general(&t, 4, "fixed");
+	shortcut_equals_general(&t, 3, "linear");
+	printf("\n  ");
+	target_stop(&t);
+}
+
 /* ---- the group: a clock member runs as soon as it is enabled ------------------------------ */
 
 /*
@@ -599,6 +663,8 @@ int main(void)
 	    {"system calls per read: fast 1, exact one per counting event + 1",
 	     test_calls_per_read},
 	    {"fast = exact = stop at one instant, every slice", test_fast_equals_exact},
+	    {"every event on: the shortcut = the general read, bit for bit",
+	     test_shortcut_equals_general},
 	    {"a clock member runs once enabled (the kick)", test_clock_member_runs},
 	    {"real pages of software events: the group read", test_real_pages_fall_back},
 	    {"rdpmc on simulated pages: no system call, the clock carried", test_simulated_rdpmc},

@@ -184,6 +184,9 @@ int mpxkit_source_read_slots(mpxkit_source *s, const size_t *slots, size_t n,
  * group read, bracketed by the slot's enabled time just before and after
  * it, and holds while the slot stays enabled.  Otherwise (a slot off its
  * counter, index 0 on its page; no anchor yet) it reads the group.
+ * One slot with clock_ns NULL (its read(2), or its rdpmc) writes nothing the
+ * source shares: threads may make that snapshot at once, as the scheduler's
+ * reads without its lock do (lib/sched/sched.c, "The unlocked read").
  */
 int mpxkit_source_snapshot(mpxkit_source *s, const size_t *slots, size_t n, uint64_t *values,
 			   uint64_t *clock_ns);

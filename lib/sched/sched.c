@@ -12,6 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<valgrind/helgrind.h>)
+#include <valgrind/helgrind.h>
+#endif
+#endif
+#ifndef VALGRIND_HG_DISABLE_CHECKING
+#define VALGRIND_HG_DISABLE_CHECKING(start, len) ((void)(start), (void)(len))
+#endif
+
 #include "mpxkit/mpx.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/schedule.h"
@@ -90,6 +99,31 @@ struct mpxkit_sched {
 	 */
 	double *peeked;
 	int peek_pending; /* its return; -1: to compute */
+	/*
+	 * The shortcut of a read with every event counting all the time
+	 * (all_on, a clock, no fidelity asked; "The shortcut" at
+	 * read_all_on): base, what the general read adds the live slice to
+	 * (sum, plus peeked when the estimator holds windows), kept until the
+	 * sums or the estimator change, as the peek is.
+	 */
+	int shortcut; /* all_on, real time, with a clock: set by each run's begin */
+	double *base; /* n */
+	int base_ok;  /* 0: to compute */
+	/*
+	 * The unlocked read of a single event ("The unlocked read", at
+	 * read_unlocked): what it needs, published under a sequence count by
+	 * whoever changes the engine's state (lock held), read without the lock.
+	 */
+	struct {
+		unsigned seq; /* odd: being changed; version seq & ~1 is in buf[(seq >> 1) & 1] */
+		struct {
+			int ok;		     /* the shortcut holds, one event, counting */
+			size_t slot;	     /* its slot */
+			double base;	     /* base[slot] */
+			uint64_t base_value; /* slice_start(slot) */
+			int rc;		     /* what a read returns: the rotations, or the error */
+		} buf[2];
+	} pub;
 	double *sum;	  /* n: running sums of the estimates */
 	double *final;	  /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity, *scratch;
@@ -149,6 +183,7 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->out = calloc(n, sizeof *s->out);
 	s->sum = calloc(n, sizeof *s->sum);
 	s->peeked = calloc(n, sizeof *s->peeked);
+	s->base = calloc(n, sizeof *s->base);
 	s->scratch = calloc(n, sizeof *s->scratch);
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
@@ -157,6 +192,7 @@ static int alloc_arrays(mpxkit_sched *s)
 		       s->closed && s->snap && s->live && s->rd && s->base_value && s->base_time &&
 		       s->base_run && s->live_base && s->win_val && s->win_len && s->win_obs &&
 		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked &&
+		       s->base &&
 		       s->scratch && s->final && s->counted_ns && s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
@@ -188,6 +224,7 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->out);
 	free(s->sum);
 	free(s->peeked);
+	free(s->base);
 	free(s->scratch);
 	free(s->final);
 	free(s->counted_ns);
@@ -289,6 +326,8 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
 	s->wake_fd = -1;
 	s->peek_pending = -1;
+	/* Read without the lock by design, under its sequence count (read_unlocked). */
+	VALGRIND_HG_DISABLE_CHECKING(&s->pub, sizeof s->pub);
 	s->src = src;
 	s->n = mpxkit_source_n_slots(src);
 	s->n_slots = s->n;
@@ -497,6 +536,56 @@ static void rebase_after_switch(mpxkit_sched *s)
 	}
 }
 
+/* Slot e's count when its slice in progress began: the group read that started it, if any. */
+static uint64_t slice_start(const mpxkit_sched *s, size_t e)
+{
+	return s->start_counts ? s->live_base[e] : s->base_value[e];
+}
+
+/* The sums or the estimator changed: what a read peeks at, and the shortcut's base, are stale. */
+static void estimates_changed(mpxkit_sched *s)
+{
+	s->peek_pending = -1;
+	s->base_ok = 0;
+}
+
+static int peek(mpxkit_sched *s);
+
+/*
+ * The unlocked read's publication (see read_unlocked).  unpublish before
+ * the engine's state changes (a boundary: before its reads; a reset; the
+ * stop), publish after, both with the lock held or no reader possible.
+ */
+static void unpublish(mpxkit_sched *s)
+{
+	if (s->pub.seq & 1)
+		return;
+	__atomic_store_n(&s->pub.seq, s->pub.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void publish(mpxkit_sched *s)
+{
+	size_t e = s->cur[0];
+	int ok = s->shortcut && s->n == 1 && s->n_cur == 1 && s->running;
+
+	unpublish(s);
+	/* The buffer of the next version: readers of the last one keep theirs meanwhile. */
+	__typeof__(s->pub.buf[0]) *b = &s->pub.buf[((s->pub.seq + 1) >> 1) & 1];
+	if (ok) {
+		double base = s->sum[e];
+		if (peek(s) > 0)
+			base += s->peeked[e];
+		__atomic_store_n(&b->slot, e, __ATOMIC_RELAXED);
+		__atomic_store(&b->base, &base, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->base_value, slice_start(s, e), __ATOMIC_RELAXED);
+		__atomic_store_n(&b->rc, s->error < 0 ? s->error : (int)s->rotations,
+				 __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&b->ok, ok, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->pub.seq, s->pub.seq + 1, __ATOMIC_RELEASE);
+}
+
 static uint64_t scaled(uint64_t count, double f)
 {
 	double v = (double)count * f + 0.5;
@@ -531,6 +620,7 @@ static void add_to(double *sum, const double *v, size_t n)
 static void take_estimates(mpxkit_sched *s)
 {
 	add_to(s->sum, s->out, s->n);
+	s->base_ok = 0;
 	if (s->series)
 		s->series(s->series_arg, s->emitted, s->out);
 	s->emitted++;
@@ -620,7 +710,7 @@ static int end_window(mpxkit_sched *s)
 	int rc;
 
 	keep_window(s);
-	s->peek_pending = -1;
+	estimates_changed(s);
 	rc = mpxkit_estimator_push(s->est, &rot, s->out);
 	if (rc < 0)
 		return rc;
@@ -707,7 +797,7 @@ static int rotate(mpxkit_sched *s)
 /* Pushes what the estimator still holds into the sums, in window order. */
 static void flush_estimator(mpxkit_sched *s)
 {
-	s->peek_pending = -1;
+	estimates_changed(s);
 	while (mpxkit_estimator_flush(s->est, s->out) == 1)
 		take_estimates(s);
 }
@@ -735,6 +825,7 @@ static void whole_pass(mpxkit_sched *s)
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	for (size_t k = 0; k < s->n_kept; k++)
 		add_to(s->sum, est + k * s->n, s->n);
+	s->base_ok = 0;
 	free(s->whole_est);
 	s->whole_est = est;
 	s->whole_done = 1;
@@ -757,7 +848,7 @@ static double live_count(const mpxkit_sched *s, size_t e, uint64_t live, int clo
 	if (closing && !s->all_on)
 		return (double)to_slice(s, s->rd[e].value - s->base_value[e],
 					s->rd[e].time_running - s->base_run[e], live);
-	return (double)(s->live[e] - (s->start_counts ? s->live_base[e] : s->base_value[e]));
+	return (double)(s->live[e] - slice_start(s, e));
 }
 
 /*
@@ -870,8 +961,11 @@ static void run_real_time(mpxkit_sched *s)
 			add_ns(&deadline, left);
 			continue;
 		}
-		if (s->error == 0)
+		if (s->error == 0) {
+			unpublish(s);
 			note_error(s, rotate(s));
+			publish(s);
+		}
 		add_ns(&deadline, s->slice_ns);
 	}
 }
@@ -919,6 +1013,7 @@ static int begin_run(mpxkit_sched *s)
 	if (s->is_virtual)
 		rc = mpxkit_source_rewind(s->src);
 	s->has_clock = !s->is_virtual && mpxkit_source_clock(s->src, &s->run_clock) == 0;
+	s->shortcut = s->all_on && s->has_clock;
 	s->win_clock = s->slice_clock = s->run_clock;
 	if (rc == 0)
 		rc = read_counts(s);
@@ -927,7 +1022,7 @@ static int begin_run(mpxkit_sched *s)
 	s->ref_base = s->has_ref ? s->counts[s->n].value : 0;
 	s->ref_run = s->has_ref ? s->counts[s->n].time_running : 0;
 	mpxkit_estimator_reset(s->est);
-	s->peek_pending = -1;
+	estimates_changed(s);
 	mpxkit_schedule_reset(s->sch);
 	memset(s->sum, 0, s->n * sizeof *s->sum);
 	memset(s->counted_ns, 0, s->n * sizeof *s->counted_ns);
@@ -991,17 +1086,21 @@ int mpxkit_sched_start(mpxkit_sched *s)
 		return rc;
 	}
 	s->quit = 0;
+	/* Running before the thread exists, which reads it (publish) from then on. */
+	s->running = 1;
+	publish(s);
 	/* The thread starts with every signal blocked, so it never takes the application's. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&s->thread, NULL, rotation_thread, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
+		s->running = 0;
+		unpublish(s);
 		mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 		errno = rc;
 		return mpxkit_fail_sys(NULL, "pthread_create");
 	}
-	s->running = 1;
 	return 0;
 }
 
@@ -1053,6 +1152,102 @@ static int read_live_fast(mpxkit_sched *s, int need_clock, uint64_t *now)
 	return 0;
 }
 
+/* What the estimator holds, kept until it changes (lock held); its return. */
+static int peek(mpxkit_sched *s)
+{
+	if (s->peek_pending < 0)
+		s->peek_pending = mpxkit_estimator_peek(s->est, s->peeked);
+	return s->peek_pending;
+}
+
+/*
+ * The shortcut (lock held): current_totals' fast read without fidelity
+ * where every event counts all the time (s->shortcut), less what it
+ * computes for nothing there.  W is 1, so every boundary closes the window
+ * and a read finds it empty (win_obs 0): each event's estimate is base
+ * (sum, plus what the estimator holds) plus its count in the live slice,
+ * live - slice_start, the same double operations in the same order as
+ * current_totals and tail_estimate, so the same bits (ctests/test_fastread,
+ * "every event on: the shortcut = the general read").  No peek, copy, clock,
+ * window or time scaling per read: base changes only at a boundary.
+ * -MPXKIT_ENOSUPP where the source has no snapshot: the general read then.
+ */
+static int read_all_on(mpxkit_sched *s, double *est)
+{
+	size_t n = s->n, k = s->n_cur;
+
+	if (!s->base_ok) {
+		memcpy(s->base, s->sum, n * sizeof *s->base);
+		if (peek(s) > 0)
+			add_to(s->base, s->peeked, n);
+		s->base_ok = 1;
+	}
+	if (k > 0) {
+		int rc = mpxkit_source_snapshot(s->src, s->cur, k, s->snap, NULL);
+		if (rc == -MPXKIT_ENOSUPP)
+			return rc;
+		if (rc < 0) { /* as current_totals: without the live slice */
+			memcpy(est, s->base, n * sizeof *est);
+			return 0;
+		}
+	}
+	if (k < n) /* an event in no group: its window count, 0, added as current_totals adds it */
+		for (size_t e = 0; e < n; e++)
+			est[e] = s->base[e] + 0.0;
+	for (size_t i = 0; i < k; i++) {
+		size_t e = s->cur[i];
+		est[e] = s->base[e] + (double)(s->snap[i] - slice_start(s, e));
+	}
+	return 0;
+}
+
+/*
+ * The unlocked read: the shortcut of a single event (n = 1, every event
+ * counting all the time), without the lock, whose two atomic operations
+ * cost about as much as the rest of the engine's part of such a read
+ * (doc/benchmarks.md).  Whoever changes the engine's state holds the lock
+ * and brackets the change with unpublish and publish: a boundary from
+ * before its reads to after its estimates; a reset; the stop.  publish
+ * writes what a read needs (the base, the slot's count when its slice
+ * began, the return) as a new version, in the buffer the last version does
+ * not use.  The read takes the last version, reads the slot (one read(2)
+ * or rdpmc, which touch nothing shared: mpxkit/source.h), and keeps the
+ * result unless the writers have since begun to overwrite that buffer
+ * (version + 3): the result then has the bits read_all_on gives under the
+ * lock at the instant of the slot's read, with the state of that version.
+ * A boundary under way meanwhile changes no count the read takes (every
+ * event stays enabled), so the read is the one that would have held the
+ * lock just before the boundary; the next read takes the next version.
+ * Else (no version with one event counting, a failed read, two changes
+ * meanwhile) 0: the caller takes the lock and reads as always.  1 with
+ * *rc set when it read.
+ */
+static int read_unlocked(mpxkit_sched *s, double *est, int *rc)
+{
+	unsigned q = __atomic_load_n(&s->pub.seq, __ATOMIC_ACQUIRE) & ~1u;
+	__typeof__(s->pub.buf[0]) *b = &s->pub.buf[(q >> 1) & 1];
+	size_t slot;
+	double base;
+	uint64_t base_value, v;
+	int r;
+
+	if (!__atomic_load_n(&b->ok, __ATOMIC_RELAXED))
+		return 0;
+	slot = __atomic_load_n(&b->slot, __ATOMIC_RELAXED);
+	__atomic_load(&b->base, &base, __ATOMIC_RELAXED);
+	base_value = __atomic_load_n(&b->base_value, __ATOMIC_RELAXED);
+	r = __atomic_load_n(&b->rc, __ATOMIC_RELAXED);
+	if (mpxkit_source_snapshot(s->src, &slot, 1, &v, NULL) < 0)
+		return 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	/* Version q's buffer is written again from version q + 3 on. */
+	if (__atomic_load_n(&s->pub.seq, __ATOMIC_RELAXED) - q > 2)
+		return 0;
+	est[slot] = base + (double)(v - base_value);
+	*rc = r;
+	return 1;
+}
+
 /*
  * The totals now (lock held): sums, what the estimator holds, the window in
  * progress from a read of the set counting now, taken as mode says; closing
@@ -1069,9 +1264,7 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 	memcpy(est, s->sum, s->n * sizeof *est);
 	if (fidelity)
 		memcpy(s->scratch, s->counted_ns, s->n * sizeof *s->scratch);
-	if (s->peek_pending < 0)
-		s->peek_pending = mpxkit_estimator_peek(s->est, s->peeked);
-	pending = s->peek_pending;
+	pending = peek(s);
 	if (pending > 0)
 		add_to(est, s->peeked, s->n);
 	if (s->is_virtual)
@@ -1105,6 +1298,7 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 		return 0;
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
+	unpublish(s); /* from here every read takes the lock, then sees the stop's totals */
 	s->quit = 1;
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
@@ -1143,10 +1337,12 @@ int mpxkit_sched_reset(mpxkit_sched *s)
 	}
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
+	unpublish(s);
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 	if (rc == 0)
 		rc = begin_run(s);
 	note_error(s, rc);
+	publish(s);
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -1171,9 +1367,13 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 			memcpy(fidelity, s->final_fidelity, s->n * sizeof *fidelity);
 		return s->error < 0 ? s->error : (int)s->rotations;
 	}
+	if (mode == MPXKIT_SCHED_READ_FAST && fidelity == NULL && read_unlocked(s, est, &rc))
+		return rc;
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
-	current_totals(s, est, fidelity, mode, 0);
+	if (!s->shortcut || fidelity != NULL || mode != MPXKIT_SCHED_READ_FAST ||
+	    read_all_on(s, est) == -MPXKIT_ENOSUPP)
+		current_totals(s, est, fidelity, mode, 0);
 	rc = s->error < 0 ? s->error : (int)s->rotations;
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -554,12 +554,13 @@ static int group_value(const perf_source *ps, const perf_slot *sl, uint64_t *val
 /* rdpmc only from the thread the slots count, and only for slots on a counter now. */
 static int can_rdpmc(const perf_source *ps, const size_t *slots, size_t n)
 {
-	if (!ps->self || n == 0 || !pthread_equal(pthread_self(), ps->owner))
+	if (!ps->self || n == 0)
 		return 0;
+	/* The pages first: a software event has none, and then pthread_self is not needed. */
 	for (size_t i = 0; i < n; i++)
 		if (ps->slots[slots[i]].page == NULL)
 			return 0;
-	return 1;
+	return pthread_equal(pthread_self(), ps->owner);
 }
 
 /*
