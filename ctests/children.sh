@@ -1,14 +1,20 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the CLI tests that signal a tool while it waits for its program (record, stat).
 
-# first_child PID: prints the first child process of PID, waiting up to 10 s for one; nothing
-# when none appeared.
+# first_child PID [PATTERN]: prints the first child process of PID (whose command line matches
+# PATTERN, when given), waiting up to 10 s for one; nothing when none appeared.  PATTERN keeps
+# out the short-lived helpers of a wrapper: under make check-valgrind, PID is libtool's script
+# until it execs valgrind, and the sed it runs first is a child too.
 first_child() {
 	_i=0
 	_child=
 	while [ -z "$_child" ] && [ $_i -lt 100 ]; do
 		sleep 0.1
-		_child=$(pgrep -P "$1" | head -n 1)
+		if [ $# -gt 1 ]; then
+			_child=$(pgrep -P "$1" -f "$2" | head -n 1)
+		else
+			_child=$(pgrep -P "$1" | head -n 1)
+		fi
 		_i=$((_i + 1))
 	done
 	echo "$_child"

@@ -201,7 +201,8 @@ signalled() {
 	TMPDIR="$tmp/sig-$1" $mpxkit record -o "$tmp/sig-$1.csv" -- sleep 60 \
 		>/dev/null 2>"$tmp/sig-$1.err" &
 	rec=$!
-	child=$(first_child "$rec")
+	# The recorder's fork (its command line holds the program's) or valgrind running it.
+	child=$(first_child "$rec" 'sleep 60')
 	sleep 0.5 # valgrind has started the program
 	kill -s "$1" "$rec"
 	wait "$rec"

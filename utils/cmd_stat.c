@@ -345,7 +345,6 @@ static int run(stat_run *st, char **argv)
 	mpxkit_source_count exact[MAX_EVENTS];
 	double est[MAX_EVENTS], fid[MAX_EVENTS];
 	int status = 0, rc, exec_rc, rotations;
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	mpxkit_diag exec_diag = {0};
 	mpxkit_workload w;
 
@@ -374,13 +373,9 @@ static int run(stat_run *st, char **argv)
 		mpxkit_sched_on_rotation(s, on_rotation, st);
 	if ((rc = mpxkit_sched_start(s)) < 0)
 		goto lib_fail;
-	/* Like time(1): a ^C goes to CMD, and the counts of its run are still reported. */
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* Like time(1): a ^C goes to CMD (the workload's wait), and its counts are still reported. */
 	exec_rc = mpxkit_workload_start(&w, &exec_diag);
 	mpxkit_workload_wait(&w, &status);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
 	rc = mpxkit_sched_stop(s);
 	rotations = mpxkit_sched_read(s, est, fid);
 	if (truth && rc == 0 &&

@@ -17,7 +17,9 @@ extern "C" {
  * its counters on w->pid; mpxkit_workload_start lets the
  * child exec argv and reports whether the exec worked.  So the counts cover
  * the program from its exec on, and none of the fork.  The child starts with
- * default SIGINT and SIGQUIT handling whatever the caller's.
+ * default SIGINT, SIGTERM, SIGHUP and SIGQUIT handling whatever the caller's.
+ * From the prepare to the end of the wait (or mpxkit_workload_reaped), those
+ * signals sent to this process are handled as mpxkit_workload_wait says.
  */
 typedef struct mpxkit_workload {
 	pid_t pid;  /* the child, or -1 */
@@ -41,7 +43,7 @@ void mpxkit_workload_cancel(mpxkit_workload *w);
 
 /*
  * Waits for the child (retrying on EINTR) and stores its wait status; 0 or
- * -MPXKIT_ESYS.  While it waits, SIGINT, SIGTERM and SIGHUP sent to this
+ * -MPXKIT_ESYS.  From the prepare on, SIGINT, SIGTERM and SIGHUP sent to this
  * process with kill(2) are passed on to the child (a second one as
  * SIGKILL), so the program stops with the tool and the caller still reports
  * and cleans up; the terminal's ^C reaches the child by itself.  SIGQUIT is
@@ -49,6 +51,9 @@ void mpxkit_workload_cancel(mpxkit_workload *w);
  * is killed too.
  */
 int mpxkit_workload_wait(mpxkit_workload *w, int *wstatus);
+
+/* The caller reaped the child itself (its own waitpid): the signals' handling ends. */
+void mpxkit_workload_reaped(mpxkit_workload *w);
 
 #ifdef __cplusplus
 }

@@ -13,8 +13,11 @@
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP};
 #define N_FORWARDED (sizeof forwarded / sizeof forwarded[0])
 
-static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t forward_pid; /* the child; 0 before the fork has told it */
 static volatile sig_atomic_t forwards;
+static volatile sig_atomic_t held; /* a signal that came before the child was known */
+static struct sigaction old[N_FORWARDED], old_quit;
+static int forwarding;
 
 static void forward(int sig, siginfo_t *si, void *context)
 {
@@ -22,15 +25,18 @@ static void forward(int sig, siginfo_t *si, void *context)
 
 	(void)context;
 	/* The terminal signals the foreground group: the child got this one already. */
-	if (si->si_code != SI_KERNEL && forward_pid > 0)
-		kill((pid_t)forward_pid, forwards++ ? SIGKILL : sig);
+	if (si->si_code != SI_KERNEL) {
+		if (forward_pid > 0)
+			kill((pid_t)forward_pid, forwards++ ? SIGKILL : sig);
+		else if (held == 0)
+			held = sig;
+	}
 	errno = saved;
 }
 
-int mpxkit__wait_child(pid_t pid, int *wstatus)
+void mpxkit__forward_begin(void)
 {
-	struct sigaction fwd, ign, old[N_FORWARDED], old_quit;
-	int status = 0, rc = 0, e = 0;
+	struct sigaction fwd, ign;
 
 	memset(&fwd, 0, sizeof fwd);
 	fwd.sa_sigaction = forward;
@@ -39,11 +45,58 @@ int mpxkit__wait_child(pid_t pid, int *wstatus)
 	memset(&ign, 0, sizeof ign);
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
+	forward_pid = 0;
 	forwards = 0;
-	forward_pid = pid;
+	held = 0;
 	for (size_t i = 0; i < N_FORWARDED; i++)
 		sigaction(forwarded[i], &fwd, &old[i]);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	forwarding = 1;
+}
+
+void mpxkit__forward_to(pid_t pid)
+{
+	sigset_t block, saved;
+
+	/* The handler and this code both send: with the signals blocked, only one of them does. */
+	sigemptyset(&block);
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaddset(&block, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &saved);
+	forward_pid = pid;
+	if (held != 0 && pid > 0)
+		kill(pid, forwards++ ? SIGKILL : held);
+	held = 0;
+	sigprocmask(SIG_SETMASK, &saved, NULL);
+}
+
+void mpxkit__forward_end(void)
+{
+	if (!forwarding)
+		return;
+	forward_pid = 0;
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &old[i], NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	forwarding = 0;
+}
+
+void mpxkit__forward_reset(void)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &dfl, NULL);
+	sigaction(SIGQUIT, &dfl, NULL);
+}
+
+int mpxkit__wait_child(pid_t pid, int *wstatus)
+{
+	int status = 0, rc = 0, e = 0;
+
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
 			rc = -1;
@@ -51,10 +104,7 @@ int mpxkit__wait_child(pid_t pid, int *wstatus)
 			break;
 		}
 	}
-	forward_pid = 0;
-	for (size_t i = 0; i < N_FORWARDED; i++)
-		sigaction(forwarded[i], &old[i], NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
+	mpxkit__forward_end();
 	if (rc == 0 && wstatus)
 		*wstatus = status;
 	errno = e;

@@ -6,14 +6,27 @@
 #include <sys/types.h>
 
 /*
- * Waits for the child pid (retrying on EINTR) and stores its wait status.
- * Meanwhile SIGINT, SIGTERM and SIGHUP sent to this process by kill(2) are
- * forwarded to the child, the first one as itself and any later one as
- * SIGKILL, so the caller's own cleanup still runs once the child has ended.
- * The terminal's ^C and hang-up reach the whole foreground process group,
- * the child included, so they are not sent again; SIGQUIT is ignored, as
- * system(3) ignores it.  The dispositions are restored before it returns.
- * Process-wide: one such wait at a time.  0, or -1 with errno set.
+ * From mpxkit__forward_begin, before the fork, to the end of the wait:
+ * SIGINT, SIGTERM and SIGHUP sent to this process by kill(2) are forwarded
+ * to the child, the first one as itself and any later one as SIGKILL, so
+ * the caller's own cleanup still runs once the child has ended.  One that
+ * comes before mpxkit__forward_to names the child is held and sent then, so
+ * no signal finds the tool between its fork and its wait with the default
+ * action.  The terminal's ^C and hang-up reach the whole foreground process
+ * group, the child included, so they are not sent again; SIGQUIT is
+ * ignored, as system(3) ignores it.  Process-wide: one child at a time.
+ */
+void mpxkit__forward_begin(void);
+/* In the parent, right after the fork (pid > 0; or -1 when it failed). */
+void mpxkit__forward_to(pid_t pid);
+/* The dispositions of before mpxkit__forward_begin again (nothing if none is in force). */
+void mpxkit__forward_end(void);
+/* In the child after fork: the forwarded signals and SIGQUIT back to their defaults. */
+void mpxkit__forward_reset(void);
+
+/*
+ * Waits for the child pid (retrying on EINTR), stores its wait status and
+ * ends the forwarding.  0, or -1 with errno set.
  */
 int mpxkit__wait_child(pid_t pid, int *wstatus);
 

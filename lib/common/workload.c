@@ -28,8 +28,7 @@ static void __attribute__((noreturn)) child(char *const argv[], int go, int err,
 	int e;
 
 	mpxkit__die_with_parent(parent);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
+	mpxkit__forward_reset();
 	if (read(go, &byte, 1) != 1)
 		_exit(127); /* the parent cancelled */
 	execvp(argv[0], argv);
@@ -103,16 +102,20 @@ int mpxkit_workload_prepare(mpxkit_workload *w, char *const argv[], mpxkit_diag 
 		close(go[1]);
 		return rc;
 	}
+	/* From here to the wait, a signal to the tool reaches the child (mpxkit__forward_begin). */
+	mpxkit__forward_begin();
 	w->pid = fork();
 	if (w->pid == 0) {
 		close(go[1]);
 		close(err[0]);
 		child(argv, go[0], err[1], parent);
 	}
+	mpxkit__forward_to(w->pid);
 	close(go[0]);
 	close(err[1]);
 	if (w->pid < 0) {
 		int rc = mpxkit_fail_sys(diag, "cannot start '%s'", w->name);
+		mpxkit__forward_end();
 		close(go[1]);
 		close(err[0]);
 		return rc;
@@ -151,6 +154,12 @@ void mpxkit_workload_cancel(mpxkit_workload *w)
 	close_fd(&w->err_fd);
 	if (w->pid > 0)
 		mpxkit_workload_wait(w, NULL);
+}
+
+void mpxkit_workload_reaped(mpxkit_workload *w)
+{
+	w->pid = -1;
+	mpxkit__forward_end();
 }
 
 int mpxkit_workload_wait(mpxkit_workload *w, int *wstatus)

@@ -101,7 +101,6 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 {
 	mpxkit_source_target target = {0, -1, 1, o->kernel};
 	mpxkit_source *src = NULL;
-	struct sigaction ignore = {.sa_handler = SIG_IGN}, old_int, old_quit;
 	struct timespec start;
 	mpxkit_workload w;
 	int wstatus = 0, rc;
@@ -119,21 +118,17 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 		mpxkit_source_free(src);
 		return rc;
 	}
-	/* Like system(3): ^C goes to the program, and the recording sees it end. */
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* ^C goes to the program (the workload's wait), and the recording sees it end. */
 	/* Interval 0 starts when the program is let go, so its exec is in the first step. */
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	rc = mpxkit_workload_start(&w, diag);
 	if (rc == 0) {
 		rc = sample(src, r, w.pid, start, o->interval_ns, &wstatus, diag);
 		if (rc == 0)
-			w.pid = -1; /* sample reaped it when it saw the end */
+			mpxkit_workload_reaped(&w); /* sample saw the end */
 	}
 	if (w.pid > 0)
 		mpxkit_workload_wait(&w, &wstatus);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
 	mpxkit_source_free(src);
 	if (rc < 0)
 		return rc;

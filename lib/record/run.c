@@ -306,27 +306,23 @@ static void child_exec(char *const argv[], char *const envp[], int err_fd, pid_t
 /*
  * Like system(3), with the program's end assured: ^C and ^\ reach the program
  * (the foreground group) and not the caller, and SIGINT, SIGTERM or SIGHUP
- * sent to the caller by kill(2) is passed on to valgrind (mpxkit__wait_child),
- * so the program stops and the private directory is still removed.
+ * sent to the caller by kill(2), from before the fork on, is passed on to
+ * valgrind (mpxkit__forward_begin), so the program stops and the private
+ * directory is still removed.
  */
 static int spawn_and_wait(char *const argv[], char *const envp[], int *wstatus, int *exec_errno)
 {
-	struct sigaction ign, old_int, old_quit;
 	int fds[2], rc = -1;
 	pid_t pid, parent = getpid();
 
 	*exec_errno = 0;
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return -1;
-	/* Until the wait takes over: a ^C between fork and wait must not end the caller. */
-	memset(&ign, 0, sizeof ign);
-	ign.sa_handler = SIG_IGN;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGINT, &ign, &old_int);
-	sigaction(SIGQUIT, &ign, &old_quit);
+	mpxkit__forward_begin();
 	pid = fork();
 	if (pid == 0)
 		child_exec(argv, envp, fds[1], parent);
+	mpxkit__forward_to(pid);
 	close(fds[1]);
 	if (pid > 0) {
 		ssize_t got;
@@ -337,9 +333,8 @@ static int spawn_and_wait(char *const argv[], char *const envp[], int *wstatus, 
 			*exec_errno = 0;
 		rc = mpxkit__wait_child(pid, wstatus);
 	}
+	mpxkit__forward_end();
 	close(fds[0]);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
 	return rc;
 }
 

@@ -775,7 +775,7 @@ static int sample_loop(prun *r, mpxkit_workload *wl, int *wstatus)
 	for (;;) {
 		pid_t done = waitpid(wl->pid, wstatus, WNOHANG);
 		if (done == wl->pid) {
-			wl->pid = -1;
+			mpxkit_workload_reaped(wl);
 			break;
 		}
 		if (done < 0 && errno != EINTR) {
@@ -798,7 +798,6 @@ static int sample_loop(prun *r, mpxkit_workload *wl, int *wstatus)
 int st_perf_run(const mpxkit_profile_options *o, char *const argv[], const char *path,
 		mpxkit_profile_summary *sum, mpxkit_diag *diag)
 {
-	struct sigaction ignore, old_int, old_quit;
 	mpxkit_workload wl = {-1, -1, -1, NULL};
 	prun r;
 	int rc, wstatus = 0, started = 0;
@@ -828,11 +827,7 @@ int st_perf_run(const mpxkit_profile_options *o, char *const argv[], const char 
 		mpxkit_workload_cancel(&wl);
 		goto fail;
 	}
-	/* Like system(3): ^C and ^\ go to the program, the profiler still writes what it has. */
-	memset(&ignore, 0, sizeof ignore);
-	ignore.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
+	/* ^C and ^\ go to the program (the workload's wait), the profiler still writes what it has. */
 	r.t0 = now_ns();
 	rc = mpxkit_workload_start(&wl, diag);
 	started = 1;
@@ -840,8 +835,6 @@ int st_perf_run(const mpxkit_profile_options *o, char *const argv[], const char 
 		rc = sample_loop(&r, &wl, &wstatus);
 	if (wl.pid > 0 && mpxkit_workload_wait(&wl, &wstatus) < 0 && rc == 0)
 		rc = mpxkit_fail_sys(diag, "profile: waitpid");
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
 	if (rc < 0)
 		goto fail;
 	sum->status.signal = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
