@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Workloads: held before exec, then run, with exec failures reported as codes and one line. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -92,6 +93,28 @@ static void test_cancel_reaps(void)
 	CU_ASSERT_EQUAL(waitpid(pid, NULL, WNOHANG), -1); /* already reaped */
 }
 
+/*
+ * A SIGTERM sent to the tool between the prepare and the wait (here: before
+ * the start) reaches the held child, which it ends, and not the tool; after
+ * the wait the tool's own disposition is back.
+ */
+static void test_signal_before_the_wait(void)
+{
+	char *argv[] = { "sleep", "60", NULL };
+	struct sigaction before, after;
+	mpxkit_workload w;
+	int status = 0;
+
+	sigaction(SIGTERM, NULL, &before);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_workload_prepare(&w, argv, NULL), 0);
+	CU_ASSERT_EQUAL(kill(getpid(), SIGTERM), 0); /* the tool would have died here before */
+	CU_ASSERT_EQUAL(mpxkit_workload_wait(&w, &status), 0);
+	CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	sigaction(SIGTERM, NULL, &after);
+	CU_ASSERT(after.sa_handler == before.sa_handler);
+	mpxkit_workload_cancel(&w);
+}
+
 static void test_no_program(void)
 {
 	char *argv[] = { NULL };
@@ -106,6 +129,7 @@ static const cutest_case workload_cases[] = {
 	{ "missing program", test_missing_program },
 	{ "not executable", test_not_executable },
 	{ "cancel reaps the child", test_cancel_reaps },
+	{ "a signal before the wait ends the child, not the tool", test_signal_before_the_wait },
 	{ "no program", test_no_program },
 	{ NULL, NULL },
 };
