@@ -592,10 +592,17 @@ static uint64_t scaled(uint64_t count, double f)
 	return v >= 18446744073709551615.0 ? UINT64_MAX - 1 : (uint64_t)v;
 }
 
-/* Step 4 of a boundary: a slot's count v in a slice of len_ns, scaled by its running time run. */
+/*
+ * Step 4 of a boundary: a slot's count v in a slice of len_ns, scaled by its
+ * running time run.  Not when every event counts all the time: then each
+ * count is the truth, and a slice whose clock started before its event was
+ * on (the first one, under valgrind: 10 % of it) would inflate it; seen as
+ * a PAPI_stop of 2,012 page faults against 1,897 counted by a raw
+ * perf_event around it (ctests/test_component).
+ */
 static uint64_t to_slice(const mpxkit_sched *s, uint64_t v, uint64_t run, uint64_t len_ns)
 {
-	if (!s->is_virtual && run > 0 && len_ns > 0 && run != len_ns)
+	if (!s->is_virtual && !s->all_on && run > 0 && len_ns > 0 && run != len_ns)
 		return scaled(v, (double)len_ns / (double)run);
 	return v;
 }
