@@ -537,7 +537,7 @@ static size_t run_online(mpxkit_estimator *est, const mpxkit_layout *l, size_t n
 	uint64_t *ref_copy = malloc(l->n_groups * sizeof *ref_copy);
 
 	for (size_t k = 0; k < n; k++) {
-		mpxkit_rotation rot;
+		mpxkit_rotation rot = {NULL, NULL, NULL, NULL}; /* one slice per event, slices of 1 */
 		int rc;
 		/* The caller's buffers are reused and scribbled on: the estimator must copy. */
 		memcpy(obs_copy, obs + k * l->n_events, l->n_events * sizeof *obs_copy);
