@@ -643,8 +643,11 @@ void pcz_mchunk_free(pcz_mchunk *c)
 {
 	free(c->reg);
 	free(c->unit);
-	free(c->rows);
-	free(c->link);
+	for (size_t i = 0; i < c->n_slabs; i++) {
+		free(c->slab[i].rows);
+		free(c->slab[i].link);
+	}
+	free(c->slab);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -669,6 +672,17 @@ void pcz_mchunk_reset(pcz_mchunk *c)
 	c->n_reg = c->n_unit = c->n_rows = c->n_slots_used = 0;
 	c->names.len = 0;
 	c->gen++;
+}
+
+/* Row i of the chunk, and its links. */
+static inline uint64_t *chunk_row(const pcz_mchunk *c, size_t i)
+{
+	return c->slab[i >> PCZ_SLAB_LOG].rows + (i & (PCZ_SLAB - 1)) * c->width;
+}
+
+static inline struct pcz_mlink *chunk_link(const pcz_mchunk *c, size_t i)
+{
+	return &c->slab[i >> PCZ_SLAB_LOG].link[i & (PCZ_SLAB - 1)];
 }
 
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
@@ -744,14 +758,19 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	if (grow_array((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0 ||
 	    grow_array((void **)&c->unit, &c->cap_unit, c->n_unit + n_units, sizeof *c->unit) != 0)
 		return -MPXKIT_ENOMEM;
-	{
-		size_t cap = c->cap_rows;
-		if (grow_array((void **)&c->rows, &cap, c->n_rows + steps, W * sizeof *c->rows) != 0)
+	while (c->n_slabs * PCZ_SLAB < c->n_rows + steps) {
+		struct pcz_slab *b;
+		if (grow_array((void **)&c->slab, &c->cap_slabs, c->n_slabs + 1, sizeof *c->slab) != 0)
 			return -MPXKIT_ENOMEM;
-		cap = c->cap_rows;
-		if (grow_array((void **)&c->link, &cap, c->n_rows + steps, sizeof *c->link) != 0)
+		b = &c->slab[c->n_slabs];
+		b->rows = malloc(PCZ_SLAB * W * sizeof *b->rows);
+		b->link = malloc(PCZ_SLAB * sizeof *b->link);
+		if (b->rows == NULL || b->link == NULL) {
+			free(b->rows);
+			free(b->link);
 			return -MPXKIT_ENOMEM;
-		c->cap_rows = cap;
+		}
+		c->n_slabs++;
 	}
 	r = &c->reg[c->n_reg++];
 	r->name_mode = (uint8_t)name_mode;
@@ -779,8 +798,8 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		m->numa = x->numa;
 		m->first_row = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = c->rows + c->n_rows * W, match;
-			struct pcz_mlink *l = &c->link[c->n_rows];
+			uint64_t *row = chunk_row(c, c->n_rows), match;
+			struct pcz_mlink *l = chunk_link(c, c->n_rows);
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
@@ -797,7 +816,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 
 static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 {
-	return i == SIZE_MAX ? NULL : c->rows + i * c->width;
+	return i == SIZE_MAX ? NULL : chunk_row(c, i);
 }
 
 /* scale(v, d, d'), r = d / d' (negative for d' = 0: v itself). */
@@ -830,9 +849,9 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 				    ? j * len
 				    : j * (n - len) / (runs - 1);
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
-			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
-			const uint64_t *nb = row_or_null(c, c->link[i].ref);
-			const uint64_t *mb = row_or_null(c, c->link[i].match);
+			const struct pcz_mlink *l = chunk_link(c, i);
+			const uint64_t *x = chunk_row(c, i), *h = row_or_null(c, l->hist);
+			const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 			uint64_t d = x[1] - x[0];
 			pcz_sources s;
 			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
@@ -873,13 +892,65 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 	}
 }
 
+/*
+ * The raw stream as the forward pass writes it: n < 64 bits wait in acc,
+ * whole 64-bit words go out (little-endian, so the bytes are those of
+ * bitw_put's bit fields); room is made before (raw_room).
+ */
+typedef struct pcz_raww {
+	uint8_t *o;
+	uint64_t acc;
+	unsigned n;
+} pcz_raww;
+
+static inline void store_le64(uint8_t *o, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(o, &v, 8);
+}
+
+/* The k <= 63 bits of v, which has no bit from k up. */
+static inline void raw_put(pcz_raww *w, uint64_t v, unsigned k)
+{
+	w->acc |= v << w->n;
+	if (w->n + k >= 64) {
+		/* n > 0 here, as k < 64. */
+		store_le64(w->o, w->acc);
+		w->o += 8;
+		w->acc = v >> (64 - w->n);
+		w->n = w->n + k - 64;
+	} else {
+		w->n += k;
+	}
+}
+
+/* The mantissa of z, of symbol b: the b - 1 bits below its leading one (none for 0 and 1). */
+static inline void raw_mantissa(pcz_raww *w, uint64_t z, unsigned b)
+{
+	unsigned k = b - (b != 0);
+
+	raw_put(w, z & ((1ull << k) - 1), k);
+}
+
+/* Pads with 0 bits to a byte boundary and writes out what waits. */
+static void raw_flush(pcz_raww *w)
+{
+	for (; w->n > 0; w->n = w->n > 8 ? w->n - 8 : 0) {
+		*w->o++ = (uint8_t)w->acc;
+		w->acc >>= 8;
+	}
+	w->acc = 0;
+}
+
 /* The forward pass: every number's symbol and histogram key in order, the raw bits written. */
 typedef struct pcz_fwd {
 	uint8_t *sym;
 	uint16_t *key;
 	size_t n;
 	uint32_t *hist;
-	pcz_bitw raw;
+	pcz_raww raw;
 } pcz_fwd;
 
 static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
@@ -889,32 +960,14 @@ static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 	f->sym[f->n] = (uint8_t)b;
 	f->key[f->n++] = (uint16_t)key;
 	f->hist[key * PCZ_HSTRIDE + b]++;
-	if (b >= 2)
-		bitw_put_wide(&f->raw, z, b - 1);
+	raw_mantissa(&f->raw, z, b);
 }
 
 static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 {
 	put_number(f, PCZ_F_LENGTH, len);
 	for (size_t i = 0; i < len; i++)
-		bitw_put(&f->raw, (uint8_t)name[i], 8);
-}
-
-/*
- * A column's number, the column's keys from key on (its fine classes) and
- * its counts at hist (PCZ_FINE_CLASSES x PCZ_HSTRIDE); its symbol returned.
- */
-static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsigned prev,
-				  uint64_t z)
-{
-	unsigned b = pcz_bit_length(z), fine = pcz_fine_class[prev];
-
-	f->sym[f->n] = (uint8_t)b;
-	f->key[f->n++] = (uint16_t)(key + fine);
-	hist[fine * PCZ_HSTRIDE + b]++;
-	if (b >= 2)
-		bitw_put_wide(&f->raw, z, b - 1);
-	return b;
+		raw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
 /* The writer's predictions through a call: inline there, they measured slower. */
@@ -925,7 +978,7 @@ static __attribute__((noinline)) void predict_row_call(const pcz_by_pred *b, con
 }
 
 /* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
-static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
+static int raw_room(pcz_mchunk *c, pcz_raww *w, size_t n)
 {
 	size_t used = (size_t)(w->o - c->raw.data);
 
@@ -938,32 +991,93 @@ static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
 	return 0;
 }
 
-/* One row: start against the history's end, then every column under its predictor. */
-static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
-{
-	size_t W = c->width;
-	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
-	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
-	uint64_t d = x[1] - x[0];
-	unsigned prev, key = PCZ_N_FIELDS;
-	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
-	uint64_t *p = c->pred_row;
-	pcz_sources src;
+/* pcz_fine_class, a copy of the file's own: its address a constant in the hot loop. */
+static const uint8_t fine_class[PCZ_SYMBOLS] = {
+	0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7,
+	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+};
 
-	pcz_sources_set(&src, d, h, nb, mb, c->needs);
-	predict_row_call(&c->by_pred, &src, p);
-	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
-	key += PCZ_FINE_CLASSES;
-	hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
-	prev = put_column(f, key, hist, prev,
-			  pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
-	for (size_t col = 2; col < W; col++) {
-		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
-		if (col < PCZ_MODEL_COLUMNS) {
+/*
+ * Numbers of the columns [col, end) of a row, their residuals x - p, each
+ * one's symbol, key, count and mantissa; key and hist move on to the next
+ * column's after each column when step.  The state is held in locals: the
+ * byte stores would otherwise make the compiler load it again after each one.
+ */
+static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const uint64_t *x,
+							      const uint64_t *p, size_t col,
+							      size_t end, unsigned *prev_p,
+							      unsigned *key_p, uint32_t **hist_p,
+							      int step)
+{
+	uint64_t acc = fp->raw.acc;
+	unsigned prev = *prev_p, n_bits = fp->raw.n, key = *key_p;
+	uint32_t *hist = *hist_p;
+	uint8_t *sym = fp->sym + fp->n, *o = fp->raw.o;
+	uint16_t *kp = fp->key + fp->n;
+
+	for (; col < end; col++) {
+		uint64_t v = pcz_zigzag(x[col] - p[col]);
+		unsigned fine = fine_class[prev], b = (unsigned)v;
+		if (v > 1) {
+			/* k: the bits below the leading one; 63 ^ clz is the bsr instruction. */
+			unsigned k = 63u ^ (unsigned)__builtin_clzll(v);
+			b = k + 1;
+			/* The mantissa: v without its leading one. */
+			v &= ~(1ull << k);
+			acc |= v << n_bits;
+			n_bits += k;
+			if (n_bits >= 64) {
+				/* Before these k bits there were 64 + k - n_bits > 0 of them. */
+				store_le64(o, acc);
+				o += 8;
+				n_bits -= 64;
+				acc = v >> (k - n_bits);
+			}
+		}
+		*sym++ = (uint8_t)b;
+		*kp++ = (uint16_t)(key + fine);
+		hist[fine * PCZ_HSTRIDE + b]++;
+		prev = b;
+		if (step) {
 			key += PCZ_FINE_CLASSES;
 			hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
 		}
-		prev = put_column(f, key, hist, prev, pcz_zigzag(x[col] - p[col]));
+	}
+	fp->n = (size_t)(kp - fp->key);
+	fp->raw.acc = acc;
+	fp->raw.n = n_bits;
+	fp->raw.o = o;
+	*prev_p = prev;
+	*key_p = key;
+	*hist_p = hist;
+}
+
+/*
+ * One row: start against the history's end, the duration, then every column
+ * under its predictor.  p[0] and p[1] are set so that x - p is the start's
+ * and the duration's residual too.
+ */
+static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *pred)
+{
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	const struct pcz_mlink *l = chunk_link(c, i);
+	const uint64_t *x = chunk_row(c, i), *h = row_or_null(c, l->hist);
+	const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
+	uint64_t *p = c->pred_row;
+	unsigned prev = 0, key = PCZ_N_FIELDS;
+	uint32_t *hist = fp->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
+	pcz_sources src;
+
+	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
+	predict_row_call(&c->by_pred, &src, p);
+	p[0] = h ? h[1] : 0;
+	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
+	put_columns(fp, x, p, 0, C, &prev, &key, &hist, 1);
+	if (W > C) {
+		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
+		key -= PCZ_FINE_CLASSES;
+		hist -= PCZ_FINE_CLASSES * PCZ_HSTRIDE;
+		put_columns(fp, x, p, C, W, &prev, &key, &hist, 0);
 	}
 }
 
@@ -1134,8 +1248,11 @@ static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMB
 	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
 }
 
-/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols it uses. */
-static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
+/*
+ * The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols
+ * it uses, which are left 0.
+ */
+static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 {
 	uint32_t any[PCZ_HSTRIDE] = { 0 };
 
@@ -1154,6 +1271,8 @@ static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
 		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
 		for (unsigned j = 0; j < cc->n_list; j++) {
 			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
+			/* Taken: the counts are 0 again for the next section. */
+			fine[f * PCZ_HSTRIDE + cc->list[j]] = 0;
 			cc->cnt[f][j] = v;
 			s1[j] += v;
 			s0[j] += v;
@@ -1237,12 +1356,13 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 		unsigned mode = 0;
 		if (i < PCZ_N_FIELDS) {
 			/* A field: one class, its counts on the symbols it uses. */
-			const uint32_t *h = c->hist + i * PCZ_HSTRIDE;
+			uint32_t *h = c->hist + i * PCZ_HSTRIDE;
 			cc->n_list = 0;
 			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 				if (h[s]) {
 					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
 					cc->list[cc->n_list++] = (uint8_t)s;
+					h[s] = 0;
 				}
 		} else {
 			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
@@ -1277,14 +1397,6 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	bitw_flush(&w);
 	c->tables.len = (size_t)(w.o - c->tables.data);
 	return 0;
-}
-
-/* Zeroes the counts for the next section. */
-static void clear_hist(pcz_mchunk *c)
-{
-	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
-
-	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_HSTRIDE * sizeof *c->hist);
 }
 
 /*
@@ -1363,7 +1475,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		c->cap_num = cap;
 	}
 	if (n_keys > c->cap_hist) {
-		/* The counts stay 0 between sections: clear_hist undoes each section's. */
+		/* The counts stay 0 between sections: write_tables takes each section's. */
 		free(c->hist);
 		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
 		c->cap_hist = c->hist ? n_keys : 0;
@@ -1431,10 +1543,9 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 				put_row(c, &f, m->first_row + s, pred);
 		}
 	}
-	bitw_flush(&f.raw);
+	raw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
-	rc = write_tables(c, pred, scratch);
-	clear_hist(c);
+	rc = write_tables(c, pred, scratch); /* which leaves the counts 0 */
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)

@@ -647,12 +647,24 @@ static inline uint64_t pcz_scale(uint64_t v, double r)
 	return y < 18446744073709551616.0 ? (uint64_t)y : v;
 }
 
+/* Values below this scale by r = 1 to themselves: v + 0.5 is exact in binary64. */
+#define PCZ_EXACT_HALF (1ull << 52)
+
 /* p[c] = scale(src[c], d, d') with r = d / d' (negative: d' = 0, the value itself), or 0 without src. */
 static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n,
 				      const uint64_t *src, double r)
 {
 	if (src == NULL || r < 0) {
 		pcz_predict_copy(p, col, n, src);
+		return;
+	}
+	if (r == 1.0) {
+		/* Equal durations, as a match's often are: below 2^52, v + 0.5 is exact and
+		 * scale(v, d, d) is v. */
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = src[col[i]];
+			p[col[i]] = v < PCZ_EXACT_HALF ? v : pcz_scale(v, r);
+		}
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -720,6 +732,9 @@ typedef struct pcz_esym {
 	uint16_t cmpl;  /* 2^L - f */
 } pcz_esym;
 
+#define PCZ_SLAB_LOG 8
+#define PCZ_SLAB (1u << PCZ_SLAB_LOG)
+
 typedef struct pcz_mchunk {
 	size_t n_events, width; /* width = 2 + n_events: start, end, values */
 	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
@@ -727,11 +742,16 @@ typedef struct pcz_mchunk {
 	size_t n_reg, cap_reg;
 	pcz_munit *unit;
 	size_t n_unit, cap_unit;
-	uint64_t *rows;
-	struct pcz_mlink {
-		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
-	} *link;
-	size_t n_rows, cap_rows;
+	/* The rows (width values each) and their links, PCZ_SLAB rows a slab, so that they are
+	 * never copied as the section grows: row i is in slab i / PCZ_SLAB. */
+	struct pcz_slab {
+		uint64_t *rows;
+		struct pcz_mlink {
+			size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
+		} *link;
+	} *slab;
+	size_t n_slabs, cap_slabs;
+	size_t n_rows;
 	pcz_window window;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
