@@ -721,7 +721,7 @@ static int grow_dict(pcz_mchunk *c, size_t dict_n)
 }
 
 /* The chunk slot of entry k, new ones numbered in order of first use; SIZE_MAX when out of memory. */
-static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
+static inline size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 {
 	*fresh = c->slot_gen[k] != c->gen;
 	if (*fresh) {
@@ -826,6 +826,21 @@ static inline uint64_t scaled(uint64_t v, double r)
 }
 
 /*
+ * r, or -1 (v itself) where r = 1 and every value of the row is below
+ * PCZ_EXACT_HALF, so that scale(v, d, d) = v for each.
+ */
+static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
+{
+	uint64_t any = 0;
+
+	if (r != 1.0)
+		return r;
+	for (size_t col = 2; col < W; col++)
+		any |= row[col];
+	return any < PCZ_EXACT_HALF ? -1.0 : r;
+}
+
+/*
  * Each column's predictor: the smallest sum of residual bit lengths over up
  * to 16 runs of 5 consecutive rows spread over the chunk, ties to the lower
  * (80 rows: on the tuning files as small as 128, and cheaper).
@@ -861,6 +876,10 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			rh = s.rh;
 			rn = nb ? s.rn : rh;
 			rm = mb ? s.rm : rh;
+			/* Equal durations: each value is its own prediction (a negative ratio). */
+			rh = ratio_or_copy(rh, hs, W);
+			rn = ratio_or_copy(rn, ns, W);
+			rm = ratio_or_copy(rm, ms, W);
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
 					cost[p * W + 1] += pcz_bit_length(

@@ -1223,13 +1223,20 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "region '%s' too large for one section",
 				   region);
 	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
-		for (size_t u = 1; u < n_units; u++)
-			for (size_t v = 0; v < u; v++)
-				if (keys[u].hash == keys[v].hash &&
-				    strcmp(units[u].name, units[v].name) == 0)
-					return mpxkit_fail(diag, MPXKIT_EINVAL,
-							   "region '%s': unit '%s' given twice", region,
-							   units[u].name);
+		/* A bit per unit, by 6 bits of its name's hash: only a unit whose bit was taken
+		 * can repeat an earlier name, and only such a unit is compared with them. */
+		uint64_t seen = 0;
+		for (size_t u = 0; u < n_units; u++) {
+			uint64_t bit = 1ull << (keys[u].hash & 63);
+			if (seen & bit)
+				for (size_t v = 0; v < u; v++)
+					if (keys[u].hash == keys[v].hash &&
+					    strcmp(units[u].name, units[v].name) == 0)
+						return mpxkit_fail(diag, MPXKIT_EINVAL,
+								   "region '%s': unit '%s' given twice",
+								   region, units[u].name);
+			seen |= bit;
+		}
 		return 0;
 	}
 	names = malloc(n_units * sizeof *names);
