@@ -653,11 +653,10 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->slot_gen);
 	free(c->last_row);
 	free(c->place);
-	free(c->sym);
 	free(c->key);
+	free(c->taken);
 	free(c->hist);
 	free(c->esym);
-	free(c->key_at);
 	free(c->by_pred.col);
 	free(c->pred_row);
 	free(c->zero_row);
@@ -963,9 +962,11 @@ static void raw_flush(pcz_raww *w)
 	w->acc = 0;
 }
 
-/* The forward pass: every number's symbol and histogram key in order, the raw bits written. */
+/*
+ * The forward pass: every number's place in hist in order (its key times
+ * PCZ_HSTRIDE plus its symbol), counted there, the raw bits written.
+ */
 typedef struct pcz_fwd {
-	uint8_t *sym;
 	uint16_t *key;
 	size_t n;
 	uint32_t *hist;
@@ -976,8 +977,7 @@ static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 {
 	unsigned b = pcz_bit_length(z);
 
-	f->sym[f->n] = (uint8_t)b;
-	f->key[f->n++] = (uint16_t)key;
+	f->key[f->n++] = (uint16_t)(key * PCZ_HSTRIDE + b);
 	f->hist[key * PCZ_HSTRIDE + b]++;
 	raw_mantissa(&f->raw, z, b);
 }
@@ -1010,11 +1010,19 @@ static int raw_room(pcz_mchunk *c, pcz_raww *w, size_t n)
 	return 0;
 }
 
-/* pcz_fine_class, a copy of the file's own: its address a constant in the hot loop. */
-static const uint8_t fine_class[PCZ_SYMBOLS] = {
-	0, 1, 2, 2, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7,
-	7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7,
+/*
+ * pcz_fine_class times PCZ_HSTRIDE: where the counts of a fine class start
+ * in its column's (a table of this file, its address a constant in the hot loop).
+ */
+#define F(x) (x) * PCZ_HSTRIDE
+static const uint16_t fine_at[PCZ_SYMBOLS] = {
+	F(0), F(1), F(2), F(2), F(3), F(3), F(3), F(4), F(4), F(4), F(4), F(5), F(5), F(5),
+	F(5), F(5), F(5), F(6), F(6), F(6), F(6), F(6), F(6), F(6), F(6), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
 };
+#undef F
 
 /*
  * Numbers of the columns [col, end) of a row, their residuals x - p, each
@@ -1025,18 +1033,17 @@ static const uint8_t fine_class[PCZ_SYMBOLS] = {
 static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const uint64_t *x,
 							      const uint64_t *p, size_t col,
 							      size_t end, unsigned *prev_p,
-							      unsigned *key_p, uint32_t **hist_p,
-							      int step)
+							      unsigned *key_p, int step)
 {
 	uint64_t acc = fp->raw.acc;
-	unsigned prev = *prev_p, n_bits = fp->raw.n, key = *key_p;
-	uint32_t *hist = *hist_p;
-	uint8_t *sym = fp->sym + fp->n, *o = fp->raw.o;
+	unsigned prev = *prev_p, n_bits = fp->raw.n, at = *key_p * PCZ_HSTRIDE;
+	uint32_t *hist = fp->hist;
+	uint8_t *o = fp->raw.o;
 	uint16_t *kp = fp->key + fp->n;
 
 	for (; col < end; col++) {
 		uint64_t v = pcz_zigzag(x[col] - p[col]);
-		unsigned fine = fine_class[prev], b = (unsigned)v;
+		unsigned place = at + fine_at[prev], b = (unsigned)v;
 		if (v > 1) {
 			/* k: the bits below the leading one; 63 ^ clz is the bsr instruction. */
 			unsigned k = 63u ^ (unsigned)__builtin_clzll(v);
@@ -1053,22 +1060,19 @@ static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const
 				acc = v >> (k - n_bits);
 			}
 		}
-		*sym++ = (uint8_t)b;
-		*kp++ = (uint16_t)(key + fine);
-		hist[fine * PCZ_HSTRIDE + b]++;
+		place += b; /* the number's place in hist */
+		*kp++ = (uint16_t)place;
+		hist[place]++;
 		prev = b;
-		if (step) {
-			key += PCZ_FINE_CLASSES;
-			hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
-		}
+		if (step)
+			at += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
 	}
 	fp->n = (size_t)(kp - fp->key);
 	fp->raw.acc = acc;
 	fp->raw.n = n_bits;
 	fp->raw.o = o;
 	*prev_p = prev;
-	*key_p = key;
-	*hist_p = hist;
+	*key_p = at / PCZ_HSTRIDE;
 }
 
 /*
@@ -1084,19 +1088,17 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 	uint64_t *p = c->pred_row;
 	unsigned prev = 0, key = PCZ_N_FIELDS;
-	uint32_t *hist = fp->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
 	pcz_sources src;
 
 	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
 	predict_row_call(&c->by_pred, &src, p);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
-	put_columns(fp, x, p, 0, C, &prev, &key, &hist, 1);
+	put_columns(fp, x, p, 0, C, &prev, &key, 1);
 	if (W > C) {
 		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
 		key -= PCZ_FINE_CLASSES;
-		hist -= PCZ_FINE_CLASSES * PCZ_HSTRIDE;
-		put_columns(fp, x, p, C, W, &prev, &key, &hist, 0);
+		put_columns(fp, x, p, C, W, &prev, &key, 0);
 	}
 }
 
@@ -1348,8 +1350,25 @@ static void encode_symbols(const pcz_table *t, pcz_esym *es)
 }
 
 /*
+ * Where the numbers of key under table t find their esym entries (where:
+ * that of symbol 0, SIZE_MAX for a one-symbol table): in the places of
+ * their counts, which are listed in taken.
+ */
+static inline void place_key(pcz_mchunk *c, size_t key, const pcz_table *t, size_t where)
+{
+	uint32_t *h = c->hist + key * PCZ_HSTRIDE;
+
+	for (unsigned i = 0; i < t->k; i++) {
+		unsigned s = t->sym[i];
+		h[s] = where == SIZE_MAX ? UINT32_MAX : (uint32_t)(where + s);
+		c->taken[c->n_taken++] = (uint16_t)(key * PCZ_HSTRIDE + s);
+	}
+}
+
+/*
  * The tables: each field's, each column's mode and class tables, written to
- * c->tables (predictors first), with esym and key_at set for the reverse pass.
+ * c->tables (predictors first), with esym set and each counted place of hist
+ * turned into its entry there (place_key) for the reverse pass.
  */
 static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *pred, pcz_colcounts *cc)
 {
@@ -1358,15 +1377,16 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	pcz_bitw w;
 	pcz_table t;
 
-	/* Each table's symbols lo..hi at esym + at, found at esym + key_at[key] + symbol (offsets,
-	 * for the array grows), from a start of PCZ_SYMBOLS so that at - lo >= 0. */
-	size_t at = PCZ_SYMBOLS, *key_at;
+	/* Each table's symbols lo..hi at esym + at, symbol s at esym + (at - lo) + s, from a
+	 * start of PCZ_SYMBOLS so that at - lo >= 0. */
+	size_t at = PCZ_SYMBOLS;
 
-	free(c->key_at);
-	key_at = c->key_at = malloc(n_keys * sizeof *c->key_at);
+	free(c->taken);
+	c->n_taken = 0;
+	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
 	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
 	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
-	if (key_at == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+	if (c->taken == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
 		return -MPXKIT_ENOMEM;
 	w = (pcz_bitw){ c->tables.data, 0, 0 };
 	for (size_t col = 1; col < W; col++)
@@ -1404,13 +1424,13 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 				at += hi - lo + 1;
 			}
 			if (i < PCZ_N_FIELDS) {
-				key_at[i] = where;
+				place_key(c, i, &t, where);
 				continue;
 			}
 			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-				if (pcz_mode_class[mode][f] == k)
-					key_at[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f] =
-						where;
+				if (pcz_mode_class[mode][f] == k && cc->fine_used >> f & 1)
+					place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f,
+						  &t, where);
 		}
 	}
 	bitw_flush(&w);
@@ -1427,8 +1447,7 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	/* Locals: the bytes stored below could alias the chunk's fields, which would be read again
 	 * after each store. */
 	const uint16_t *key = f->key;
-	const uint8_t *sym = f->sym;
-	const size_t *key_at = c->key_at;
+	const uint32_t *place = c->hist;
 	const pcz_esym *esym = c->esym;
 	uint8_t *end, *o;
 	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
@@ -1437,12 +1456,12 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		return -MPXKIT_ENOMEM;
 	end = o = c->ans.data + 2 * f->n + 8;
 	for (size_t i = f->n; i-- > 0;) {
-		size_t at = key_at[key[i]];
+		uint32_t at = place[key[i]];
 		const pcz_esym *e;
 		uint64_t q;
-		if (at == SIZE_MAX) /* one symbol: nothing coded */
+		if (at == UINT32_MAX) /* one symbol: nothing coded */
 			continue;
-		e = esym + at + sym[i];
+		e = esym + at;
 		if (x >= e->x_max) {
 			o -= 2;
 			o[0] = (uint8_t)x;
@@ -1467,6 +1486,9 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	}
 	c->ans.len = (size_t)(end - o);
 	memmove(c->ans.data, o, c->ans.len);
+	/* The counts 0 again for the next section. */
+	for (size_t i = 0; i < c->n_taken; i++)
+		c->hist[c->taken[i]] = 0;
 	return 0;
 }
 
@@ -1486,15 +1508,12 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		goto out;
 	if (max_num > c->cap_num) {
 		size_t cap = c->cap_num;
-		if (grow_array((void **)&c->sym, &cap, max_num, sizeof *c->sym) != 0)
-			goto out;
-		cap = c->cap_num;
 		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
 			goto out;
 		c->cap_num = cap;
 	}
 	if (n_keys > c->cap_hist) {
-		/* The counts stay 0 between sections: write_tables takes each section's. */
+		/* The counts stay 0 between sections: encode_ans zeroes each section's. */
 		free(c->hist);
 		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
 		c->cap_hist = c->hist ? n_keys : 0;
@@ -1512,7 +1531,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	choose(c, pred, cost, c->zero_row);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
-	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, { c->raw.data, 0, 0 } };
+	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
@@ -1564,7 +1583,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	raw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
-	rc = write_tables(c, pred, scratch); /* which leaves the counts 0 */
+	rc = write_tables(c, pred, scratch);
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)

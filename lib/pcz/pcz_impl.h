@@ -763,18 +763,23 @@ typedef struct pcz_mchunk {
 	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
 	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
 	size_t cap_slots;
-	uint8_t *sym;     /* every number's symbol, in coding order */
-	uint16_t *key;    /* and its histogram: field, or 7 + 16 column + fine class */
+	/* Every number in coding order as the place of its count in hist: key * PCZ_HSTRIDE +
+	 * symbol, the key its field, or 7 + 8 column + fine class. */
+	uint16_t *key;
 	size_t cap_num;
-	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE) */
+	/* Per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE); for the reverse pass, write_tables
+	 * puts in each counted place its symbol's entry in esym (UINT32_MAX: a one-symbol table,
+	 * nothing coded), then encode_ans zeroes the places it listed in taken. */
+	uint32_t *hist;
 	size_t cap_hist;
+	uint16_t *taken;
+	size_t n_taken;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
 	unsigned needs;     /* the ratios the section's predictors use (pcz_needs) */
 	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
 	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
-	size_t *key_at;   /* per key: esym + key_at[key] + symbol is its table's (SIZE_MAX: one symbol) */
 	pcz_buf raw, tables, ans;
 } pcz_mchunk;
 
