@@ -578,6 +578,9 @@ static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
 {
 	uint64_t dref = row ? row[1] - row[0] : 0;
 
+	/* Equal durations, as a match's often are: x / x is 1, without the division. */
+	if (d == dref && d)
+		return 1.0;
 	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
 }
 
