@@ -1223,11 +1223,12 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "region '%s' too large for one section",
 				   region);
 	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
-		/* A bit per unit, by 6 bits of its name's hash: only a unit whose bit was taken
-		 * can repeat an earlier name, and only such a unit is compared with them. */
+		/* A bit per unit, by 6 bits of its name's hash (mixed: names that differ in
+		 * their last digits differ little in any 6 bits of FNV-1a): only a unit whose bit
+		 * was taken can repeat an earlier name, and only such a unit is compared. */
 		uint64_t seen = 0;
 		for (size_t u = 0; u < n_units; u++) {
-			uint64_t bit = 1ull << (keys[u].hash & 63);
+			uint64_t bit = 1ull << (((uint64_t)keys[u].hash * 0x9E3779B97F4A7C15ull) >> 58);
 			if (seen & bit)
 				for (size_t v = 0; v < u; v++)
 					if (keys[u].hash == keys[v].hash &&
