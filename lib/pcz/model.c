@@ -642,10 +642,10 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 void pcz_mchunk_free(pcz_mchunk *c)
 {
 	free(c->reg);
-	free(c->unit);
 	for (size_t i = 0; i < c->n_slabs; i++) {
 		free(c->slab[i].rows);
 		free(c->slab[i].link);
+		free(c->slab[i].unit);
 	}
 	free(c->slab);
 	pcz_buf_free(&c->names);
@@ -682,6 +682,12 @@ static inline uint64_t *chunk_row(const pcz_mchunk *c, size_t i)
 static inline struct pcz_mlink *chunk_link(const pcz_mchunk *c, size_t i)
 {
 	return &c->slab[i >> PCZ_SLAB_LOG].link[i & (PCZ_SLAB - 1)];
+}
+
+/* The unit whose first row is row i. */
+static inline pcz_munit *chunk_unit(const pcz_mchunk *c, size_t i)
+{
+	return &c->slab[i >> PCZ_SLAB_LOG].unit[i & (PCZ_SLAB - 1)];
 }
 
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
@@ -744,7 +750,7 @@ static inline size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *f
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
 		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n)
 {
-	size_t E = c->n_events, W = c->width, steps = 0, n_slots = 0;
+	size_t E = c->n_events, W = c->width, steps = 0, n_slots = 0, prev_first = 0, prev_steps = 0;
 	pcz_mregion *r;
 
 	if (c->n_reg == 0) {
@@ -754,8 +760,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
-	if (grow_array((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0 ||
-	    grow_array((void **)&c->unit, &c->cap_unit, c->n_unit + n_units, sizeof *c->unit) != 0)
+	if (grow_array((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0)
 		return -MPXKIT_ENOMEM;
 	while (c->n_slabs * PCZ_SLAB < c->n_rows + steps) {
 		struct pcz_slab *b;
@@ -764,9 +769,11 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		b = &c->slab[c->n_slabs];
 		b->rows = malloc(PCZ_SLAB * W * sizeof *b->rows);
 		b->link = malloc(PCZ_SLAB * sizeof *b->link);
-		if (b->rows == NULL || b->link == NULL) {
+		b->unit = malloc(PCZ_SLAB * sizeof *b->unit);
+		if (b->rows == NULL || b->link == NULL || b->unit == NULL) {
 			free(b->rows);
 			free(b->link);
+			free(b->unit);
 			return -MPXKIT_ENOMEM;
 		}
 		c->n_slabs++;
@@ -776,15 +783,14 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	r->name_off = c->names.len;
 	r->name_len = name_mode == PCZ_NAME_NEW ? strlen(name) : 0;
 	pcz_buf_put(&c->names, name, r->name_len);
-	r->first_unit = c->n_unit;
+	r->first_row = c->n_rows;
 	r->n_units = n_units;
 	/* Each unit's last row in the section, for the history links (see "Rows"). */
 	n_slots = c->n_slots_used;
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		pcz_munit *m = &c->unit[c->n_unit++];
-		size_t slot, prev_first = u ? c->unit[c->n_unit - 2].first_row : 0;
-		size_t prev_steps = u ? c->unit[c->n_unit - 2].n_steps : 0;
+		pcz_munit *m = chunk_unit(c, c->n_rows);
+		size_t slot, first;
 		int fresh;
 		if (grow_dict(c, kidx[u] + 1) != 0)
 			return -MPXKIT_ENOMEM;
@@ -795,7 +801,8 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		m->n_steps = x->n_steps;
 		m->cpu = x->cpu;
 		m->numa = x->numa;
-		m->first_row = c->n_rows;
+		c->n_unit++;
+		first = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
 			uint64_t *row = chunk_row(c, c->n_rows), match;
 			struct pcz_mlink *l = chunk_link(c, c->n_rows);
@@ -808,6 +815,8 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
 		}
+		prev_first = first;
+		prev_steps = x->n_steps;
 	}
 	c->n_slots_used = n_slots;
 	return pcz_buf_grow(&c->names, 0) != 0 ? -MPXKIT_ENOMEM : 0;
@@ -1543,8 +1552,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 			put_name(&f, (const char *)c->names.data + r->name_off, r->name_len);
 		put_number(&f, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
 		prev_units = r->n_units;
-		for (size_t u = 0; u < r->n_units; u++) {
-			const pcz_munit *m = &c->unit[r->first_unit + u];
+		for (size_t u = 0, row = r->first_row; u < r->n_units; u++) {
+			const pcz_munit *m = chunk_unit(c, row);
 			size_t slot;
 			int fresh;
 			/* At most 63 raw bits a number, and the name's bytes. */
@@ -1578,7 +1587,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 				c->place[2 * slot + 1] = numa1;
 			}
 			for (size_t s = 0; s < m->n_steps; s++)
-				put_row(c, &f, m->first_row + s, pred);
+				put_row(c, &f, row++, pred);
 		}
 	}
 	raw_flush(&f.raw);

@@ -717,14 +717,14 @@ void pcz_mdec_row(pcz_mdec *d, const pcz_msec *m, uint64_t *row, const uint64_t 
 typedef struct pcz_mregion {
 	uint8_t name_mode;
 	size_t name_off, name_len; /* NEW: the name in names */
-	size_t first_unit, n_units;
+	size_t first_row, n_units;
 } pcz_mregion;
 
+/* A unit of the chunk, kept with its first row (its rows follow one another). */
 typedef struct pcz_munit {
 	size_t k;       /* dictionary entry */
 	size_t n_steps;
 	int cpu, numa;
-	size_t first_row;
 } pcz_munit;
 
 /* The encoder's form of a table's symbol (rANS with a reciprocal instead of a division). */
@@ -743,15 +743,16 @@ typedef struct pcz_mchunk {
 	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
 	pcz_mregion *reg;
 	size_t n_reg, cap_reg;
-	pcz_munit *unit;
-	size_t n_unit, cap_unit;
-	/* The rows (width values each) and their links, PCZ_SLAB rows a slab, so that they are
-	 * never copied as the section grows: row i is in slab i / PCZ_SLAB. */
+	size_t n_unit;
+	/* The rows (width values each), their links and units (set at a unit's first row),
+	 * PCZ_SLAB rows a slab, so that they are never copied as the section grows: row i is in
+	 * slab i / PCZ_SLAB. */
 	struct pcz_slab {
 		uint64_t *rows;
 		struct pcz_mlink {
 			size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
 		} *link;
+		pcz_munit *unit;
 	} *slab;
 	size_t n_slabs, cap_slabs;
 	size_t n_rows;
