@@ -158,16 +158,6 @@ static inline void bitw_put(pcz_bitw *w, uint64_t v, unsigned k)
 	}
 }
 
-static inline void bitw_put_wide(pcz_bitw *w, uint64_t v, unsigned k)
-{
-	if (k > 32) {
-		bitw_put(w, v, 32);
-		bitw_put(w, v >> 32, k - 32);
-	} else {
-		bitw_put(w, v, k);
-	}
-}
-
 /* Pads with 0 bits to a byte boundary and writes out what waits. */
 static void bitw_flush(pcz_bitw *w)
 {
