@@ -1191,12 +1191,12 @@ static int cmp_name(const void *a, const void *b)
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
 			const mpxkit_pcz_unit *units, struct name_key *keys, mpxkit_diag *diag)
 {
-	uint64_t bound = 64 + strlen(region);
+	size_t rlen = strlen(region);
+	uint64_t bound = 64 + rlen;
 	const char **names;
 	int rc = 0;
 
-	if (!pcz_name_ok(region, strlen(region)) ||
-	    (w->model && strlen(region) > PCZ_MAX_NAME))
+	if (!pcz_name_ok(region, rlen) || (w->model && rlen > PCZ_MAX_NAME))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': bad name", region);
 	if (n_units == 0 || n_units > PCZ_MAX_UNITS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': %zu units, need 1 to %u",
