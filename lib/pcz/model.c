@@ -809,7 +809,7 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		prev_steps = x->n_steps;
 	}
 	c->n_slots_used = n_slots;
-	return pcz_buf_grow(&c->names, 0) != 0 ? -MPXKIT_ENOMEM : 0;
+	return c->names.oom ? -MPXKIT_ENOMEM : 0; /* the name's copy failed */
 }
 
 static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
