@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Version 2's MODEL codec: bit fields, static tables and rANS, MATCH's window, the section coder. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -654,6 +655,92 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	pcz_buf_free(&c->tables);
 	pcz_buf_free(&c->ans);
 	memset(c, 0, sizeof *c);
+}
+
+/*
+ * Chunks outlive their writer in a pool of a few, as codec contexts do
+ * (codec.c): a section's rows, counts and streams are a few hundred KiB
+ * that malloc would map fresh for each writer, and taking those pages costs
+ * more than coding a small file.  What depends on the width is dropped when
+ * a writer of another width takes a chunk; a chunk keeps about PCZ_MPOOL_KEEP
+ * bytes of slabs and of each array.  The pool is freed when the library is
+ * unloaded.
+ */
+#define PCZ_MPOOL 4
+#define PCZ_MPOOL_KEEP ((size_t)1 << 20)
+static pthread_mutex_t mpool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pcz_mchunk mpool[PCZ_MPOOL];
+static size_t mpool_n;
+
+/* Drops the slabs from keep on, and with keep = 0 the rows of width W too. */
+static void drop_width(pcz_mchunk *c, size_t keep)
+{
+	for (size_t i = keep; i < c->n_slabs; i++) {
+		free(c->slab[i].rows);
+		free(c->slab[i].link);
+		free(c->slab[i].unit);
+	}
+	c->n_slabs = c->n_slabs < keep ? c->n_slabs : keep;
+	if (keep == 0) {
+		free(c->pred_row);
+		free(c->zero_row);
+		free(c->by_pred.col);
+		c->pred_row = c->zero_row = NULL;
+		c->by_pred.col = NULL;
+	}
+}
+
+void pcz_mchunk_init(pcz_mchunk *c, size_t n_events)
+{
+	memset(c, 0, sizeof *c);
+	pthread_mutex_lock(&mpool_lock);
+	if (mpool_n > 0)
+		*c = mpool[--mpool_n];
+	pthread_mutex_unlock(&mpool_lock);
+	if (c->width != 2 + n_events)
+		drop_width(c, 0);
+	c->n_events = n_events;
+	c->width = 2 + n_events;
+}
+
+void pcz_mchunk_release(pcz_mchunk *c)
+{
+	/* The counts are 0 between sections (pcz_mchunk_payload keeps them so). */
+	if (c->names.oom || c->raw.oom || c->tables.oom || c->ans.oom) {
+		pcz_mchunk_free(c);
+		return;
+	}
+	if (c->width == 0) /* never a writer's (not the MODEL codec's) */
+		return;
+	pcz_mchunk_reset(c);
+	drop_width(c, PCZ_MPOOL_KEEP / (PCZ_SLAB * (c->width * sizeof *c->slab->rows +
+						    sizeof *c->slab->link + sizeof *c->slab->unit)));
+	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
+		free(c->key);
+		c->key = NULL;
+		c->cap_num = 0;
+	}
+	if (c->names.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->names);
+	if (c->raw.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->raw);
+	if (c->tables.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->tables);
+	if (c->ans.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->ans);
+	pthread_mutex_lock(&mpool_lock);
+	if (mpool_n < PCZ_MPOOL) {
+		mpool[mpool_n++] = *c;
+		memset(c, 0, sizeof *c);
+	}
+	pthread_mutex_unlock(&mpool_lock);
+	pcz_mchunk_free(c); /* nothing left when it went to the pool */
+}
+
+static void __attribute__((destructor)) mpool_free(void)
+{
+	while (mpool_n > 0)
+		pcz_mchunk_free(&mpool[--mpool_n]);
 }
 
 void pcz_mchunk_reset(pcz_mchunk *c)

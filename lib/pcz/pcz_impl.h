@@ -788,6 +788,10 @@ typedef struct pcz_mchunk {
 } pcz_mchunk;
 
 void pcz_mchunk_free(pcz_mchunk *c);
+/* A writer's chunk for rows of n_events values, from the pool (or a new one). */
+void pcz_mchunk_init(pcz_mchunk *c, size_t n_events);
+/* Back to the pool (or freed), c left empty. */
+void pcz_mchunk_release(pcz_mchunk *c);
 /*
  * Appends a region (units validated, dictionary entries known; dict_n is the
  * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.

@@ -135,7 +135,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 	pcz_buf_free(&w->payload);
 	pcz_buf_free(&w->stored);
 	pcz_fast_free(&w->fast_rows);
-	pcz_mchunk_free(&w->mchunk);
+	pcz_mchunk_release(&w->mchunk);
 	pcz_compressor_free(&w->cz);
 	for (size_t i = 0; i < w->n_staged; i++) {
 		struct staged *s = &w->staged[i];
@@ -209,8 +209,8 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	w->model = w->opt.codec == MPXKIT_PCZ_MODEL;
 	w->fast = !w->model && w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
 	w->fast_rows.n_events = n_events;
-	w->mchunk.n_events = n_events;
-	w->mchunk.width = 2 + n_events;
+	if (w->model)
+		pcz_mchunk_init(&w->mchunk, n_events);
 	w->to_mem = path == NULL;
 	rc = w->to_mem ? 0 : mpxkit_outfile_open(&w->out, path, diag);
 	if (rc < 0)
