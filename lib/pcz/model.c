@@ -910,6 +910,9 @@ static inline uint64_t scaled(uint64_t v, double r)
 	return r < 0 ? v : pcz_scale(v, r);
 }
 
+/* Values below this scale by r = 1 to themselves: v + 0.5 is exact in binary64. */
+#define PCZ_EXACT_HALF (1ull << 52)
+
 /*
  * r, or -1 (v itself) where r = 1 and every value of the row is below
  * PCZ_EXACT_HALF, so that scale(v, d, d) = v for each.

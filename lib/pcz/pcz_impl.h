@@ -578,9 +578,6 @@ static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
 {
 	uint64_t dref = row ? row[1] - row[0] : 0;
 
-	/* Equal durations, as a match's often are: x / x is 1, without the division. */
-	if (d == dref && d)
-		return 1.0;
 	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
 }
 
@@ -650,24 +647,12 @@ static inline uint64_t pcz_scale(uint64_t v, double r)
 	return y < 18446744073709551616.0 ? (uint64_t)y : v;
 }
 
-/* Values below this scale by r = 1 to themselves: v + 0.5 is exact in binary64. */
-#define PCZ_EXACT_HALF (1ull << 52)
-
 /* p[c] = scale(src[c], d, d') with r = d / d' (negative: d' = 0, the value itself), or 0 without src. */
 static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n,
 				      const uint64_t *src, double r)
 {
 	if (src == NULL || r < 0) {
 		pcz_predict_copy(p, col, n, src);
-		return;
-	}
-	if (r == 1.0) {
-		/* Equal durations, as a match's often are: below 2^52, v + 0.5 is exact and
-		 * scale(v, d, d) is v. */
-		for (size_t i = 0; i < n; i++) {
-			uint64_t v = src[col[i]];
-			p[col[i]] = v < PCZ_EXACT_HALF ? v : pcz_scale(v, r);
-		}
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
