@@ -657,6 +657,15 @@ int pcz_name_is_next(const char *prev, size_t plen, const char *name, size_t nle
 	/* The rule of pcz_name_next for prev, then name's digits against v + 1. */
 	if (d == plen || plen - d > 18 || (prev[d] == '0' && plen - d > 1))
 		return 0;
+	/* The common case, a last digit below 9: v + 1 is prev with that digit plus one. */
+	if (prev[plen - 1] != '9') {
+		if (nlen != plen || name[plen - 1] != prev[plen - 1] + 1)
+			return 0;
+		for (size_t i = 0; i + 1 < plen; i++)
+			if (name[i] != prev[i])
+				return 0;
+		return 1;
+	}
 	if (nlen <= d || nlen - d > 19 || memcmp(prev, name, d) != 0 || name[d] == '0')
 		return 0;
 	for (size_t i = d; i < plen; i++)

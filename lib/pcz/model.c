@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Version 2's MODEL codec: bit fields, static tables and rANS, MATCH's window, the section coder. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,16 +156,6 @@ static inline void bitw_put(pcz_bitw *w, uint64_t v, unsigned k)
 		w->o += 4;
 		w->acc >>= 32;
 		w->n -= 32;
-	}
-}
-
-static inline void bitw_put_wide(pcz_bitw *w, uint64_t v, unsigned k)
-{
-	if (k > 32) {
-		bitw_put(w, v, 32);
-		bitw_put(w, v >> 32, k - 32);
-	} else {
-		bitw_put(w, v, k);
 	}
 }
 
@@ -642,19 +633,21 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 void pcz_mchunk_free(pcz_mchunk *c)
 {
 	free(c->reg);
-	free(c->unit);
-	free(c->rows);
-	free(c->link);
+	for (size_t i = 0; i < c->n_slabs; i++) {
+		free(c->slab[i].rows);
+		free(c->slab[i].link);
+		free(c->slab[i].unit);
+	}
+	free(c->slab);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
 	free(c->last_row);
 	free(c->place);
-	free(c->sym);
 	free(c->key);
+	free(c->taken);
 	free(c->hist);
 	free(c->esym);
-	free(c->key_at);
 	free(c->by_pred.col);
 	free(c->pred_row);
 	free(c->zero_row);
@@ -664,11 +657,114 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	memset(c, 0, sizeof *c);
 }
 
+/*
+ * Chunks outlive their writer in a pool of a few, as codec contexts do
+ * (codec.c): a section's rows, counts and streams are a few hundred KiB
+ * that malloc would map fresh for each writer, and taking those pages costs
+ * more than coding a small file.  What depends on the width is dropped when
+ * a writer of another width takes a chunk; a chunk keeps about PCZ_MPOOL_KEEP
+ * bytes of slabs and of each array.  The pool is freed when the library is
+ * unloaded.
+ */
+#define PCZ_MPOOL 4
+#define PCZ_MPOOL_KEEP ((size_t)1 << 20)
+static pthread_mutex_t mpool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pcz_mchunk mpool[PCZ_MPOOL];
+static size_t mpool_n;
+
+/* Drops the slabs from keep on, and with keep = 0 the rows of width W too. */
+static void drop_width(pcz_mchunk *c, size_t keep)
+{
+	for (size_t i = keep; i < c->n_slabs; i++) {
+		free(c->slab[i].rows);
+		free(c->slab[i].link);
+		free(c->slab[i].unit);
+	}
+	c->n_slabs = c->n_slabs < keep ? c->n_slabs : keep;
+	if (keep == 0) {
+		free(c->pred_row);
+		free(c->zero_row);
+		free(c->by_pred.col);
+		c->pred_row = c->zero_row = NULL;
+		c->by_pred.col = NULL;
+	}
+}
+
+void pcz_mchunk_init(pcz_mchunk *c, size_t n_events)
+{
+	memset(c, 0, sizeof *c);
+	pthread_mutex_lock(&mpool_lock);
+	if (mpool_n > 0)
+		*c = mpool[--mpool_n];
+	pthread_mutex_unlock(&mpool_lock);
+	if (c->width != 2 + n_events)
+		drop_width(c, 0);
+	c->n_events = n_events;
+	c->width = 2 + n_events;
+}
+
+void pcz_mchunk_release(pcz_mchunk *c)
+{
+	/* The counts are 0 between sections (pcz_mchunk_payload keeps them so). */
+	if (c->names.oom || c->raw.oom || c->tables.oom || c->ans.oom) {
+		pcz_mchunk_free(c);
+		return;
+	}
+	if (c->width == 0) /* never a writer's (not the MODEL codec's) */
+		return;
+	pcz_mchunk_reset(c);
+	drop_width(c, PCZ_MPOOL_KEEP / (PCZ_SLAB * (c->width * sizeof *c->slab->rows +
+						    sizeof *c->slab->link + sizeof *c->slab->unit)));
+	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
+		free(c->key);
+		c->key = NULL;
+		c->cap_num = 0;
+	}
+	if (c->names.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->names);
+	if (c->raw.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->raw);
+	if (c->tables.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->tables);
+	if (c->ans.cap > PCZ_MPOOL_KEEP)
+		pcz_buf_free(&c->ans);
+	pthread_mutex_lock(&mpool_lock);
+	if (mpool_n < PCZ_MPOOL) {
+		mpool[mpool_n++] = *c;
+		memset(c, 0, sizeof *c);
+	}
+	pthread_mutex_unlock(&mpool_lock);
+	pcz_mchunk_free(c); /* nothing left when it went to the pool */
+}
+
+static void __attribute__((destructor)) mpool_free(void)
+{
+	while (mpool_n > 0)
+		pcz_mchunk_free(&mpool[--mpool_n]);
+}
+
 void pcz_mchunk_reset(pcz_mchunk *c)
 {
 	c->n_reg = c->n_unit = c->n_rows = c->n_slots_used = 0;
 	c->names.len = 0;
 	c->gen++;
+}
+
+/* Row i of the chunk, and its links. */
+static inline uint64_t *chunk_row(const pcz_mchunk *c, size_t i)
+{
+	return c->slab[i >> PCZ_SLAB_LOG].rows + (i & (PCZ_SLAB - 1)) * c->width;
+}
+
+static inline struct pcz_mlink *chunk_link(const pcz_mchunk *c, size_t i)
+{
+	return &c->slab[i >> PCZ_SLAB_LOG].link[i & (PCZ_SLAB - 1)];
+}
+
+/* The unit whose first row is row i. */
+static inline pcz_munit *chunk_unit(const pcz_mchunk *c, size_t i)
+{
+	return &c->slab[i >> PCZ_SLAB_LOG].unit[i & (PCZ_SLAB - 1)];
 }
 
 static int grow_array(void **p, size_t *cap, size_t need, size_t size)
@@ -707,7 +803,7 @@ static int grow_dict(pcz_mchunk *c, size_t dict_n)
 }
 
 /* The chunk slot of entry k, new ones numbered in order of first use; SIZE_MAX when out of memory. */
-static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
+static inline size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 {
 	*fresh = c->slot_gen[k] != c->gen;
 	if (*fresh) {
@@ -731,7 +827,7 @@ static size_t chunk_slot(pcz_mchunk *c, size_t k, size_t *n_slots, int *fresh)
 int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n_units,
 		   const mpxkit_pcz_unit *units, const size_t *kidx, size_t dict_n)
 {
-	size_t E = c->n_events, W = c->width, steps = 0, n_slots = 0;
+	size_t E = c->n_events, W = c->width, steps = 0, n_slots = 0, prev_first = 0, prev_steps = 0;
 	pcz_mregion *r;
 
 	if (c->n_reg == 0) {
@@ -741,32 +837,37 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
-	if (grow_array((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0 ||
-	    grow_array((void **)&c->unit, &c->cap_unit, c->n_unit + n_units, sizeof *c->unit) != 0)
+	if (grow_array((void **)&c->reg, &c->cap_reg, c->n_reg + 1, sizeof *c->reg) != 0)
 		return -MPXKIT_ENOMEM;
-	{
-		size_t cap = c->cap_rows;
-		if (grow_array((void **)&c->rows, &cap, c->n_rows + steps, W * sizeof *c->rows) != 0)
+	while (c->n_slabs * PCZ_SLAB < c->n_rows + steps) {
+		struct pcz_slab *b;
+		if (grow_array((void **)&c->slab, &c->cap_slabs, c->n_slabs + 1, sizeof *c->slab) != 0)
 			return -MPXKIT_ENOMEM;
-		cap = c->cap_rows;
-		if (grow_array((void **)&c->link, &cap, c->n_rows + steps, sizeof *c->link) != 0)
+		b = &c->slab[c->n_slabs];
+		b->rows = malloc(PCZ_SLAB * W * sizeof *b->rows);
+		b->link = malloc(PCZ_SLAB * sizeof *b->link);
+		b->unit = malloc(PCZ_SLAB * sizeof *b->unit);
+		if (b->rows == NULL || b->link == NULL || b->unit == NULL) {
+			free(b->rows);
+			free(b->link);
+			free(b->unit);
 			return -MPXKIT_ENOMEM;
-		c->cap_rows = cap;
+		}
+		c->n_slabs++;
 	}
 	r = &c->reg[c->n_reg++];
 	r->name_mode = (uint8_t)name_mode;
 	r->name_off = c->names.len;
 	r->name_len = name_mode == PCZ_NAME_NEW ? strlen(name) : 0;
 	pcz_buf_put(&c->names, name, r->name_len);
-	r->first_unit = c->n_unit;
+	r->first_row = c->n_rows;
 	r->n_units = n_units;
 	/* Each unit's last row in the section, for the history links (see "Rows"). */
 	n_slots = c->n_slots_used;
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		pcz_munit *m = &c->unit[c->n_unit++];
-		size_t slot, prev_first = u ? c->unit[c->n_unit - 2].first_row : 0;
-		size_t prev_steps = u ? c->unit[c->n_unit - 2].n_steps : 0;
+		pcz_munit *m = chunk_unit(c, c->n_rows);
+		size_t slot, first;
 		int fresh;
 		if (grow_dict(c, kidx[u] + 1) != 0)
 			return -MPXKIT_ENOMEM;
@@ -777,10 +878,11 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		m->n_steps = x->n_steps;
 		m->cpu = x->cpu;
 		m->numa = x->numa;
-		m->first_row = c->n_rows;
+		c->n_unit++;
+		first = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = c->rows + c->n_rows * W, match;
-			struct pcz_mlink *l = &c->link[c->n_rows];
+			uint64_t *row = chunk_row(c, c->n_rows), match;
+			struct pcz_mlink *l = chunk_link(c, c->n_rows);
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
@@ -790,20 +892,40 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
 		}
+		prev_first = first;
+		prev_steps = x->n_steps;
 	}
 	c->n_slots_used = n_slots;
-	return pcz_buf_grow(&c->names, 0) != 0 ? -MPXKIT_ENOMEM : 0;
+	return c->names.oom ? -MPXKIT_ENOMEM : 0; /* the name's copy failed */
 }
 
 static const uint64_t *row_or_null(const pcz_mchunk *c, size_t i)
 {
-	return i == SIZE_MAX ? NULL : c->rows + i * c->width;
+	return i == SIZE_MAX ? NULL : chunk_row(c, i);
 }
 
 /* scale(v, d, d'), r = d / d' (negative for d' = 0: v itself). */
 static inline uint64_t scaled(uint64_t v, double r)
 {
 	return r < 0 ? v : pcz_scale(v, r);
+}
+
+/* Values below this scale by r = 1 to themselves: v + 0.5 is exact in binary64. */
+#define PCZ_EXACT_HALF (1ull << 52)
+
+/*
+ * r, or -1 (v itself) where r = 1 and every value of the row is below
+ * PCZ_EXACT_HALF, so that scale(v, d, d) = v for each.
+ */
+static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
+{
+	uint64_t any = 0;
+
+	if (r != 1.0)
+		return r;
+	for (size_t col = 2; col < W; col++)
+		any |= row[col];
+	return any < PCZ_EXACT_HALF ? -1.0 : r;
 }
 
 /*
@@ -830,9 +952,9 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 				    ? j * len
 				    : j * (n - len) / (runs - 1);
 		for (size_t i = i0; i < i0 + len && i < n; i++) {
-			const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
-			const uint64_t *nb = row_or_null(c, c->link[i].ref);
-			const uint64_t *mb = row_or_null(c, c->link[i].match);
+			const struct pcz_mlink *l = chunk_link(c, i);
+			const uint64_t *x = chunk_row(c, i), *h = row_or_null(c, l->hist);
+			const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 			uint64_t d = x[1] - x[0];
 			pcz_sources s;
 			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
@@ -842,6 +964,10 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			rh = s.rh;
 			rn = nb ? s.rn : rh;
 			rm = mb ? s.rm : rh;
+			/* Equal durations: each value is its own prediction (a negative ratio). */
+			rh = ratio_or_copy(rh, hs, W);
+			rn = ratio_or_copy(rn, ns, W);
+			rm = ratio_or_copy(rm, ms, W);
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
 					cost[p * W + 1] += pcz_bit_length(
@@ -873,48 +999,83 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 	}
 }
 
-/* The forward pass: every number's symbol and histogram key in order, the raw bits written. */
+/*
+ * The raw stream as the forward pass writes it: n < 64 bits wait in acc,
+ * whole 64-bit words go out (little-endian, so the bytes are those of
+ * bitw_put's bit fields); room is made before (raw_room).
+ */
+typedef struct pcz_raww {
+	uint8_t *o;
+	uint64_t acc;
+	unsigned n;
+} pcz_raww;
+
+static inline void store_le64(uint8_t *o, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(o, &v, 8);
+}
+
+/* The k <= 63 bits of v, which has no bit from k up. */
+static inline void raw_put(pcz_raww *w, uint64_t v, unsigned k)
+{
+	w->acc |= v << w->n;
+	if (w->n + k >= 64) {
+		/* n > 0 here, as k < 64. */
+		store_le64(w->o, w->acc);
+		w->o += 8;
+		w->acc = v >> (64 - w->n);
+		w->n = w->n + k - 64;
+	} else {
+		w->n += k;
+	}
+}
+
+/* The mantissa of z, of symbol b: the b - 1 bits below its leading one (none for 0 and 1). */
+static inline void raw_mantissa(pcz_raww *w, uint64_t z, unsigned b)
+{
+	unsigned k = b - (b != 0);
+
+	raw_put(w, z & ((1ull << k) - 1), k);
+}
+
+/* Pads with 0 bits to a byte boundary and writes out what waits. */
+static void raw_flush(pcz_raww *w)
+{
+	for (; w->n > 0; w->n = w->n > 8 ? w->n - 8 : 0) {
+		*w->o++ = (uint8_t)w->acc;
+		w->acc >>= 8;
+	}
+	w->acc = 0;
+}
+
+/*
+ * The forward pass: every number's place in hist in order (its key times
+ * PCZ_HSTRIDE plus its symbol), counted there, the raw bits written.
+ */
 typedef struct pcz_fwd {
-	uint8_t *sym;
 	uint16_t *key;
 	size_t n;
 	uint32_t *hist;
-	pcz_bitw raw;
+	pcz_raww raw;
 } pcz_fwd;
 
 static inline void put_number(pcz_fwd *f, unsigned key, uint64_t z)
 {
 	unsigned b = pcz_bit_length(z);
 
-	f->sym[f->n] = (uint8_t)b;
-	f->key[f->n++] = (uint16_t)key;
+	f->key[f->n++] = (uint16_t)(key * PCZ_HSTRIDE + b);
 	f->hist[key * PCZ_HSTRIDE + b]++;
-	if (b >= 2)
-		bitw_put_wide(&f->raw, z, b - 1);
+	raw_mantissa(&f->raw, z, b);
 }
 
 static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 {
 	put_number(f, PCZ_F_LENGTH, len);
 	for (size_t i = 0; i < len; i++)
-		bitw_put(&f->raw, (uint8_t)name[i], 8);
-}
-
-/*
- * A column's number, the column's keys from key on (its fine classes) and
- * its counts at hist (PCZ_FINE_CLASSES x PCZ_HSTRIDE); its symbol returned.
- */
-static inline unsigned put_column(pcz_fwd *f, unsigned key, uint32_t *hist, unsigned prev,
-				  uint64_t z)
-{
-	unsigned b = pcz_bit_length(z), fine = pcz_fine_class[prev];
-
-	f->sym[f->n] = (uint8_t)b;
-	f->key[f->n++] = (uint16_t)(key + fine);
-	hist[fine * PCZ_HSTRIDE + b]++;
-	if (b >= 2)
-		bitw_put_wide(&f->raw, z, b - 1);
-	return b;
+		raw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
 /* The writer's predictions through a call: inline there, they measured slower. */
@@ -925,7 +1086,7 @@ static __attribute__((noinline)) void predict_row_call(const pcz_by_pred *b, con
 }
 
 /* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
-static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
+static int raw_room(pcz_mchunk *c, pcz_raww *w, size_t n)
 {
 	size_t used = (size_t)(w->o - c->raw.data);
 
@@ -938,32 +1099,95 @@ static int raw_room(pcz_mchunk *c, pcz_bitw *w, size_t n)
 	return 0;
 }
 
-/* One row: start against the history's end, then every column under its predictor. */
-static inline void put_row(pcz_mchunk *c, pcz_fwd *f, size_t i, const uint8_t *pred)
+/*
+ * pcz_fine_class times PCZ_HSTRIDE: where the counts of a fine class start
+ * in its column's (a table of this file, its address a constant in the hot loop).
+ */
+#define F(x) (x) * PCZ_HSTRIDE
+static const uint16_t fine_at[PCZ_SYMBOLS] = {
+	F(0), F(1), F(2), F(2), F(3), F(3), F(3), F(4), F(4), F(4), F(4), F(5), F(5), F(5),
+	F(5), F(5), F(5), F(6), F(6), F(6), F(6), F(6), F(6), F(6), F(6), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
+	F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7), F(7),
+};
+#undef F
+
+/*
+ * Numbers of the columns [col, end) of a row, their residuals x - p, each
+ * one's symbol, key, count and mantissa; key and hist move on to the next
+ * column's after each column when step.  The state is held in locals: the
+ * byte stores would otherwise make the compiler load it again after each one.
+ */
+static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const uint64_t *x,
+							      const uint64_t *p, size_t col,
+							      size_t end, unsigned *prev_p,
+							      unsigned *key_p, int step)
 {
-	size_t W = c->width;
-	const uint64_t *x = c->rows + i * W, *h = row_or_null(c, c->link[i].hist);
-	const uint64_t *nb = row_or_null(c, c->link[i].ref), *mb = row_or_null(c, c->link[i].match);
-	uint64_t d = x[1] - x[0];
-	unsigned prev, key = PCZ_N_FIELDS;
-	uint32_t *hist = f->hist + PCZ_N_FIELDS * PCZ_HSTRIDE;
+	uint64_t acc = fp->raw.acc;
+	unsigned prev = *prev_p, n_bits = fp->raw.n, at = *key_p * PCZ_HSTRIDE;
+	uint32_t *hist = fp->hist;
+	uint8_t *o = fp->raw.o;
+	uint16_t *kp = fp->key + fp->n;
+
+	for (; col < end; col++) {
+		uint64_t v = pcz_zigzag(x[col] - p[col]);
+		unsigned place = at + fine_at[prev], b = (unsigned)v;
+		if (v > 1) {
+			/* k: the bits below the leading one; 63 ^ clz is the bsr instruction. */
+			unsigned k = 63u ^ (unsigned)__builtin_clzll(v);
+			b = k + 1;
+			/* The mantissa: v without its leading one. */
+			v &= ~(1ull << k);
+			acc |= v << n_bits;
+			n_bits += k;
+			if (n_bits >= 64) {
+				/* Before these k bits there were 64 + k - n_bits > 0 of them. */
+				store_le64(o, acc);
+				o += 8;
+				n_bits -= 64;
+				acc = v >> (k - n_bits);
+			}
+		}
+		place += b; /* the number's place in hist */
+		*kp++ = (uint16_t)place;
+		hist[place]++;
+		prev = b;
+		if (step)
+			at += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
+	}
+	fp->n = (size_t)(kp - fp->key);
+	fp->raw.acc = acc;
+	fp->raw.n = n_bits;
+	fp->raw.o = o;
+	*prev_p = prev;
+	*key_p = at / PCZ_HSTRIDE;
+}
+
+/*
+ * One row: start against the history's end, the duration, then every column
+ * under its predictor.  p[0] and p[1] are set so that x - p is the start's
+ * and the duration's residual too.
+ */
+static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *pred)
+{
+	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
+	const struct pcz_mlink *l = chunk_link(c, i);
+	const uint64_t *x = chunk_row(c, i), *h = row_or_null(c, l->hist);
+	const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 	uint64_t *p = c->pred_row;
+	unsigned prev = 0, key = PCZ_N_FIELDS;
 	pcz_sources src;
 
-	pcz_sources_set(&src, d, h, nb, mb, c->needs);
+	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
 	predict_row_call(&c->by_pred, &src, p);
-	prev = put_column(f, key, hist, 0, pcz_zigzag(x[0] - (h ? h[1] : 0)));
-	key += PCZ_FINE_CLASSES;
-	hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
-	prev = put_column(f, key, hist, prev,
-			  pcz_zigzag(d - pcz_v2_predict_duration(pred[1], h, nb)));
-	for (size_t col = 2; col < W; col++) {
+	p[0] = h ? h[1] : 0;
+	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
+	put_columns(fp, x, p, 0, C, &prev, &key, 1);
+	if (W > C) {
 		/* Columns from PCZ_MODEL_COLUMNS on share the last one's. */
-		if (col < PCZ_MODEL_COLUMNS) {
-			key += PCZ_FINE_CLASSES;
-			hist += PCZ_FINE_CLASSES * PCZ_HSTRIDE;
-		}
-		prev = put_column(f, key, hist, prev, pcz_zigzag(x[col] - p[col]));
+		key -= PCZ_FINE_CLASSES;
+		put_columns(fp, x, p, C, W, &prev, &key, 0);
 	}
 }
 
@@ -1134,8 +1358,11 @@ static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMB
 	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
 }
 
-/* The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols it uses. */
-static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
+/*
+ * The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols
+ * it uses, which are left 0.
+ */
+static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 {
 	uint32_t any[PCZ_HSTRIDE] = { 0 };
 
@@ -1154,6 +1381,8 @@ static void compact_counts(pcz_colcounts *cc, const uint32_t *fine)
 		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
 		for (unsigned j = 0; j < cc->n_list; j++) {
 			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
+			/* Taken: the counts are 0 again for the next section. */
+			fine[f * PCZ_HSTRIDE + cc->list[j]] = 0;
 			cc->cnt[f][j] = v;
 			s1[j] += v;
 			s0[j] += v;
@@ -1210,8 +1439,25 @@ static void encode_symbols(const pcz_table *t, pcz_esym *es)
 }
 
 /*
+ * Where the numbers of key under table t find their esym entries (where:
+ * that of symbol 0, SIZE_MAX for a one-symbol table): in the places of
+ * their counts, which are listed in taken.
+ */
+static inline void place_key(pcz_mchunk *c, size_t key, const pcz_table *t, size_t where)
+{
+	uint32_t *h = c->hist + key * PCZ_HSTRIDE;
+
+	for (unsigned i = 0; i < t->k; i++) {
+		unsigned s = t->sym[i];
+		h[s] = where == SIZE_MAX ? UINT32_MAX : (uint32_t)(where + s);
+		c->taken[c->n_taken++] = (uint16_t)(key * PCZ_HSTRIDE + s);
+	}
+}
+
+/*
  * The tables: each field's, each column's mode and class tables, written to
- * c->tables (predictors first), with esym and key_at set for the reverse pass.
+ * c->tables (predictors first), with esym set and each counted place of hist
+ * turned into its entry there (place_key) for the reverse pass.
  */
 static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *pred, pcz_colcounts *cc)
 {
@@ -1220,15 +1466,16 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	pcz_bitw w;
 	pcz_table t;
 
-	/* Each table's symbols lo..hi at esym + at, found at esym + key_at[key] + symbol (offsets,
-	 * for the array grows), from a start of PCZ_SYMBOLS so that at - lo >= 0. */
-	size_t at = PCZ_SYMBOLS, *key_at;
+	/* Each table's symbols lo..hi at esym + at, symbol s at esym + (at - lo) + s, from a
+	 * start of PCZ_SYMBOLS so that at - lo >= 0. */
+	size_t at = PCZ_SYMBOLS;
 
-	free(c->key_at);
-	key_at = c->key_at = malloc(n_keys * sizeof *c->key_at);
+	free(c->taken);
+	c->n_taken = 0;
+	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
 	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
 	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
-	if (key_at == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+	if (c->taken == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
 		return -MPXKIT_ENOMEM;
 	w = (pcz_bitw){ c->tables.data, 0, 0 };
 	for (size_t col = 1; col < W; col++)
@@ -1237,12 +1484,13 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 		unsigned mode = 0;
 		if (i < PCZ_N_FIELDS) {
 			/* A field: one class, its counts on the symbols it uses. */
-			const uint32_t *h = c->hist + i * PCZ_HSTRIDE;
+			uint32_t *h = c->hist + i * PCZ_HSTRIDE;
 			cc->n_list = 0;
 			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
 				if (h[s]) {
 					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
 					cc->list[cc->n_list++] = (uint8_t)s;
+					h[s] = 0;
 				}
 		} else {
 			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
@@ -1265,26 +1513,18 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 				at += hi - lo + 1;
 			}
 			if (i < PCZ_N_FIELDS) {
-				key_at[i] = where;
+				place_key(c, i, &t, where);
 				continue;
 			}
 			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-				if (pcz_mode_class[mode][f] == k)
-					key_at[PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f] =
-						where;
+				if (pcz_mode_class[mode][f] == k && cc->fine_used >> f & 1)
+					place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f,
+						  &t, where);
 		}
 	}
 	bitw_flush(&w);
 	c->tables.len = (size_t)(w.o - c->tables.data);
 	return 0;
-}
-
-/* Zeroes the counts for the next section. */
-static void clear_hist(pcz_mchunk *c)
-{
-	size_t C = c->width < PCZ_MODEL_COLUMNS ? c->width : PCZ_MODEL_COLUMNS;
-
-	memset(c->hist, 0, (PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * PCZ_HSTRIDE * sizeof *c->hist);
 }
 
 /*
@@ -1296,8 +1536,7 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	/* Locals: the bytes stored below could alias the chunk's fields, which would be read again
 	 * after each store. */
 	const uint16_t *key = f->key;
-	const uint8_t *sym = f->sym;
-	const size_t *key_at = c->key_at;
+	const uint32_t *place = c->hist;
 	const pcz_esym *esym = c->esym;
 	uint8_t *end, *o;
 	uint32_t x = PCZ_ANS_LOW, y = PCZ_ANS_LOW, t;
@@ -1306,12 +1545,12 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		return -MPXKIT_ENOMEM;
 	end = o = c->ans.data + 2 * f->n + 8;
 	for (size_t i = f->n; i-- > 0;) {
-		size_t at = key_at[key[i]];
+		uint32_t at = place[key[i]];
 		const pcz_esym *e;
 		uint64_t q;
-		if (at == SIZE_MAX) /* one symbol: nothing coded */
+		if (at == UINT32_MAX) /* one symbol: nothing coded */
 			continue;
-		e = esym + at + sym[i];
+		e = esym + at;
 		if (x >= e->x_max) {
 			o -= 2;
 			o[0] = (uint8_t)x;
@@ -1336,6 +1575,9 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	}
 	c->ans.len = (size_t)(end - o);
 	memmove(c->ans.data, o, c->ans.len);
+	/* The counts 0 again for the next section. */
+	for (size_t i = 0; i < c->n_taken; i++)
+		c->hist[c->taken[i]] = 0;
 	return 0;
 }
 
@@ -1355,15 +1597,12 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		goto out;
 	if (max_num > c->cap_num) {
 		size_t cap = c->cap_num;
-		if (grow_array((void **)&c->sym, &cap, max_num, sizeof *c->sym) != 0)
-			goto out;
-		cap = c->cap_num;
 		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
 			goto out;
 		c->cap_num = cap;
 	}
 	if (n_keys > c->cap_hist) {
-		/* The counts stay 0 between sections: clear_hist undoes each section's. */
+		/* The counts stay 0 between sections: encode_ans zeroes each section's. */
 		free(c->hist);
 		c->hist = calloc(n_keys, PCZ_HSTRIDE * sizeof *c->hist);
 		c->cap_hist = c->hist ? n_keys : 0;
@@ -1381,7 +1620,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	choose(c, pred, cost, c->zero_row);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
-	f = (pcz_fwd){ c->sym, c->key, 0, c->hist, { c->raw.data, 0, 0 } };
+	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
 		const pcz_mregion *r = &c->reg[g];
@@ -1393,8 +1632,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 			put_name(&f, (const char *)c->names.data + r->name_off, r->name_len);
 		put_number(&f, PCZ_F_UNITS, pcz_zigzag(r->n_units - prev_units));
 		prev_units = r->n_units;
-		for (size_t u = 0; u < r->n_units; u++) {
-			const pcz_munit *m = &c->unit[r->first_unit + u];
+		for (size_t u = 0, row = r->first_row; u < r->n_units; u++) {
+			const pcz_munit *m = chunk_unit(c, row);
 			size_t slot;
 			int fresh;
 			/* At most 63 raw bits a number, and the name's bytes. */
@@ -1428,13 +1667,12 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 				c->place[2 * slot + 1] = numa1;
 			}
 			for (size_t s = 0; s < m->n_steps; s++)
-				put_row(c, &f, m->first_row + s, pred);
+				put_row(c, &f, row++, pred);
 		}
 	}
-	bitw_flush(&f.raw);
+	raw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
 	rc = write_tables(c, pred, scratch);
-	clear_hist(c);
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)

@@ -702,14 +702,14 @@ void pcz_mdec_row(pcz_mdec *d, const pcz_msec *m, uint64_t *row, const uint64_t 
 typedef struct pcz_mregion {
 	uint8_t name_mode;
 	size_t name_off, name_len; /* NEW: the name in names */
-	size_t first_unit, n_units;
+	size_t first_row, n_units;
 } pcz_mregion;
 
+/* A unit of the chunk, kept with its first row (its rows follow one another). */
 typedef struct pcz_munit {
 	size_t k;       /* dictionary entry */
 	size_t n_steps;
 	int cpu, numa;
-	size_t first_row;
 } pcz_munit;
 
 /* The encoder's form of a table's symbol (rANS with a reciprocal instead of a division). */
@@ -720,18 +720,27 @@ typedef struct pcz_esym {
 	uint16_t cmpl;  /* 2^L - f */
 } pcz_esym;
 
+#define PCZ_SLAB_LOG 8
+#define PCZ_SLAB (1u << PCZ_SLAB_LOG)
+
 typedef struct pcz_mchunk {
 	size_t n_events, width; /* width = 2 + n_events: start, end, values */
 	size_t dict_base;       /* dictionary size when the chunk began: later entries are new */
 	pcz_mregion *reg;
 	size_t n_reg, cap_reg;
-	pcz_munit *unit;
-	size_t n_unit, cap_unit;
-	uint64_t *rows;
-	struct pcz_mlink {
-		size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
-	} *link;
-	size_t n_rows, cap_rows;
+	size_t n_unit;
+	/* The rows (width values each), their links and units (set at a unit's first row),
+	 * PCZ_SLAB rows a slab, so that they are never copied as the section grows: row i is in
+	 * slab i / PCZ_SLAB. */
+	struct pcz_slab {
+		uint64_t *rows;
+		struct pcz_mlink {
+			size_t hist, ref, match; /* the row's history, reference and match, or SIZE_MAX */
+		} *link;
+		pcz_munit *unit;
+	} *slab;
+	size_t n_slabs, cap_slabs;
+	size_t n_rows;
 	pcz_window window;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
@@ -743,22 +752,31 @@ typedef struct pcz_mchunk {
 	size_t *last_row; /* per slot: its last row, or SIZE_MAX */
 	int64_t *place;   /* per slot: cpu + 1 and numa + 1 of its last block */
 	size_t cap_slots;
-	uint8_t *sym;     /* every number's symbol, in coding order */
-	uint16_t *key;    /* and its histogram: field, or 7 + 16 column + fine class */
+	/* Every number in coding order as the place of its count in hist: key * PCZ_HSTRIDE +
+	 * symbol, the key its field, or 7 + 8 column + fine class. */
+	uint16_t *key;
 	size_t cap_num;
-	uint32_t *hist;   /* per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE) */
+	/* Per key, PCZ_SYMBOLS counts (a stride of PCZ_HSTRIDE); for the reverse pass, write_tables
+	 * puts in each counted place its symbol's entry in esym (UINT32_MAX: a one-symbol table,
+	 * nothing coded), then encode_ans zeroes the places it listed in taken. */
+	uint32_t *hist;
 	size_t cap_hist;
+	uint16_t *taken;
+	size_t n_taken;
 	pcz_by_pred by_pred;
 	uint64_t *pred_row; /* a row's predictions, width entries */
 	unsigned needs;     /* the ratios the section's predictors use (pcz_needs) */
 	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
 	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
-	size_t *key_at;   /* per key: esym + key_at[key] + symbol is its table's (SIZE_MAX: one symbol) */
 	pcz_buf raw, tables, ans;
 } pcz_mchunk;
 
 void pcz_mchunk_free(pcz_mchunk *c);
+/* A writer's chunk for rows of n_events values, from the pool (or a new one). */
+void pcz_mchunk_init(pcz_mchunk *c, size_t n_events);
+/* Back to the pool (or freed), c left empty. */
+void pcz_mchunk_release(pcz_mchunk *c);
 /*
  * Appends a region (units validated, dictionary entries known; dict_n is the
  * dictionary's size before this region's new names).  0 or -MPXKIT_ENOMEM.

@@ -135,7 +135,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 	pcz_buf_free(&w->payload);
 	pcz_buf_free(&w->stored);
 	pcz_fast_free(&w->fast_rows);
-	pcz_mchunk_free(&w->mchunk);
+	pcz_mchunk_release(&w->mchunk);
 	pcz_compressor_free(&w->cz);
 	for (size_t i = 0; i < w->n_staged; i++) {
 		struct staged *s = &w->staged[i];
@@ -209,8 +209,8 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	w->model = w->opt.codec == MPXKIT_PCZ_MODEL;
 	w->fast = !w->model && w->opt.grouping == MPXKIT_PCZ_GROUP_NONE && !thorough(w);
 	w->fast_rows.n_events = n_events;
-	w->mchunk.n_events = n_events;
-	w->mchunk.width = 2 + n_events;
+	if (w->model)
+		pcz_mchunk_init(&w->mchunk, n_events);
 	w->to_mem = path == NULL;
 	rc = w->to_mem ? 0 : mpxkit_outfile_open(&w->out, path, diag);
 	if (rc < 0)
@@ -1191,12 +1191,12 @@ static int cmp_name(const void *a, const void *b)
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
 			const mpxkit_pcz_unit *units, struct name_key *keys, mpxkit_diag *diag)
 {
-	uint64_t bound = 64 + strlen(region);
+	size_t rlen = strlen(region);
+	uint64_t bound = 64 + rlen;
 	const char **names;
 	int rc = 0;
 
-	if (!pcz_name_ok(region, strlen(region)) ||
-	    (w->model && strlen(region) > PCZ_MAX_NAME))
+	if (!pcz_name_ok(region, rlen) || (w->model && rlen > PCZ_MAX_NAME))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': bad name", region);
 	if (n_units == 0 || n_units > PCZ_MAX_UNITS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': %zu units, need 1 to %u",
@@ -1223,13 +1223,21 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "region '%s' too large for one section",
 				   region);
 	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
-		for (size_t u = 1; u < n_units; u++)
-			for (size_t v = 0; v < u; v++)
-				if (keys[u].hash == keys[v].hash &&
-				    strcmp(units[u].name, units[v].name) == 0)
-					return mpxkit_fail(diag, MPXKIT_EINVAL,
-							   "region '%s': unit '%s' given twice", region,
-							   units[u].name);
+		/* A bit per unit, by 6 bits of its name's hash (mixed: names that differ in
+		 * their last digits differ little in any 6 bits of FNV-1a): only a unit whose bit
+		 * was taken can repeat an earlier name, and only such a unit is compared. */
+		uint64_t seen = 0;
+		for (size_t u = 0; u < n_units; u++) {
+			uint64_t bit = 1ull << (((uint64_t)keys[u].hash * 0x9E3779B97F4A7C15ull) >> 58);
+			if (seen & bit)
+				for (size_t v = 0; v < u; v++)
+					if (keys[u].hash == keys[v].hash &&
+					    strcmp(units[u].name, units[v].name) == 0)
+						return mpxkit_fail(diag, MPXKIT_EINVAL,
+								   "region '%s': unit '%s' given twice",
+								   region, units[u].name);
+			seen |= bit;
+		}
 		return 0;
 	}
 	names = malloc(n_units * sizeof *names);
