@@ -1022,11 +1022,25 @@ static int stride_fits(uint64_t base, int64_t step, uint32_t lanes, uint64_t wid
 	return base <= UINT64_MAX - (width - 1) - span;
 }
 
-/* n addresses a, a + step, ...: four independent stores a round, as most masks are full. */
+/*
+ * n addresses a, a + step, ...: four a round, as most masks are full, in two
+ * 16-byte stores where the host has SSE2 (the sums wrap as uint64_t's do).
+ */
 HOT void fill_strided(uint64_t *dst, uint32_t n, uint64_t a, uint64_t step)
 {
 	uint32_t i = 0;
 
+#ifdef __SSE2__
+	__m128i x = _mm_set_epi64x((long long)(a + step), (long long)a);
+	__m128i d2 = _mm_set1_epi64x((long long)(2 * step));
+	__m128i d4 = _mm_set1_epi64x((long long)(4 * step));
+
+	for (; i + 4 <= n; i += 4, a += 4 * step) {
+		_mm_storeu_si128((__m128i *)(void *)&dst[i], x);
+		_mm_storeu_si128((__m128i *)(void *)&dst[i + 2], _mm_add_epi64(x, d2));
+		x = _mm_add_epi64(x, d4);
+	}
+#endif
 	for (; i + 4 <= n; i += 4, a += 4 * step) {
 		dst[i] = a;
 		dst[i + 1] = a + step;
