@@ -15,6 +15,8 @@ int mpxkit__simt_mem_init(simt_memsys *m, const mpxkit_simt_gpu *gpu)
 	m->gpu = gpu;
 	m->line_shift = (uint32_t)__builtin_ctz(gpu->l2.line);
 	m->l1_units = gpu->l1.sector / 32;
+	for (uint32_t n = 0; n <= MAX_GROUPS; n++)
+		m->tag_waves[n] = (uint8_t)((n + gpu->l1_tags_per_cycle - 1) / gpu->l1_tags_per_cycle);
 	m->l2_units = gpu->l2.sector / 32;
 	m->l1 = calloc(gpu->sms, sizeof *m->l1);
 	m->icache = gpu->icache.sets ? calloc(gpu->sms, sizeof *m->icache) : NULL;
@@ -259,7 +261,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 /* Requests of request_bytes of consecutive lanes that hold an active lane (Maxwell/Pascal). */
 static uint32_t requests(const mpxkit_simt_gpu *g, uint32_t mask, unsigned width)
 {
-	uint32_t per = g->l1_request_bytes / width, n = 0;
+	uint32_t per = g->l1_request_bytes >> __builtin_ctz(width), n = 0; /* powers of two */
 
 	if (per >= 32)
 		return mask ? 1 : 0;
@@ -361,7 +363,7 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	const mpxkit_simt_gpu *g = m->gpu;
 	group grp[MAX_GROUPS];
 	int n = coalesce(m, in, mask, grp);
-	uint32_t tags = ((uint32_t)n + g->l1_tags_per_cycle - 1) / g->l1_tags_per_cycle;
+	uint32_t tags = m->tag_waves[n];
 	uint32_t req = requests(g, mask, in->mem_width), wave = req > tags ? req : tags;
 	uint64_t lat = 0, sectors = 0;
 	int cached = l1_caches_load(m, op, space);
@@ -424,18 +426,23 @@ static void shared_access(simt_memsys *m, const simt_opinfo *op, const mpxkit_si
 	 * so each bank serves ceil(lanes / period) distinct words (all lanes on
 	 * one word: a broadcast).
 	 */
+	/*
+	 * Banks and the word width are powers of two (gpu.c checks): the
+	 * divisions are shifts and masks, and gcd(s, banks) for 0 < s < banks
+	 * is s's lowest set bit; each a division less on an access in ten.
+	 */
 	if (strided(in, mask, &base, &step) && in->mem_width <= width &&
-	    (base - base0) % width == 0 && step % (int64_t)width == 0) {
-		uint64_t s = (uint64_t)(step < 0 ? -step : step) / width % banks, gcd = banks,
-			 x = s;
-		uint32_t lanes = mpxkit__simt_popcount(mask), period;
-		while (x) {
-			uint64_t y = gcd % x;
-			gcd = x;
-			x = y;
+	    ((base - base0) & (width - 1)) == 0 && ((uint64_t)step & (width - 1)) == 0) {
+		uint32_t wshift = (uint32_t)__builtin_ctz(width);
+		uint64_t s = ((uint64_t)(step < 0 ? -step : step) >> wshift) & (banks - 1);
+		uint64_t gcd = s ? s & (0 - s) : banks;
+		uint32_t lanes = mpxkit__simt_popcount(mask), pshift;
+		if (step == 0) {
+			most = 1;
+		} else {
+			pshift = (uint32_t)__builtin_ctz(banks) - (uint32_t)__builtin_ctzll(gcd);
+			most = (lanes + (1u << pshift) - 1) >> pshift; /* ceil(lanes / period) */
 		}
-		period = step == 0 ? 0 : (uint32_t)(banks / gcd);
-		most = period == 0 ? 1 : (lanes + period - 1) / period;
 		goto done;
 	}
 	if (++m->gen == 0) {

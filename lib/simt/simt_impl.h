@@ -196,6 +196,7 @@ typedef struct simt_memsys {
 	uint64_t shmem_base, local_base, code_base;
 	uint32_t line_shift;	     /* log2 of the line size, the same in L1 and L2 */
 	uint32_t l1_units, l2_units; /* 32-byte units per sector */
+	uint8_t tag_waves[65];	     /* L1 tag passes of n lines: ceil(n / tags per cycle) */
 	/* scratch for shared-memory bank conflicts */
 	uint64_t word_key[512];
 	uint32_t word_gen[512], gen;
