@@ -273,6 +273,18 @@ static inline void use(simt_cache *c, where w, uint64_t line)
 		st->used++;
 	hash[c->lanes + w.i] = ++st->clock;
 	hash[w.i] = tag_hash(line);
+	st->mru = (uint16_t)w.i;
+}
+
+/*
+ * use() for a hit: on the way already most recently used, the order of the
+ * stamps stays as it is, and so does every later victim; the clock stays
+ * too, which keeps places located in the set valid, as they are.
+ */
+static inline void use_hit(simt_cache *c, where w, uint64_t line)
+{
+	if (w.i != c->set[w.s].mru)
+		use(c, w, line);
 }
 
 static void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, simt_access *a)
@@ -319,7 +331,7 @@ void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *
 		a->miss = sectors & ~w->valid;
 		a->slot = (int64_t)slot;
 		latest_hit(c, a->slot, a->hit, a);
-		use(c, at, line);
+		use_hit(c, at, line);
 		w->valid |= allocate ? sectors : 0;
 		return;
 	}
@@ -332,6 +344,20 @@ void mpxkit__simt_cache_read_at(simt_cache *c, uint64_t line, const simt_place *
 	w->valid = sectors;
 	use(c, at, line);
 	a->slot = (int64_t)slot;
+}
+
+int mpxkit__simt_cache_read_mru(const simt_cache *c, uint64_t line, uint32_t sectors,
+				uint64_t *ready)
+{
+	size_t s = set_of(c, line), slot = s * c->ways + c->set[s].mru;
+	const simt_way *w = record(c, slot);
+	simt_access a;
+
+	if (c->set[s].used == 0 || w->tag != line || (sectors & ~w->valid) != 0)
+		return 0;
+	latest_hit(c, (int64_t)slot, sectors, &a);
+	*ready = a.ready;
+	return 1;
 }
 
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready)
@@ -365,7 +391,7 @@ void mpxkit__simt_cache_write_at(simt_cache *c, uint64_t line, const simt_place 
 		a->hit = sectors & w->valid;
 		a->miss = sectors & ~w->valid;
 		a->slot = (int64_t)slot;
-		use(c, at, line);
+		use_hit(c, at, line);
 		if (c->write_back) {
 			/* A store completes a sector whose fill is under way: it is written now. */
 			w->valid |= sectors;

@@ -523,9 +523,11 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t ishift = (uint32_t)__builtin_ctz(g->icache.line);
-	uint64_t lat = 0;
+	uint64_t lat = 0, ready;
 	simt_access a;
 
+	if (mpxkit__simt_cache_read_mru(ic, iline, 1, &ready))
+		return ready > now ? ready : now;
 	mpxkit__simt_cache_read(ic, iline, 1, 1, &a);
 	if (a.hit)
 		return a.ready > now ? a.ready : now;

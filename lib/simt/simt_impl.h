@@ -96,6 +96,7 @@ typedef struct simt_way {
 typedef struct simt_set {
 	uint16_t used;	/* valid ways: indices 0 .. used - 1 */
 	uint16_t clock; /* the stamp of the set's last access */
+	uint16_t mru;	/* the way of that access (its stamp is the clock) */
 } simt_set;
 
 typedef struct simt_cache {
@@ -132,6 +133,16 @@ void mpxkit__simt_cache_flush(simt_cache *c);
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a);
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready);
+
+/*
+ * mpxkit__simt_cache_read of sectors that all hit in the way its set used
+ * last, where a loop's next access most often goes (an instruction cache
+ * line): 1 and their latest fill in *ready, else 0 and nothing done.  Using
+ * the most recent way again leaves the LRU order as it is, so no state
+ * changes.
+ */
+int mpxkit__simt_cache_read_mru(const simt_cache *c, uint64_t line, uint32_t sectors,
+				uint64_t *ready);
 
 /*
  * The lookups of one warp access overlap their host cache misses in three
