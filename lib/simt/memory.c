@@ -147,8 +147,9 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 
 typedef struct group {
 	uint64_t line;
-	uint32_t units;	   /* 32-byte units touched in the line */
-	simt_place l1, l2; /* where the line is or goes in SM's L1 and in L2 */
+	uint32_t units;		      /* 32-byte units touched in the line */
+	simt_place l1, l2;	      /* where the line is or goes in SM's L1 and in L2, */
+	const simt_place *at1, *at2; /* when located (else NULL: the access looks it up) */
 } group;
 
 /* 32-byte units lo..hi (0 <= lo <= hi <= 31) of a line. */
@@ -285,10 +286,10 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 
 	if (!cached) {
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(units);
-		return l2_read(m, line, &gr->l2, units, now, 1);
+		return l2_read(m, line, gr->at2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
-	mpxkit__simt_cache_read_at(l1, line, &gr->l1, sectors, 1, &a);
+	mpxkit__simt_cache_read_at(l1, line, gr->at1, sectors, 1, &a);
 	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
 	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
 	if (global) {
@@ -305,7 +306,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(miss_units);
-		miss_lat = l2_read(m, line, &gr->l2, miss_units, now, 1);
+		miss_lat = l2_read(m, line, gr->at2, miss_units, now, 1);
 		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
 			lat = miss_lat;
@@ -320,7 +321,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 	simt_cache *l1 = &m->l1[sm];
 	simt_access a;
 
-	mpxkit__simt_cache_write_at(l1, gr->line, &gr->l1, to_sectors(gr->units, m->l1_units), now,
+	mpxkit__simt_cache_write_at(l1, gr->line, gr->at1, to_sectors(gr->units, m->l1_units), now,
 				    &a);
 	if (l1->write_back) {
 		if (a.evicted_dirty)
@@ -329,7 +330,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 		return g->l1.latency;
 	}
 	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
-	l2_write(m, gr->line, &gr->l2, gr->units, now);
+	l2_write(m, gr->line, gr->at2, gr->units, now);
 	return g->l2.latency;
 }
 
@@ -340,7 +341,7 @@ static uint64_t atomic_line(simt_memsys *m, const group *gr, uint64_t now)
 
 	m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(gr->units);
 	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
-	lat = l2_read(m, gr->line, &gr->l2, gr->units, now, 1);
+	lat = l2_read(m, gr->line, gr->at2, gr->units, now, 1);
 	l2_write(m, gr->line, NULL, gr->units, now + lat);
 	return lat;
 }
@@ -354,6 +355,33 @@ static int l1_caches_load(const simt_memsys *m, const simt_opinfo *op, int space
 	if (op->l1 == SIMT_L1_BYPASS)
 		return 0;
 	return m->gpu->l1_global_cached;
+}
+
+/*
+ * The lines' host cache misses overlap: all rows first, then all records
+ * (cache.c).  One line has nothing to overlap with but its L2 row, asked
+ * for first; its lookups then go as they come, which saves locating it
+ * ahead, the common coalesced access.
+ */
+static void locate(simt_memsys *m, uint32_t sm, group *grp, int n, int l1)
+{
+	if (n == 1) {
+		mpxkit__simt_cache_prefetch(&m->l2, grp[0].line);
+		grp[0].at1 = grp[0].at2 = NULL;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
+		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
+		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
+		grp[i].at1 = l1 ? &grp[i].l1 : NULL;
+		grp[i].at2 = &grp[i].l2;
+	}
 }
 
 static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
@@ -370,17 +398,7 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	int l1 =
 	    op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
-	/* the lines' host cache misses overlap: all rows first, then all records (cache.c) */
-	for (int i = 0; i < n; i++) {
-		if (l1)
-			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
-		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
-	}
-	for (int i = 0; i < n; i++) {
-		if (l1)
-			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
-		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
-	}
+	locate(m, sm, grp, n, l1);
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
 		sectors += (uint64_t)mpxkit__simt_popcount_small(grp[i].units);
