@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simt_impl.h"
+#include "cache_steps.h"
 
 #define WINDOW	   (16ull << 20) /* generic address windows of shared and local memory */
 #define MAX_GROUPS 64		 /* 32 lanes of up to 32 bytes span at most 64 lines */
@@ -16,7 +16,8 @@ int mpxkit__simt_mem_init(simt_memsys *m, const mpxkit_simt_gpu *gpu)
 	m->line_shift = (uint32_t)__builtin_ctz(gpu->l2.line);
 	m->l1_units = gpu->l1.sector / 32;
 	for (uint32_t n = 0; n <= MAX_GROUPS; n++)
-		m->tag_waves[n] = (uint8_t)((n + gpu->l1_tags_per_cycle - 1) / gpu->l1_tags_per_cycle);
+		m->tag_waves[n] =
+		    (uint8_t)((n + gpu->l1_tags_per_cycle - 1) / gpu->l1_tags_per_cycle);
 	m->l2_units = gpu->l2.sector / 32;
 	m->l1 = calloc(gpu->sms, sizeof *m->l1);
 	m->icache = gpu->icache.sets ? calloc(gpu->sms, sizeof *m->icache) : NULL;
@@ -112,7 +113,7 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint
 	uint64_t lat = 0;
 	simt_access a;
 
-	mpxkit__simt_cache_read_at(&m->l2, line, p, sectors, 1, &a);
+	cache_read_at(&m->l2, line, p, sectors, 1, &a);
 	if (a.hit) {
 		lat = g->l2.latency;
 		if (a.ready > now + lat)
@@ -121,7 +122,7 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint
 	if (a.miss) {
 		if (g->dram_latency > lat)
 			lat = g->dram_latency;
-		mpxkit__simt_cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
+		cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
 	}
 	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (count) {
@@ -137,7 +138,7 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 {
 	simt_access a;
 
-	mpxkit__simt_cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
+	cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
 	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
 		m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(units);
@@ -147,8 +148,8 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 
 typedef struct group {
 	uint64_t line;
-	uint32_t units;		      /* 32-byte units touched in the line */
-	simt_place l1, l2;	      /* where the line is or goes in SM's L1 and in L2, */
+	uint32_t units;		     /* 32-byte units touched in the line */
+	simt_place l1, l2;	     /* where the line is or goes in SM's L1 and in L2, */
 	const simt_place *at1, *at2; /* when located (else NULL: the access looks it up) */
 } group;
 
@@ -289,7 +290,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 		return l2_read(m, line, gr->at2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
-	mpxkit__simt_cache_read_at(l1, line, gr->at1, sectors, 1, &a);
+	cache_read_at(l1, line, gr->at1, sectors, 1, &a);
 	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
 	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
 	if (global) {
@@ -307,7 +308,7 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 		miss_units = to_units(a.miss, m->l1_units);
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(miss_units);
 		miss_lat = l2_read(m, line, gr->at2, miss_units, now, 1);
-		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
+		cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
 			lat = miss_lat;
 	}
@@ -321,8 +322,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 	simt_cache *l1 = &m->l1[sm];
 	simt_access a;
 
-	mpxkit__simt_cache_write_at(l1, gr->line, gr->at1, to_sectors(gr->units, m->l1_units), now,
-				    &a);
+	cache_write_at(l1, gr->line, gr->at1, to_sectors(gr->units, m->l1_units), now, &a);
 	if (l1->write_back) {
 		if (a.evicted_dirty)
 			l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units),
@@ -366,19 +366,19 @@ static int l1_caches_load(const simt_memsys *m, const simt_opinfo *op, int space
 static void locate(simt_memsys *m, uint32_t sm, group *grp, int n, int l1)
 {
 	if (n == 1) {
-		mpxkit__simt_cache_prefetch(&m->l2, grp[0].line);
+		cache_prefetch(&m->l2, grp[0].line);
 		grp[0].at1 = grp[0].at2 = NULL;
 		return;
 	}
 	for (int i = 0; i < n; i++) {
 		if (l1)
-			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
-		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
+			cache_prefetch(&m->l1[sm], grp[i].line);
+		cache_prefetch(&m->l2, grp[i].line);
 	}
 	for (int i = 0; i < n; i++) {
 		if (l1)
-			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
-		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
+			cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
+		cache_locate(&m->l2, grp[i].line, &grp[i].l2);
 		grp[i].at1 = l1 ? &grp[i].l1 : NULL;
 		grp[i].at2 = &grp[i].l2;
 	}
@@ -559,7 +559,7 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 		if (l > lat)
 			lat = l;
 	}
-	mpxkit__simt_cache_fill(ic, a.slot, 1, now + lat);
+	cache_fill(ic, a.slot, 1, now + lat);
 	return now + lat;
 }
 
