@@ -152,6 +152,7 @@ void mpxkit__simt_cache_install(simt_cache *c, uint64_t line, uint32_t sectors, 
 		take(c, at, line, a);
 	w->valid |= sectors;
 	w->dirty &= ~sectors;
+	note_dirty(c, at.s, at.i, w->dirty);
 	use(c, at, line);
 	a->slot = (int64_t)slot;
 	mpxkit__simt_cache_fill(c, a->slot, a->miss, ready);

@@ -227,16 +227,32 @@ static inline void latest_hit(const simt_cache *c, int64_t slot, uint32_t hit, s
 	}
 }
 
-/* Takes the victim way for line: notes its dirty sectors (when it held a line), clears it. */
+/* Notes whether way i of set s holds dirty sectors now (sets of more than 64 ways keep no note). */
+static inline void note_dirty(simt_cache *c, size_t s, uint32_t i, uint32_t dirty)
+{
+	uint64_t bit = i < 64 ? 1ull << i : 0;
+
+	c->set[s].dirty = dirty ? c->set[s].dirty | bit : c->set[s].dirty & ~bit;
+}
+
+/*
+ * Takes the victim way for line: notes its dirty sectors (when it held a
+ * line) and their line, clears it.  The record of a victim the set knows to
+ * be clean is not read: the host need not wait for it.
+ */
 static inline void take(simt_cache *c, where w, uint64_t line, simt_access *a)
 {
 	simt_way *r = record(c, slot_of(c, w));
+	const simt_set *st = &c->set[w.s];
+	int dirty = w.i < st->used && (c->ways > 64 || (st->dirty >> w.i & 1));
 
-	a->evicted_dirty = w.i < c->set[w.s].used ? r->dirty : 0;
-	a->evicted_line = r->tag;
+	a->evicted_dirty = dirty ? r->dirty : 0;
+	if (a->evicted_dirty)
+		a->evicted_line = r->tag;
 	r->tag = line;
 	r->valid = 0;
 	r->dirty = 0;
+	note_dirty(c, w.s, w.i, 0);
 }
 
 static inline void cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
@@ -298,6 +314,7 @@ static inline void cache_write_at(simt_cache *c, uint64_t line, const simt_place
 			/* A store completes a sector whose fill is under way: it is written now. */
 			w->valid |= sectors;
 			w->dirty |= sectors;
+			note_dirty(c, at.s, at.i, w->dirty);
 			cache_fill(c, a->slot, a->miss, now);
 		}
 		return;
@@ -308,6 +325,7 @@ static inline void cache_write_at(simt_cache *c, uint64_t line, const simt_place
 		return;
 	take(c, at, line, a);
 	w->valid = w->dirty = sectors;
+	note_dirty(c, at.s, at.i, sectors);
 	use(c, at, line);
 	a->slot = (int64_t)slot;
 	cache_fill(c, a->slot, sectors, now);

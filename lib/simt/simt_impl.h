@@ -86,6 +86,9 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * Stamps count accesses per set, renumbered in order before the count
  * reaches 2^15, so the least recently used way is the one with the smallest
  * stamp; rows are padded to eight lanes so both scans can go eight at a time.
+ * A set also knows which of its ways are dirty: the victim, the least
+ * recently used way, is the record least likely in the host's caches, and a
+ * clean one is only written, never read.
  */
 typedef struct simt_way {
 	uint64_t tag;	       /* line address */
@@ -94,6 +97,7 @@ typedef struct simt_way {
 } simt_way;
 
 typedef struct simt_set {
+	uint64_t dirty; /* with at most 64 ways, the valid ways that hold dirty sectors */
 	uint16_t used;	/* valid ways: indices 0 .. used - 1 */
 	uint16_t clock; /* the stamp of the set's last access */
 	uint16_t mru;	/* the way of that access (its stamp is the clock) */
@@ -116,7 +120,7 @@ typedef struct simt_access {
 	uint32_t hit, miss;	/* sector masks */
 	uint64_t ready;		/* latest fill completion among the hit sectors */
 	uint32_t evicted_dirty; /* the dirty sectors an eviction writes back, */
-	uint64_t evicted_line;	/* of this line */
+	uint64_t evicted_line;	/* of this line (set only when there are some) */
 	int64_t slot;		/* the line's way index, or -1 when not allocated */
 } simt_access;
 
