@@ -255,6 +255,14 @@ static inline void take(simt_cache *c, where w, uint64_t line, simt_access *a)
 	note_dirty(c, w.s, w.i, 0);
 }
 
+/* The answer for a present line: which sectors hit and miss, and where it is. */
+static inline void split(simt_access *a, const simt_way *w, uint32_t sectors, size_t slot)
+{
+	a->hit = sectors & w->valid;
+	a->miss = sectors & ~w->valid;
+	a->slot = (int64_t)slot;
+}
+
 static inline void cache_read_at(simt_cache *c, uint64_t line, const simt_place *p,
 				 uint32_t sectors, int allocate, simt_access *a)
 {
@@ -265,9 +273,7 @@ static inline void cache_read_at(simt_cache *c, uint64_t line, const simt_place 
 	a->evicted_dirty = 0;
 	a->slot = -1;
 	if (at.present) {
-		a->hit = sectors & w->valid;
-		a->miss = sectors & ~w->valid;
-		a->slot = (int64_t)slot;
+		split(a, w, sectors, slot);
 		latest_hit(c, a->slot, a->hit, a);
 		use_hit(c, at, line);
 		w->valid |= allocate ? sectors : 0;
@@ -306,9 +312,7 @@ static inline void cache_write_at(simt_cache *c, uint64_t line, const simt_place
 	a->slot = -1;
 	a->ready = 0;
 	if (at.present) {
-		a->hit = sectors & w->valid;
-		a->miss = sectors & ~w->valid;
-		a->slot = (int64_t)slot;
+		split(a, w, sectors, slot);
 		use_hit(c, at, line);
 		if (c->write_back) {
 			/* A store completes a sector whose fill is under way: it is written now. */
