@@ -1083,7 +1083,8 @@ static void bigru_reference(const mpxkit_model *m, const gru_run *r, size_t k, d
 		}
 		mpxkit_model_forward_seq(m, top + 1, x, y, scratch);
 		out[e] =
-		    mlp_estimate((double)y[k], (double)r->ng, origin, (double)r->obs[k * ne + e]);
+		    mlp_estimate((double)y[k], (double)r->ng, (double)r->ng, origin,
+				 (double)r->obs[k * ne + e]);
 	}
 	free(x), free(y), free(scratch), free(lev);
 }

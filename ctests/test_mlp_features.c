@@ -115,11 +115,13 @@ static void test_target_and_estimate(void)
 {
 	/* 1998 over 2 slices is 999 per slice: log10(1000) - 2 = 1, and back. */
 	CU_ASSERT_DOUBLE_EQUAL(mlp_target(1998.0, 2.0, 2.0), 1.0, 1e-12);
-	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(1.0, 2.0, 2.0, 99.0), 1998.0, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(1.0, 2.0, 2.0, 2.0, 99.0), 1998.0, 1e-9);
+	/* A rotation 3.5 nominal slices long at the same 999 per slice. */
+	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(1.0, 2.0, 3.5, 2.0, 99.0), 3496.5 + 0.5, 1e-9);
 	/* Never below what the slice saw. */
-	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(-5.0, 2.0, 2.0, 99.0), 99.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(-5.0, 2.0, 2.0, 2.0, 99.0), 99.0, 1e-12);
 	/* One slice per rotation: the slice's count is the total, whatever the model says. */
-	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(3.0, 1.0, 2.0, 99.0), 99.0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(mlp_estimate(3.0, 1.0, 1.0, 2.0, 99.0), 99.0, 1e-12);
 	/* Loss weights: (total + G) over the run's mean of it. */
 	CU_ASSERT_DOUBLE_EQUAL(mlp_weight(98.0, 2.0, 48.0), 2.0, 1e-12);
 	CU_ASSERT_DOUBLE_EQUAL(mlp_weight(0.0, 2.0, 0.0), 1.0, 1e-12);

@@ -410,6 +410,76 @@ static void test_online_offline(void)
 	mpxkit_trace_free(t);
 }
 
+/*
+ * A stretched rotation (a rotation thread preempted on a loaded machine, so
+ * every slice of rotation k0 lasted L nominal slices, and every count in it is
+ * L times as large, at the same rates): each estimator's estimate for that
+ * rotation is L times the one with nominal slices, to the rounding of a whole
+ * count, and every other rotation's is unchanged.  The slices' lengths are
+ * the only thing that says the rotation was longer.
+ */
+static void test_stretched_rotation(void)
+{
+	const double L = 5.0;
+	mpxkit_trace *t = random_trace(13, 240, 17);
+	mpxkit_mpx_config cfg = {.counters = 4, .schedule = "adaptive", .reference = "Ir"};
+	mpxkit_mpx_run *r = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_mpx_simulate(t, &cfg, &r, NULL), 0);
+	size_t ne = r->layout.n_events, W = r->layout.n_groups, n = r->n_rotations, k0 = n / 2;
+	uint64_t *obs = malloc(n * ne * sizeof *obs), *val = malloc(n * W * ne * sizeof *val);
+	uint64_t *ref = malloc(n * W * sizeof *ref);
+	double *ones = malloc(n * W * sizeof *ones), *len = malloc(n * W * sizeof *len);
+	double *base = malloc(n * ne * sizeof *base), *out = malloc(n * ne * sizeof *out);
+
+	CU_ASSERT_FATAL(obs && val && ref && ones && len && base && out);
+	memcpy(obs, r->obs, n * ne * sizeof *obs);
+	memcpy(ref, r->ref, n * W * sizeof *ref);
+	memcpy(val, r->val, n * W * ne * sizeof *val);
+	for (size_t i = 0; i < n * W; i++)
+		ones[i] = len[i] = 1.0;
+	for (size_t e = 0; e < ne; e++)
+		obs[k0 * ne + e] *= (uint64_t)L;
+	for (size_t i = k0 * W * ne; i < (k0 + 1) * W * ne; i++)
+		if (val[i] != MPXKIT_NOT_COUNTED)
+			val[i] *= (uint64_t)L;
+	for (size_t j = 0; j < W; j++) {
+		len[k0 * W + j] = L;
+		ref[k0 * W + j] *= (uint64_t)L;
+	}
+	mpxkit_series nominal = {n, r->obs, r->ref, r->val, ones}, stretched = {n, obs, ref, val, len};
+	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
+		const char *name = mpxkit_estimator_info_at(i)->name;
+		mpxkit_estimator *est = NULL;
+		int bad = 0;
+
+		CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, name, &r->layout, NULL, NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run_whole_series(est, &nominal, base, NULL), 0);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run_whole_series(est, &stretched, out, NULL), 0);
+		for (size_t k = 0; k < n; k++)
+			for (size_t e = 0; e < ne; e++) {
+				double want = k == k0 ? L * base[k * ne + e] : base[k * ne + e];
+				double slack = k == k0 ? L : 0.0; /* one whole count, L times */
+				if (fabs(out[k * ne + e] - want) > slack + 1e-9 * want)
+					bad++;
+			}
+		if (bad)
+			printf("\n  %s: %d estimates not scaled with the rotation's length", name, bad);
+		CU_ASSERT_EQUAL(bad, 0);
+		mpxkit_estimator_free(est);
+	}
+	free(obs);
+	free(val);
+	free(ref);
+	free(ones);
+	free(len);
+	free(base);
+	free(out);
+	mpxkit_mpx_run_free(r);
+	mpxkit_trace_free(t);
+}
+
 static const cutest_case schedule_cases[] = {
     {"round-robin is v1, bit for bit", test_round_robin_is_v1},
     {"every estimator: v1's path and the windows' agree", test_every_estimator_both_ways},
@@ -419,6 +489,7 @@ static const cutest_case schedule_cases[] = {
     {"bad specs: one line", test_bad_specs},
     {"event kinds", test_kinds},
     {"online = offline under any schedule", test_online_offline},
+    {"a stretched rotation: every estimate scales with its length", test_stretched_rotation},
     {NULL, NULL},
 };
 

@@ -279,8 +279,9 @@ static void bigru_estimate_window(const mpxkit_estimator *est, const mpxkit_wind
 	}
 	for (size_t e = 0; e < ne; e++) {
 		mpxkit_model_forward_seq(m, len, st->x + e * len * nf, st->y, st->scratch);
-		out[e] = mlp_estimate((double)st->y[at], g, st->origin[e * len + at],
-				      (double)window_obs(w, 0, e));
+		out[e] = mlp_estimate((double)st->y[at], g,
+				      mlp_span(&w->rot[at], w->layout->n_groups),
+				      st->origin[e * len + at], (double)window_obs(w, 0, e));
 	}
 }
 
@@ -435,7 +436,8 @@ static void bigru_estimate_stream(const mpxkit_estimator *est, const mpxkit_wind
 				       gs->hb, gs->tmp);
 		}
 		model_gru_output(m, &gs->plan, hk, gs->hb, &y, gs->scratch);
-		out[e] = mlp_estimate((double)y, g, origin, (double)window_obs(w, 0, e));
+		out[e] = mlp_estimate((double)y, g, mlp_span(&w->rot[w->n_before], l->n_groups),
+				      origin, (double)window_obs(w, 0, e));
 	}
 }
 

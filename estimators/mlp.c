@@ -106,6 +106,7 @@ static void mlp_estimate_window(const mpxkit_estimator *est, const mpxkit_window
 	const mlp_state *st = est->state;
 	size_t ne = w->layout->n_events;
 	double g = (double)w->layout->n_groups;
+	double span = mlp_span(&w->rot[w->n_before], w->layout->n_groups);
 
 	/* One slice per rotation: nothing is multiplexed and the count is the total. */
 	if (w->layout->n_groups == 1) {
@@ -120,7 +121,7 @@ static void mlp_estimate_window(const mpxkit_estimator *est, const mpxkit_window
 		float y;
 		mlp_features(w, e, st->half, st->level, st->level + ne, st->x);
 		mpxkit_model_forward(st->model, st->x, &y, st->scratch);
-		out[e] = mlp_estimate((double)y, g, mlp_origin(st->half, st->level[e], st->x),
+		out[e] = mlp_estimate((double)y, g, span, mlp_origin(st->half, st->level[e], st->x),
 				      (double)window_obs(w, 0, e));
 	}
 }

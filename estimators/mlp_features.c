@@ -147,35 +147,47 @@ static void others(const mpxkit_window *w, size_t e, const double *level, const 
 	x[1] = n_all ? (float)(s_all / (double)n_all) : 0.0f;
 }
 
-/* The reference: its own slice against the rotation's mean, the rotation against its window. */
+/* The reference's count per nominal slice in slice j of rotation r. */
+static double ref_rate(const mpxkit_rotation *r, size_t j)
+{
+	double len = rot_len(r, j);
+
+	return len > 0 ? (double)r->ref[j] / len : 0.0;
+}
+
+/*
+ * The reference: its own slice against the rotation's mean, the rotation
+ * against its window; per nominal slice, so that a rotation stretched by a
+ * late rotation thread looks like one of nominal length at the same rates.
+ */
 static void reference(const mpxkit_window *w, size_t e, unsigned h, float *x)
 {
 	const mpxkit_layout *l = w->layout;
+	const mpxkit_rotation *k = &w->rot[w->n_before];
 	size_t g = l->n_groups;
 	long lo, hi;
 
-	if (!l->has_reference || !w->rot[w->n_before].ref) {
+	if (!l->has_reference || !k->ref) {
 		x[0] = x[1] = x[2] = 0.0f;
 		return;
 	}
 	span(w, h, &lo, &hi);
-	const uint64_t *ref = w->rot[w->n_before].ref;
 	double sum_k = 0.0, lvl = 0.0;
 	for (size_t j = 0; j < g; j++)
-		sum_k += (double)ref[j];
+		sum_k += ref_rate(k, j);
 	for (long d = -lo; d <= hi; d++) {
-		const uint64_t *r = w->rot[(long)w->n_before + d].ref;
+		const mpxkit_rotation *r = &w->rot[(long)w->n_before + d];
 		double s = 0.0;
 		for (size_t j = 0; j < g; j++)
-			s += (double)r[j];
+			s += ref_rate(r, j);
 		lvl += lg(s);
 	}
 	/* The reference over e's slices (round-robin: its one slice), against the mean slice. */
 	double in = 0.0;
 	size_t n_in = 0;
 	for (size_t j = 0; j < g; j++)
-		if (rot_val(l, &w->rot[w->n_before], j, e) != MPXKIT_NOT_COUNTED)
-			in += (double)ref[j], n_in++;
+		if (rot_val(l, k, j, e) != MPXKIT_NOT_COUNTED)
+			in += ref_rate(k, j), n_in++;
 	x[0] = 1.0f;
 	x[1] = n_in ? (float)(lg(in / (double)n_in) - lg(sum_k / (double)g)) : 0.0f;
 	x[2] = (float)(lg(sum_k) - lvl / (double)(lo + hi + 1));
@@ -229,7 +241,7 @@ void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *le
 {
 	size_t ne = w->layout->n_events, n = 2 * (size_t)h + 1, first = w->layout->n_groups;
 	event_rates r = window_rates(w, e);
-	double g = r.k.T, lv = level[e];
+	double g = r.k.T, lv = level[e]; /* g: the rotation's length in nominal slices */
 
 	/* The first slice that counted e (round-robin: its group's). */
 	for (size_t j = 0; j < w->layout->n_groups && first == w->layout->n_groups; j++)
@@ -246,7 +258,8 @@ void mlp_features(const mpxkit_window *w, size_t e, unsigned h, const double *le
 	}
 	x += 2 * n;
 	x[0] = (float)((double)first / (double)w->layout->n_groups);
-	x[1] = (float)log10(g);
+	/* G, not the rotation's length: the features are rates, whatever the length (mlp_span). */
+	x[1] = (float)log10((double)w->layout->n_groups);
 	x[2] = (float)(lg(estimate_dira_rates(&r) / g) - lv);
 	x[3] = (float)(lg(estimate_cam_rates(&r) / g) - lv);
 	x[4] = (float)(lg(estimate_tam_rates(&r) / g) - lv);
@@ -265,7 +278,16 @@ double mlp_target(double total, double g, double origin)
 	return lg(total / g) - origin;
 }
 
-double mlp_estimate(double y, double g, double origin, double a)
+double mlp_span(const mpxkit_rotation *r, size_t n_groups)
+{
+	double span = 0.0;
+
+	for (size_t j = 0; j < n_groups; j++)
+		span += rot_len(r, j);
+	return span;
+}
+
+double mlp_estimate(double y, double g, double span, double origin, double a)
 {
 	if (g <= 1.0) /* nothing multiplexed: the slice's count is the total */
 		return a;
@@ -276,7 +298,12 @@ double mlp_estimate(double y, double g, double origin, double a)
 	 * network's output is not exact there, and 0.4 against 0 costs as much
 	 * on the log scale of DTW as 40 against 100 (doc/estimators.md, "mlp").
 	 */
-	double est = floor(g * (pow(10.0, e10) - 1.0) + 0.5);
+	/*
+	 * The features are counts per nominal slice, and so is the output: a
+	 * rotation that a preempted rotation thread stretched is longer, and its
+	 * total with it (G slices, exactly, where the lengths are all 1).
+	 */
+	double est = floor(span * (pow(10.0, e10) - 1.0) + 0.5);
 
 	return est > a ? est : a;
 }
@@ -463,8 +490,9 @@ int mpxkit_mlp_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
 		for (size_t e = 0; e < layout->n_events; e++) {
 			mlp_features(&w, e, h, level, level + layout->n_events, x);
 			mpxkit_model_forward(m, x, &y, scratch);
-			out[k * layout->n_events + e] = mlp_estimate(
-			    (double)y, g, mlp_origin(h, level[e], x), (double)window_obs(&w, 0, e));
+			out[k * layout->n_events + e] =
+			    mlp_estimate((double)y, g, mlp_span(&rot[w.n_before], layout->n_groups),
+					 mlp_origin(h, level[e], x), (double)window_obs(&w, 0, e));
 		}
 	}
 	rc = 0;

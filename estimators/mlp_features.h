@@ -78,7 +78,15 @@ double mlp_target(double total, double g, double origin);
  */
 double mlp_weight(double total, double g, double mean);
 
-/* The model's output y back to a rotation total: a whole count, never below a, what the slice saw. */
-double mlp_estimate(double y, double g, double origin, double a);
+/*
+ * The model's output y back to a rotation total: a whole count, never below
+ * a, what the slice saw.  g is G, the slices per rotation; span the
+ * rotation's length in nominal slices (mlp_span), which the output, a count
+ * per nominal slice, is scaled by.
+ */
+double mlp_estimate(double y, double g, double span, double origin, double a);
+
+/* Rotation r's length in nominal slices: its slices' lengths where it has them, else n_groups. */
+double mlp_span(const mpxkit_rotation *r, size_t n_groups);
 
 #endif
