@@ -639,6 +639,8 @@ void pcz_mchunk_free(pcz_mchunk *c)
 		free(c->slab[i].unit);
 	}
 	free(c->slab);
+	free(c->dur);
+	free(c->dur32);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -715,6 +717,13 @@ void pcz_mchunk_release(pcz_mchunk *c)
 	pcz_mchunk_reset(c);
 	drop_width(c, PCZ_MPOOL_KEEP / (PCZ_SLAB * (c->width * sizeof *c->slab->rows +
 						    sizeof *c->slab->link + sizeof *c->slab->unit)));
+	if (c->cap_dur > PCZ_MPOOL_KEEP / sizeof *c->dur) {
+		free(c->dur);
+		free(c->dur32);
+		c->dur = NULL;
+		c->dur32 = NULL;
+		c->cap_dur = 0;
+	}
 	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
 		free(c->key);
 		c->key = NULL;
@@ -833,7 +842,6 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	if (c->n_reg == 0) {
 		c->dict_base = dict_n;
 		c->gen++;
-		pcz_window_reset(&c->window);
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
@@ -881,13 +889,12 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		c->n_unit++;
 		first = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = chunk_row(c, c->n_rows), match;
+			uint64_t *row = chunk_row(c, c->n_rows);
 			struct pcz_mlink *l = chunk_link(c, c->n_rows);
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
-			match = pcz_window_match_push(&c->window, row[1] - row[0]);
-			l->match = match == UINT64_MAX ? SIZE_MAX : (size_t)match;
+			/* l->match: when the section closes (match_rows). */
 			l->hist = c->last_row[slot];
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
@@ -926,6 +933,139 @@ static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
 	for (size_t col = 2; col < W; col++)
 		any |= row[col];
 	return any < PCZ_EXACT_HALF ? -1.0 : r;
+}
+
+/* ---- MATCH for the writer: every row of the section at once ------------------------------ */
+
+/*
+ * Each row's match is pcz_window_match_push's answer, the row among the 64
+ * before it closest in duration, ties to the most recent.  The reader finds
+ * it as it goes; the writer knows every duration when the section closes and
+ * finds them all then.  Where the durations span less than 2^32 (the
+ * measured sections do: nanoseconds, regions under 4 s), 32-bit gaps to the
+ * 64 rows before are taken 8 at a time with AVX2 where the processor has it:
+ * half the time of the window (pcz-bench, doc/benchmarks.md).  Otherwise the
+ * window as the reader keeps it.
+ */
+/* The most recent row j < i, from i - 64 on, of the least gap |dur[j] - dur[i]| (i >= 1). */
+static size_t match_scan(const uint64_t *dur, size_t i)
+{
+	size_t best = 0;
+	uint64_t least = UINT64_MAX;
+
+	for (size_t j = i > PCZ_MATCH_WINDOW ? i - PCZ_MATCH_WINDOW : 0; j < i; j++) {
+		uint64_t g = dur[j] > dur[i] ? dur[j] - dur[i] : dur[i] - dur[j];
+		if (g <= least) {
+			least = g;
+			best = j;
+		}
+	}
+	return best;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PCZ_AVX2 __attribute__((target("avx2")))
+
+static int have_avx2;
+
+static void __attribute__((constructor)) match_init(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2");
+}
+
+#if PCZ_MATCH_WINDOW != 64
+#error "match_avx2 takes 8 vectors of 8"
+#endif
+/* match_scan for i >= 64 on the 32-bit durations d (their gaps those of dur). */
+static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
+{
+	const uint32_t *win = d + i - PCZ_MATCH_WINDOW;
+	__m256i dv = _mm256_set1_epi32((int)d[i]), g[8], m;
+	__m128i h;
+	uint64_t eq = 0;
+
+	for (int v = 0; v < 8; v++) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
+		g[v] = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
+	}
+	/* The least gap in every lane, then the rows that have it: the last of them. */
+	m = _mm256_min_epu32(_mm256_min_epu32(_mm256_min_epu32(g[0], g[1]), _mm256_min_epu32(g[2], g[3])),
+			     _mm256_min_epu32(_mm256_min_epu32(g[4], g[5]), _mm256_min_epu32(g[6], g[7])));
+	h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
+	m = _mm256_broadcastd_epi32(h);
+	for (int v = 0; v < 8; v++)
+		eq |= (uint64_t)(uint32_t)_mm256_movemask_ps(
+			      _mm256_castsi256_ps(_mm256_cmpeq_epi32(g[v], m)))
+		      << (8 * v);
+	return i - PCZ_MATCH_WINDOW + (size_t)(63 - __builtin_clzll(eq));
+}
+
+/* The matches of rows 64 on by match_avx2, when the durations span less than 2^32; 0 if done. */
+static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	if (!have_avx2)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		lo = dur[i] < lo ? dur[i] : lo;
+		hi = dur[i] > hi ? dur[i] : hi;
+	}
+	if (hi - lo > UINT32_MAX)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		c->dur32[i] = (uint32_t)(dur[i] - lo);
+	for (size_t i = PCZ_MATCH_WINDOW; i < n; i++)
+		chunk_link(c, i)->match = match_avx2(c->dur32, i);
+	return 0;
+}
+#else
+static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
+{
+	(void)c;
+	(void)dur;
+	(void)n;
+	return -1;
+}
+#endif
+
+/* Every row's match (link->match): 0, or -MPXKIT_ENOMEM. */
+static int match_rows(pcz_mchunk *c)
+{
+	size_t n = c->n_rows;
+	uint64_t *dur;
+
+	if (n > c->cap_dur) {
+		uint64_t *d = realloc(c->dur, n * sizeof *d);
+		uint32_t *d32 = d ? realloc(c->dur32, n * sizeof *d32) : NULL;
+		if (d)
+			c->dur = d;
+		if (d32 == NULL)
+			return -MPXKIT_ENOMEM;
+		c->dur32 = d32;
+		c->cap_dur = n;
+	}
+	dur = c->dur;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *row = chunk_row(c, i);
+		dur[i] = row[1] - row[0];
+	}
+	if (n > 0)
+		chunk_link(c, 0)->match = SIZE_MAX;
+	for (size_t i = 1; i < n && i < PCZ_MATCH_WINDOW; i++)
+		chunk_link(c, i)->match = match_scan(dur, i);
+	if (n <= PCZ_MATCH_WINDOW || match_rows_avx2(c, dur, n) == 0)
+		return 0;
+	pcz_window_reset(&c->window);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t m = pcz_window_match_push(&c->window, dur[i]);
+		chunk_link(c, i)->match = m == UINT64_MAX ? SIZE_MAX : (size_t)m;
+	}
+	return 0;
 }
 
 /*
@@ -1617,6 +1757,8 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
 			goto out;
 	}
+	if (match_rows(c) != 0)
+		goto out;
 	choose(c, pred, cost, c->zero_row);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
