@@ -1069,6 +1069,34 @@ static int match_rows(pcz_mchunk *c)
 }
 
 /*
+ * The costs of row x's columns under each predictor into cost (by predictor,
+ * then column), from its history hs, reference ns and match ms with their
+ * ratios.  ref_is_h: ns is hs (rn is rh); m_is: 1 when ms is hs, 2 when it is
+ * ns (with its ratio), 0 when it is neither.  Constants where it is inlined.
+ */
+static inline __attribute__((always_inline)) void
+choose_row(const uint64_t *x, size_t W, uint64_t d, uint64_t *cost, const uint64_t *hs, double rh,
+	   const uint64_t *ns, double rn, const uint64_t *ms, double rm, int ref_is_h, int m_is)
+{
+	for (size_t col = 2; col < W; col++) {
+		uint64_t v = x[col], *cp = cost + col, bh, br, bn, bnr;
+		bh = pcz_bit_length(pcz_zigzag(v - hs[col]));
+		br = pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
+		bn = ref_is_h ? bh : pcz_bit_length(pcz_zigzag(v - ns[col]));
+		bnr = ref_is_h ? br : pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
+		cp[PCZ_V2_HISTORY * W] += bh;
+		cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
+		cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
+		cp[PCZ_V2_RATIO * W] += br;
+		cp[PCZ_V2_REFERENCE * W] += bn;
+		cp[PCZ_V2_REFERENCE_RATIO * W] += bnr;
+		cp[PCZ_V2_MATCH * W] += m_is == 1   ? br
+					: m_is == 2 ? bnr
+						    : pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
+	}
+}
+
+/*
  * Each column's predictor: the smallest sum of residual bit lengths over up
  * to 16 runs of 5 consecutive rows spread over the chunk, ties to the lower
  * (80 rows: on the tuning files as small as 128, and cheaper).
@@ -1077,6 +1105,7 @@ static int match_rows(pcz_mchunk *c)
  */
 #define PCZ_CHOICE_RUNS 16
 #define PCZ_CHOICE_RUN 5
+
 static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
 					     const uint64_t *zero)
 {
@@ -1106,25 +1135,25 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			rm = mb ? s.rm : rh;
 			/* Equal durations: each value is its own prediction (a negative ratio). */
 			rh = ratio_or_copy(rh, hs, W);
-			rn = ratio_or_copy(rn, ns, W);
-			rm = ratio_or_copy(rm, ms, W);
+			rn = ns == hs ? rh : ratio_or_copy(rn, ns, W);
+			rm = ms == hs ? rh : ms == ns ? rn : ratio_or_copy(rm, ms, W);
 			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
 				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
 					cost[p * W + 1] += pcz_bit_length(
 						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
-			for (size_t col = 2; col < W; col++) {
-				uint64_t v = x[col], *cp = cost + col;
-				cp[PCZ_V2_HISTORY * W] += pcz_bit_length(pcz_zigzag(v - hs[col]));
-				cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
-				cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
-				cp[PCZ_V2_RATIO * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
-				cp[PCZ_V2_REFERENCE * W] += pcz_bit_length(pcz_zigzag(v - ns[col]));
-				cp[PCZ_V2_REFERENCE_RATIO * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
-				cp[PCZ_V2_MATCH * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
-			}
+			/* A source that is another's row (a fallback, or a match that is the
+			 * history or the reference) has that one's ratio too: its costs are that
+			 * one's, taken instead of computed again. */
+			if (ns == hs && ms == hs)
+				choose_row(x, W, d, cost, hs, rh, hs, rh, hs, rh, 1, 1);
+			else if (ns == hs)
+				choose_row(x, W, d, cost, hs, rh, hs, rh, ms, rm, 1, 0);
+			else if (ms == hs)
+				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 1);
+			else if (ms == ns)
+				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 2);
+			else
+				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 0);
 		}
 	}
 	for (size_t col = 1; col < W; col++) {
