@@ -943,26 +943,10 @@ static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
  * it as it goes; the writer knows every duration when the section closes and
  * finds them all then.  Where the durations span less than 2^32 (the
  * measured sections do: nanoseconds, regions under 4 s), 32-bit gaps to the
- * 64 rows before are taken 8 at a time with AVX2 where the processor has it:
- * half the time of the window (pcz-bench, doc/benchmarks.md).  Otherwise the
+ * 64 rows before are taken 8 at a time with AVX2 where the processor has it,
+ * in about half the time of the window (doc/benchmarks.md).  Otherwise the
  * window as the reader keeps it.
  */
-/* The most recent row j < i, from i - 64 on, of the least gap |dur[j] - dur[i]| (i >= 1). */
-static size_t match_scan(const uint64_t *dur, size_t i)
-{
-	size_t best = 0;
-	uint64_t least = UINT64_MAX;
-
-	for (size_t j = i > PCZ_MATCH_WINDOW ? i - PCZ_MATCH_WINDOW : 0; j < i; j++) {
-		uint64_t g = dur[j] > dur[i] ? dur[j] - dur[i] : dur[i] - dur[j];
-		if (g <= least) {
-			least = g;
-			best = j;
-		}
-	}
-	return best;
-}
-
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define PCZ_AVX2 __attribute__((target("avx2")))
@@ -978,17 +962,28 @@ static void __attribute__((constructor)) match_init(void)
 #if PCZ_MATCH_WINDOW != 64
 #error "match_avx2 takes 8 vectors of 8"
 #endif
-/* match_scan for i >= 64 on the 32-bit durations d (their gaps those of dur). */
+/*
+ * Row i's match from d, the durations less the section's least in 32 bits
+ * (the same gaps), row j's at d[64 + j]; for i < 64 the entries before row 0
+ * are left out (a gap above every other, and not among the candidates).
+ */
 static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
 {
-	const uint32_t *win = d + i - PCZ_MATCH_WINDOW;
-	__m256i dv = _mm256_set1_epi32((int)d[i]), g[8], m;
+	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
+	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), g[8], m;
 	__m128i h;
-	uint64_t eq = 0;
+	uint64_t eq = 0, valid = i >= PCZ_MATCH_WINDOW ? UINT64_MAX : UINT64_MAX << (64 - i);
 
 	for (int v = 0; v < 8; v++) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
 		g[v] = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
+	}
+	if (i < PCZ_MATCH_WINDOW) {
+		/* Lanes below 64 - i: no row there. */
+		__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
+		for (int v = 0; v < 8; v++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
+			g[v] = _mm256_or_si256(g[v], _mm256_cmpgt_epi32(below, at));
 	}
 	/* The least gap in every lane, then the rows that have it: the last of them. */
 	m = _mm256_min_epu32(_mm256_min_epu32(_mm256_min_epu32(g[0], g[1]), _mm256_min_epu32(g[2], g[3])),
@@ -1001,13 +996,15 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
 		eq |= (uint64_t)(uint32_t)_mm256_movemask_ps(
 			      _mm256_castsi256_ps(_mm256_cmpeq_epi32(g[v], m)))
 		      << (8 * v);
+	eq &= valid;
 	return i - PCZ_MATCH_WINDOW + (size_t)(63 - __builtin_clzll(eq));
 }
 
-/* The matches of rows 64 on by match_avx2, when the durations span less than 2^32; 0 if done. */
+/* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
 static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t *d = c->dur32;
 
 	if (!have_avx2)
 		return -1;
@@ -1017,10 +1014,12 @@ static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 	}
 	if (hi - lo > UINT32_MAX)
 		return -1;
+	memset(d, 0, PCZ_MATCH_WINDOW * sizeof *d);
 	for (size_t i = 0; i < n; i++)
-		c->dur32[i] = (uint32_t)(dur[i] - lo);
-	for (size_t i = PCZ_MATCH_WINDOW; i < n; i++)
-		chunk_link(c, i)->match = match_avx2(c->dur32, i);
+		d[PCZ_MATCH_WINDOW + i] = (uint32_t)(dur[i] - lo);
+	chunk_link(c, 0)->match = SIZE_MAX;
+	for (size_t i = 1; i < n; i++)
+		chunk_link(c, i)->match = match_avx2(d, i);
 	return 0;
 }
 #else
@@ -1041,7 +1040,7 @@ static int match_rows(pcz_mchunk *c)
 
 	if (n > c->cap_dur) {
 		uint64_t *d = realloc(c->dur, n * sizeof *d);
-		uint32_t *d32 = d ? realloc(c->dur32, n * sizeof *d32) : NULL;
+		uint32_t *d32 = d ? realloc(c->dur32, (PCZ_MATCH_WINDOW + n) * sizeof *d32) : NULL;
 		if (d)
 			c->dur = d;
 		if (d32 == NULL)
@@ -1054,11 +1053,7 @@ static int match_rows(pcz_mchunk *c)
 		const uint64_t *row = chunk_row(c, i);
 		dur[i] = row[1] - row[0];
 	}
-	if (n > 0)
-		chunk_link(c, 0)->match = SIZE_MAX;
-	for (size_t i = 1; i < n && i < PCZ_MATCH_WINDOW; i++)
-		chunk_link(c, i)->match = match_scan(dur, i);
-	if (n <= PCZ_MATCH_WINDOW || match_rows_avx2(c, dur, n) == 0)
+	if (n == 0 || match_rows_avx2(c, dur, n) == 0)
 		return 0;
 	pcz_window_reset(&c->window);
 	for (size_t i = 0; i < n; i++) {

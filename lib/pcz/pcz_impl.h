@@ -743,7 +743,7 @@ typedef struct pcz_mchunk {
 	size_t n_rows;
 	pcz_window window;
 	/* The rows' durations when the section closes, to find their matches (match_rows),
-	 * and the same less the least in 32 bits where they fit. */
+	 * and the same less the least in 32 bits where they fit, after 64 entries of 0. */
 	uint64_t *dur;
 	uint32_t *dur32;
 	size_t cap_dur;
