@@ -1064,16 +1064,19 @@ static int match_rows(pcz_mchunk *c)
 }
 
 /*
- * The costs of row x's columns under each predictor into cost (by predictor,
- * then column), from its history hs, reference ns and match ms with their
- * ratios.  ref_is_h: ns is hs (rn is rh); m_is: 1 when ms is hs, 2 when it is
- * ns (with its ratio), 0 when it is neither.  Constants where it is inlined.
+ * The costs of row x's columns cols[0..n_cols) under each predictor into cost
+ * (by predictor, then column), from its history hs, reference ns and match ms
+ * with their ratios.  ref_is_h: ns is hs (rn is rh); m_is: 1 when ms is hs,
+ * 2 when it is ns (with its ratio), 0 when it is neither.  Constants where it
+ * is inlined.
  */
 static inline __attribute__((always_inline)) void
-choose_row(const uint64_t *x, size_t W, uint64_t d, uint64_t *cost, const uint64_t *hs, double rh,
-	   const uint64_t *ns, double rn, const uint64_t *ms, double rm, int ref_is_h, int m_is)
+choose_row(const uint64_t *x, size_t W, uint64_t d, uint64_t *cost, const uint32_t *cols,
+	   size_t n_cols, const uint64_t *hs, double rh, const uint64_t *ns, double rn,
+	   const uint64_t *ms, double rm, int ref_is_h, int m_is)
 {
-	for (size_t col = 2; col < W; col++) {
+	for (size_t t = 0; t < n_cols; t++) {
+		size_t col = cols[t];
 		uint64_t v = x[col], *cp = cost + col, bh, br, bn, bnr;
 		bh = pcz_bit_length(pcz_zigzag(v - hs[col]));
 		br = pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
@@ -1097,21 +1100,50 @@ choose_row(const uint64_t *x, size_t W, uint64_t d, uint64_t *cost, const uint64
  * (80 rows: on the tuning files as small as 128, and cheaper).
  * All seven predictions of a column in one go, a missing row read as zeros
  * (its predictions are 0, as "Rows" says).
+ *
+ * The runs in two halves, every other one first: a column whose best
+ * predictor leads the next by more than PCZ_CHOICE_LEAD eighths of its cost
+ * plus PCZ_CHOICE_LEAD_BITS bits after the first half keeps it, and only the
+ * others are costed on the second.  Chosen on the tuning files
+ * (data/threads-dev/tune): at 2/8 and 16 bits each of them packs to the same
+ * bytes as with every run costed for every column, at the default section
+ * size and at 4096 and 30000 bytes; leads of 0 and 0 bits made them up to
+ * 1.2 % larger.  The columns with a clear winner settle early (8 of 13 on
+ * omp-cg-12, 1 on zstd-T6: doc/benchmarks.md).
  */
 #define PCZ_CHOICE_RUNS 16
 #define PCZ_CHOICE_RUN 5
+#define PCZ_CHOICE_LEAD 2u
+#define PCZ_CHOICE_LEAD_BITS 16u
 
-static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
-					     const uint64_t *zero)
+/* The cheapest predictor of column col (ties to the lower); *next: the cost of the runner-up. */
+static unsigned cheapest(const uint64_t *cost, size_t W, size_t col, uint64_t *next)
 {
-	size_t W = c->width, n = c->n_rows, runs, len;
+	unsigned best = col == 1 ? PCZ_V2_HISTORY : 0;
+	uint64_t second = UINT64_MAX;
 
-	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
-	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
-						      : PCZ_CHOICE_RUNS;
-	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
-	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
-	for (size_t j = 0; j < runs; j++) {
+	for (unsigned p = best + 1; p < PCZ_V2_N_PRED; p++) {
+		uint64_t v = cost[p * W + col];
+		if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
+			continue;
+		if (v < cost[best * W + col]) {
+			second = cost[best * W + col];
+			best = p;
+		} else if (v < second) {
+			second = v;
+		}
+	}
+	*next = second;
+	return best;
+}
+
+/* The rows of runs j0, j0 + 2, ... into cost, for the duration when dur and the columns cols. */
+static void choose_runs(const pcz_mchunk *c, uint64_t *cost, const uint64_t *zero, size_t runs,
+			size_t len, size_t j0, int dur, const uint32_t *cols, size_t n_cols)
+{
+	size_t W = c->width, n = c->n_rows;
+
+	for (size_t j = j0; j < runs; j += 2) {
 		size_t i0 = runs == 1 || n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN
 				    ? j * len
 				    : j * (n - len) / (runs - 1);
@@ -1124,6 +1156,14 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
 			const uint64_t *hs = h ? h : zero, *ns = nb ? nb : hs, *ms = mb ? mb : hs;
 			double rh, rn, rm;
+			if (dur)
+				for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
+					if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE ||
+					    p == PCZ_V2_REFERENCE)
+						cost[p * W + 1] += pcz_bit_length(pcz_zigzag(
+							d - pcz_v2_predict_duration(p, h, nb)));
+			if (n_cols == 0)
+				continue;
 			pcz_sources_set(&s, d, h, nb, mb, PCZ_NEEDS_ALL);
 			rh = s.rh;
 			rn = nb ? s.rn : rh;
@@ -1132,34 +1172,62 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			rh = ratio_or_copy(rh, hs, W);
 			rn = ns == hs ? rh : ratio_or_copy(rn, ns, W);
 			rm = ms == hs ? rh : ms == ns ? rn : ratio_or_copy(rm, ms, W);
-			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
-				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cost[p * W + 1] += pcz_bit_length(
-						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
 			/* A source that is another's row (a fallback, or a match that is the
 			 * history or the reference) has that one's ratio too: its costs are that
 			 * one's, taken instead of computed again. */
 			if (ns == hs && ms == hs)
-				choose_row(x, W, d, cost, hs, rh, hs, rh, hs, rh, 1, 1);
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, hs, rh, hs, rh, 1, 1);
 			else if (ns == hs)
-				choose_row(x, W, d, cost, hs, rh, hs, rh, ms, rm, 1, 0);
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, hs, rh, ms, rm, 1, 0);
 			else if (ms == hs)
-				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 1);
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 1);
 			else if (ms == ns)
-				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 2);
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 2);
 			else
-				choose_row(x, W, d, cost, hs, rh, ns, rn, ms, rm, 0, 0);
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 0);
 		}
 	}
+}
+
+static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
+					     const uint64_t *zero, uint32_t *cols)
+{
+	size_t W = c->width, n = c->n_rows, runs, len, n_cols = 0;
+	int dur_open = 1;
+
+	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
+	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
+						      : PCZ_CHOICE_RUNS;
+	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
+	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
+	for (size_t col = 2; col < W; col++)
+		cols[n_cols++] = (uint32_t)col;
+	choose_runs(c, cost, zero, runs, len, 0, 1, cols, n_cols);
+	/* The columns whose choice is still open after the first half. */
+	n_cols = 0;
 	for (size_t col = 1; col < W; col++) {
-		unsigned best = 0;
-		for (unsigned p = 1; p < PCZ_V2_N_PRED; p++) {
-			if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
-				continue;
-			if (cost[p * W + col] < cost[best * W + col])
-				best = p;
-		}
-		pred[col] = (uint8_t)best;
+		uint64_t next, best;
+		unsigned p = cheapest(cost, W, col, &next);
+		int settled;
+		best = cost[p * W + col];
+		settled = next == UINT64_MAX ||
+			  (next > best && next - best > PCZ_CHOICE_LEAD * best / 8 + PCZ_CHOICE_LEAD_BITS);
+		pred[col] = (uint8_t)p;
+		if (col == 1)
+			dur_open = !settled;
+		else if (!settled)
+			cols[n_cols++] = (uint32_t)col;
+	}
+	if (n_cols == 0 && !dur_open)
+		return;
+	choose_runs(c, cost, zero, runs, len, 1, dur_open, cols, n_cols);
+	if (dur_open) {
+		uint64_t next;
+		pred[1] = (uint8_t)cheapest(cost, W, 1, &next);
+	}
+	for (size_t t = 0; t < n_cols; t++) {
+		uint64_t next;
+		pred[cols[t]] = (uint8_t)cheapest(cost, W, cols[t], &next);
 	}
 }
 
@@ -1783,7 +1851,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	if (match_rows(c) != 0)
 		goto out;
-	choose(c, pred, cost, c->zero_row);
+	choose(c, pred, cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
