@@ -1310,13 +1310,6 @@ static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 		raw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
-/* The writer's predictions through a call: inline there, they measured slower. */
-static __attribute__((noinline)) void predict_row_call(const pcz_by_pred *b, const pcz_sources *s,
-						       uint64_t *p)
-{
-	pcz_predict_row(b, s, p);
-}
-
 /* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
 static int raw_room(pcz_mchunk *c, pcz_raww *w, size_t n)
 {
@@ -1412,7 +1405,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	pcz_sources src;
 
 	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
-	predict_row_call(&c->by_pred, &src, p);
+	pcz_predict_row(&c->by_pred, &src, p);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
 	put_columns(fp, x, p, 0, C, &prev, &key, 1);
