@@ -1000,6 +1000,39 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
 	return i - PCZ_MATCH_WINDOW + (size_t)(63 - __builtin_clzll(eq));
 }
 
+/*
+ * match_avx2 in one pass where the durations span less than 2^25: a lane's
+ * key is its gap times 64 plus 63 less its place in the window, so that the
+ * least key is the most recent row of the least gap (2^31 - 1 at most; no
+ * row: 2^32 - 1).
+ */
+static PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d, size_t i)
+{
+	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
+	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8], m;
+	__m256i back = _mm256_setr_epi32(63, 62, 61, 60, 59, 58, 57, 56);
+	__m128i h;
+
+	for (int v = 0; v < 8; v++, back = _mm256_sub_epi32(back, _mm256_set1_epi32(8))) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
+		__m256i g = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
+		k[v] = _mm256_or_si256(_mm256_slli_epi32(g, 6), back);
+	}
+	if (i < PCZ_MATCH_WINDOW) {
+		/* Lanes below 64 - i: no row there. */
+		__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+		__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
+		for (int v = 0; v < 8; v++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
+			k[v] = _mm256_or_si256(k[v], _mm256_cmpgt_epi32(below, at));
+	}
+	m = _mm256_min_epu32(_mm256_min_epu32(_mm256_min_epu32(k[0], k[1]), _mm256_min_epu32(k[2], k[3])),
+			     _mm256_min_epu32(_mm256_min_epu32(k[4], k[5]), _mm256_min_epu32(k[6], k[7])));
+	h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
+	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(h) & 63);
+}
+
 /* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
 static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 {
@@ -1018,8 +1051,12 @@ static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 	for (size_t i = 0; i < n; i++)
 		d[PCZ_MATCH_WINDOW + i] = (uint32_t)(dur[i] - lo);
 	chunk_link(c, 0)->match = SIZE_MAX;
-	for (size_t i = 1; i < n; i++)
-		chunk_link(c, i)->match = match_avx2(d, i);
+	if (hi - lo < (1u << 25))
+		for (size_t i = 1; i < n; i++)
+			chunk_link(c, i)->match = match_avx2_keyed(d, i);
+	else
+		for (size_t i = 1; i < n; i++)
+			chunk_link(c, i)->match = match_avx2(d, i);
 	return 0;
 }
 #else
