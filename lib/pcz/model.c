@@ -1400,7 +1400,7 @@ static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const
 			unsigned k = 63u ^ (unsigned)__builtin_clzll(v);
 			b = k + 1;
 			/* The mantissa: v without its leading one. */
-			v &= ~(1ull << k);
+			v ^= 1ull << k;
 			acc |= v << n_bits;
 			n_bits += k;
 			if (n_bits >= 64) {
