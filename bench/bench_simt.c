@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* SIMT model throughput in warp instructions per second on one core: the reading floors, parse
  * only, and parse and model, from plain and gzip trace files; prints markdown. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -106,6 +108,114 @@ static void write_kernel(FILE *f, gzFile gz, unsigned blocks, unsigned warps, un
 	}
 #undef EMIT
 	*n_insts = n;
+}
+
+/*
+ * A real kernel made long: the GTX 1080 trace of the 32x32 shared-memory
+ * tiled matrix multiply in ../shared/data/simt (one block of 32 warps, 4,416
+ * warp instructions, global data in 12 KB: A, B and C), its block written
+ * `copies` times as blocks 0 .. copies - 1 of a grid of that many, every
+ * global address of copy c (LDG, STG, ATOMG, RED) moved up by c * 12 KB: a
+ * batched multiply whose block c multiplies the c-th pair into the c-th C,
+ * so the copies share no lines.  Shared-memory addresses stay as they are
+ * (each block has its own).  1 when written, 0 when the data is not there,
+ * -1 when its form is not the one this copier knows (one block, addresses
+ * in modes 0 to 2).
+ */
+#define MATMUL_SPAN 0x3000u
+
+/* The line with every global address moved by off; 0, or -1 when it cannot be parsed. */
+static int offset_line(FILE *out, char *line, uint64_t off)
+{
+	char *tok[MPXKIT_SIMT_WARP_SIZE + 40], *save = NULL;
+	int n = 0, op, width_at, mode;
+
+	for (char *t = strtok_r(line, " \n", &save); t && n < (int)(sizeof tok / sizeof *tok);
+	     t = strtok_r(NULL, " \n", &save))
+		tok[n++] = t;
+	if (n < 5)
+		return -1;
+	op = 3 + atoi(tok[2]);
+	if (op + 1 >= n)
+		return -1;
+	width_at = op + 2 + atoi(tok[op + 1]);
+	if (width_at >= n)
+		return -1;
+	mode = atoi(tok[width_at]) > 0 && width_at + 1 < n ? atoi(tok[width_at + 1]) : -1;
+	for (int i = 0; i < n; i++) {
+		int global = strncmp(tok[op], "LDG", 3) == 0 || strncmp(tok[op], "STG", 3) == 0 ||
+			     strncmp(tok[op], "ATOMG", 5) == 0 || strncmp(tok[op], "RED", 3) == 0;
+		int addr = global && mode >= 0 && i > width_at + 1 &&
+			   (mode == 0 || i == width_at + 2); /* modes 1 and 2: the base only */
+		if (addr)
+			fprintf(out, "0x%" PRIx64 " ", (uint64_t)strtoull(tok[i], NULL, 16) + off);
+		else
+			fprintf(out, "%s ", tok[i]);
+	}
+	fputc('\n', out);
+	return mode > 2 ? -1 : 0;
+}
+
+static int write_matmul(const char *path, unsigned copies, uint64_t *n_insts)
+{
+	const char *shared = getenv("MPXKIT_SHARED") ? getenv("MPXKIT_SHARED") : "../shared";
+	char src[4096], *line = NULL, **body = NULL;
+	size_t cap = 0, n_body = 0, body_cap = 0;
+	int in_body = 0, blocks = 0, rc = 1;
+	uint64_t insts = 0;
+	FILE *in, *out;
+
+	snprintf(src, sizeof src, "%s/data/simt/gtx1080/matrixmul-32-32/kernel-1.traceg", shared);
+	if ((in = fopen(src, "r")) == NULL)
+		return 0;
+	if ((out = fopen(path, "w")) == NULL) {
+		fclose(in);
+		return -1;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		if (strncmp(line, "#BEGIN_TB", 9) == 0)
+			in_body = 1, blocks++;
+		if (!in_body) {
+			if (strncmp(line, "-grid dim = ", 12) == 0)
+				fprintf(out, "-grid dim = (%u,1,1)\n", copies);
+			else
+				fputs(line, out);
+			continue;
+		}
+		if (strncmp(line, "insts = ", 8) == 0)
+			insts += strtoull(line + 8, NULL, 10);
+		if (n_body == body_cap) {
+			body_cap = body_cap ? body_cap * 2 : 1024;
+			body = realloc(body, body_cap * sizeof *body);
+		}
+		if (body == NULL || (body[n_body++] = strdup(line)) == NULL) {
+			rc = -1;
+			break;
+		}
+	}
+	if (blocks != 1)
+		rc = -1;
+	for (unsigned c = 0; rc > 0 && c < copies; c++)
+		for (size_t i = 0; rc > 0 && i < n_body; i++) {
+			char copy[8192];
+			if (strncmp(body[i], "thread block = ", 15) == 0)
+				fprintf(out, "thread block = %u,0,0\n", c);
+			else if (isxdigit((unsigned char)body[i][0]) && strlen(body[i]) < sizeof copy)
+				rc = offset_line(out, strcpy(copy, body[i]), (uint64_t)c * MATMUL_SPAN) < 0
+					 ? -1
+					 : 1;
+			else
+				fputs(body[i], out);
+		}
+	for (size_t i = 0; i < n_body; i++)
+		free(body[i]);
+	free(body);
+	free(line);
+	fclose(in);
+	if (fclose(out) != 0)
+		rc = -1;
+	*n_insts = insts * copies;
+	return rc;
 }
 
 /* What a run does with the trace. */
@@ -228,6 +338,49 @@ static mpxkit_simt_gpu *small_caches(const mpxkit_simt_gpu *gpu)
 	return small;
 }
 
+/* The matrixmul rows, after the synthetic ones; skipped, with a line saying so, without the data. */
+static void matmul_rows(const mpxkit_simt_gpu *qv100, const char *dir, const char *keep,
+			unsigned copies)
+{
+	mpxkit_simt_gpu *gtx1080 = NULL;
+	mpxkit_diag d = {0};
+	char path[4096];
+	uint64_t n = 0;
+	struct stat st;
+	int rc;
+
+	if (keep)
+		snprintf(path, sizeof path, "%s.matmul", keep);
+	else
+		snprintf(path, sizeof path, "%s/bench-simt-matmul-%d.traceg", dir, (int)getpid());
+	rc = write_matmul(path, copies, &n);
+	if (rc <= 0) {
+		printf("\nmatrixmul rows skipped: %s\n",
+		       rc == 0 ? "../shared/data/simt is not there (set MPXKIT_SHARED)"
+			       : "its trace is not in the form expected");
+		remove(path);
+		return;
+	}
+	if (stat(path, &st) != 0 || mpxkit_simt_gpu_load("gtx1080", &gtx1080, &d) < 0) {
+		printf("\nmatrixmul rows skipped: %s\n", d.msg[0] ? d.msg : path);
+		remove(path);
+		return;
+	}
+	printf("\nReal kernel: matrixmul-32-32 (GTX 1080 trace) as %u blocks, each its block with "
+	       "its global addresses moved by 12 KB per copy, %" PRIu64 " warp instructions, %.1f MB "
+	       "of text.\n\n",
+	       copies, n, (double)st.st_size / 1e6);
+	printf("| run | warp instructions | CPU s | wall s | M warp inst/s (CPU) | "
+	       "ns per warp inst (CPU) | MB/s of text (CPU) |\n");
+	printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	measure(qv100, "matrixmul: parse only, plain", path, PARSE, n, (double)st.st_size);
+	measure(qv100, "matrixmul: parse + model (qv100), plain", path, MODEL, n, (double)st.st_size);
+	measure(gtx1080, "matrixmul: parse + model (gtx1080), plain", path, MODEL, n, (double)st.st_size);
+	mpxkit_simt_gpu_free(gtx1080);
+	if (!keep)
+		remove(path);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -277,6 +430,7 @@ int main(int argc, char **argv)
 	if (!keep)
 		remove(plain);
 	remove(packed);
+	matmul_rows(gpu, dir, keep, blocks * 2);
 	mpxkit_simt_gpu_free(small);
 	mpxkit_simt_gpu_free(gpu);
 	return 0;

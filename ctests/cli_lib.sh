@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# What the merge, report and MPI shell tests share: result lines, running mpxkit, one-line failures.
+# What the CLI shell tests share: result lines, running mpxkit, one-line failures.
 # Sourced once $tmp (a scratch directory) is set.  MPXKIT_VALGRIND runs mpxkit under memcheck in
 # `make check-valgrind`; word splitting intended.
 mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"

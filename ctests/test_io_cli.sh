@@ -7,16 +7,11 @@ set -u
 : "${top_srcdir:?run through make check}"
 : "${top_builddir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-io-cli.XXXXXX") || exit 99
 trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/ctests/cli_lib.sh"
 corpus="$top_srcdir/data/corpus"
 trace="$corpus/fft.csv.gz"
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
 
 # A memory bound for the /dev/zero runs, where the build allows one: ASan and valgrind reserve
 # far more address space than they use, so under them the bound is left out and the time limit

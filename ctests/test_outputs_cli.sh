@@ -7,15 +7,10 @@ set -u
 : "${MPXKIT:?run through make check}"
 : "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-outputs.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/ctests/cli_lib.sh"
 corpus="$top_srcdir/data/corpus"
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
 
 # early DESC PATTERN ARGS...: mpxkit ARGS exits 2 with one stderr line matching PATTERN, prints
 # nothing on stdout, and $tmp/ran (which the commands under test would create) is not there.

@@ -5,35 +5,10 @@ set -u
 : "${MPXKIT:?run through make check}"
 : "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-pcz-cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
 golden="$top_srcdir/ctests/golden/pcz"
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-# run CMD ARGS...: stdout in $tmp/out, stderr in $tmp/err, status in $status.
-run() {
-	# shellcheck disable=SC2086
-	$mpxkit "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-}
-
-# expect_fail DESCRIPTION STATUS PATTERN CMD ARGS...: that status, one stderr line matching PATTERN.
-expect_fail() {
-	desc=$1 want=$2 pattern=$3
-	shift 3
-	run "$@"
-	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
-		grep -q -- "$pattern" "$tmp/err" && [ ! -s "$tmp/out" ]; then
-		ok "$desc"
-	else
-		not_ok "$desc (status $status, stderr: $(cat "$tmp/err"))"
-	fi
-}
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # --help: usage on stdout, status 0, for each command.
 for cmd in pack unpack info verify; do

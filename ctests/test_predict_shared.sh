@@ -9,13 +9,9 @@ set -u
 
 data="${MPXKIT_SHARED:-$top_srcdir/../shared}/data/dvfs"
 [ -d "$data/gemstone" ] && [ -d "$data/nikov" ] || { echo "SKIP: no $data"; exit 77; }
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-predict-shared.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # import NAME ROWS ARGS...: the dataset has ROWS rows.
 import() {

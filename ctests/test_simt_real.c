@@ -88,33 +88,56 @@ static int csv_split(char *s, char **f, int max)
 	return n;
 }
 
-/* A metric of nvprof's --metrics all CSV (hw_nvprof_metrics.csv.log): header, units, values. */
+/* A profiler's CSV: a header line (the first that starts with head), a units line, values. */
+struct profile_csv {
+	const char *file, *head;
+	char header[65536], units[65536], values[65536];
+	char *hf[512], *vf[512];
+	int nh, nv, loaded;
+};
+
+/* The first run's value of a metric of a profiler's CSV. */
+static double profile_metric(struct profile_csv *p, const char *name)
+{
+	if (!p->loaded) {
+		FILE *f = fopen(path(p->file), "r");
+		size_t head_len = strlen(p->head);
+
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		while (fgets(p->header, sizeof p->header, f) &&
+		       strncmp(p->header, p->head, head_len) != 0)
+			;
+		CU_ASSERT_FATAL(fgets(p->units, sizeof p->units, f) != NULL);
+		CU_ASSERT_FATAL(fgets(p->values, sizeof p->values, f) != NULL);
+		fclose(f);
+		p->header[strcspn(p->header, "\r\n")] = p->values[strcspn(p->values, "\r\n")] = '\0';
+		p->nh = csv_split(p->header, p->hf, 512);
+		p->nv = csv_split(p->values, p->vf, 512);
+		p->loaded = 1;
+	}
+	for (int i = 0; i < p->nh && i < p->nv; i++)
+		if (strcmp(p->hf[i], name) == 0)
+			return strtod(p->vf[i], NULL);
+	CU_FAIL("metric not in the profiler's file");
+	return -1;
+}
+
+/* nvprof --metrics all (hw_nvprof_metrics.csv.log). */
 static double nvprof_metric(const char *name)
 {
-	static char head[65536], units[65536], vals[65536];
-	static char *hf[512], *vf[512];
-	static int nh, nv, loaded;
+	static struct profile_csv nvprof = {
+	    .file = "gtx1080/vectoradd-100-32/hw_nvprof_metrics.csv.log", .head = "\"Device\""};
 
-	if (!loaded) {
-		FILE *f = fopen(path("gtx1080/vectoradd-100-32/hw_nvprof_metrics.csv.log"), "r");
-		char line[65536];
-		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-		while (fgets(line, sizeof line, f) && strncmp(line, "\"Device\"", 8) != 0)
-			;
-		strcpy(head, line);
-		CU_ASSERT_FATAL(fgets(units, sizeof units, f) != NULL);
-		CU_ASSERT_FATAL(fgets(vals, sizeof vals, f) != NULL);
-		fclose(f);
-		head[strcspn(head, "\r\n")] = vals[strcspn(vals, "\r\n")] = '\0';
-		nh = csv_split(head, hf, 512);
-		nv = csv_split(vals, vf, 512);
-		loaded = 1;
-	}
-	for (int i = 0; i < nh && i < nv; i++)
-		if (strcmp(hf[i], name) == 0)
-			return strtod(vf[i], NULL);
-	CU_FAIL("metric not in the nvprof file");
-	return -1;
+	return profile_metric(&nvprof, name);
+}
+
+/* Nsight Compute on the same kernel, a build with L1 caching of global loads (hw_nsight_metrics.csv). */
+static double ncu_metric(const char *name)
+{
+	static struct profile_csv ncu = {.file = "gtx1080/vectoradd-100-32/hw_nsight_metrics.csv",
+					 .head = "\"ID\""};
+
+	return profile_metric(&ncu, name);
 }
 
 /* tracer_stats.csv's total_insts: the tracer's own count of warp instructions. */
@@ -256,6 +279,19 @@ static void test_vecadd_counts(void)
 	 */
 	CU_ASSERT_DOUBLE_EQUAL(counter(r, "gld_transactions"),
 			       nvprof_metric("l2_tex_read_transactions"), 0);
+	/*
+	 * Nsight Compute counts sectors as we do: the global loads' unique sector
+	 * requests to L1/tex, and the stores' requests.
+	 */
+	CU_ASSERT_DOUBLE_EQUAL(counter(r, "gld_transactions"),
+			       ncu_metric("tex__global_ld_unique_sector_requests"), 0);
+	CU_ASSERT_DOUBLE_EQUAL(counter(r, "gst_transactions"),
+			       ncu_metric("tex__texin_requests_global_st"), 0);
+	CU_ASSERT_DOUBLE_EQUAL((double)r->warp_insts, ncu_metric("smsp__inst_executed_sum"), 0);
+	CU_ASSERT_DOUBLE_EQUAL((double)r->inst_global_loads,
+			       ncu_metric("sass__inst_executed_global_loads"), 0);
+	CU_ASSERT_DOUBLE_EQUAL((double)r->inst_global_stores,
+			       ncu_metric("sass__inst_executed_global_stores"), 0);
 	check_parts(r);
 	report("vecadd on gtx1080.gpu", r);
 	printf("(nvprof: IPC %.3f, so %.0f active cycles; Accel-Sim %.0f cycles) ",

@@ -3,28 +3,18 @@
 # mpxkit train end to end: usage, one-line errors, a model the loader accepts, the same bits twice.
 set -u
 : "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-train-cli.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
+. "$top_srcdir/ctests/cli_lib.sh"
 
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-# run ARGS...: stdout in $tmp/out, stderr in $tmp/err, status in $status.
-run() {
-	# shellcheck disable=SC2086
-	$mpxkit train "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
-	status=$?
-}
-
-# expect DESCRIPTION STATUS PATTERN ARGS...: that status, one stderr line matching PATTERN.
+# expect DESCRIPTION STATUS PATTERN ARGS...: mpxkit train ARGS gives that status and one stderr
+# line matching PATTERN.
 expect() {
 	desc=$1 want=$2 pattern=$3
 	shift 3
-	run "$@"
+	run train "$@"
 	if [ "$status" -eq "$want" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
 		grep -q -- "$pattern" "$tmp/err"; then
 		ok "$desc"
@@ -46,7 +36,7 @@ done
 printf 'step,a\n0,1\n' >"$tmp/short.csv"
 printf 'not,a,trace\n1,2\n' >"$tmp/bad.csv"
 
-run --help
+run train --help
 if [ "$status" -eq 0 ] && grep -q '^usage: mpxkit train' "$tmp/out" && [ ! -s "$tmp/err" ]; then
 	ok "--help to stdout, exit 0"
 else
@@ -69,7 +59,7 @@ expect "malformed trace" 2 "bad.csv" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/pro
 	"$tmp/bad.csv"
 if [ ! -e "$tmp/m.mpxm" ]; then ok "no model left after a failure"; else not_ok "model left"; fi
 
-run -o "$tmp/m1.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+run train -o "$tmp/m1.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
 	"$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && [ -s "$tmp/m1.mpxm" ] && grep -q '^test ' "$tmp/out" &&
 	grep -q '^split .*fixed .*linear .*nonlinear .*mlp$' "$tmp/out"; then
@@ -93,21 +83,21 @@ if [ "$(od -An -tx1 -N16 "$tmp/m1.mpxm" | tr -d ' \n')" = "4d50584d010000004c000
 else
 	not_ok "model header: $(od -An -tx1 -N16 "$tmp/m1.mpxm")"
 fi
-run -o "$tmp/m2.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+run train -o "$tmp/m2.mpxm" --epochs 2 --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
 	"$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && cmp -s "$tmp/m1.mpxm" "$tmp/m2.mpxm"; then
 	ok "same seed, same model bit for bit"
 else
 	not_ok "same seed gave a different model"
 fi
-run -o "$tmp/m3.mpxm" --epochs 2 --seed 8 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
+run train -o "$tmp/m3.mpxm" --epochs 2 --seed 8 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
 	"$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m3.mpxm"; then
 	ok "another seed, another model"
 else
 	not_ok "seed ignored"
 fi
-run -o "$tmp/m4.mpxm" --epochs 2 --seed 7 --loss mse --hidden 8 --dropout 0.3 "$tmp/prog1.csv" \
+run train -o "$tmp/m4.mpxm" --epochs 2 --seed 7 --loss mse --hidden 8 --dropout 0.3 "$tmp/prog1.csv" \
 	"$tmp/prog2.csv" "$tmp/prog3.csv" "$tmp/prog4.csv"
 if [ "$status" -eq 0 ] && [ -s "$tmp/m4.mpxm" ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m4.mpxm"; then
 	ok "--loss mse --hidden --dropout train another model"
@@ -118,7 +108,7 @@ fi
 # The bigru: the same split and report, a version-2 file (a GRU layer), the same bits twice.
 progs="$tmp/prog1.csv $tmp/prog2.csv $tmp/prog3.csv $tmp/prog4.csv $tmp/short.csv"
 # shellcheck disable=SC2086
-run -o "$tmp/g1.mpxm" --model bigru --epochs 2 --seed 7 $progs
+run train -o "$tmp/g1.mpxm" --model bigru --epochs 2 --seed 7 $progs
 if [ "$status" -eq 0 ] && [ -s "$tmp/g1.mpxm" ] && grep -q '^test ' "$tmp/out" &&
 	grep -q '^split .*fixed .*linear .*nonlinear .*bigru$' "$tmp/out" &&
 	grep -q '^[0-9]* training and [0-9]* validation series' "$tmp/out"; then
@@ -142,14 +132,14 @@ else
 	not_ok "bigru model header: $(od -An -tx1 -N28 "$tmp/g1.mpxm")"
 fi
 # shellcheck disable=SC2086
-run -o "$tmp/g2.mpxm" --model bigru --epochs 2 --seed 7 $progs
+run train -o "$tmp/g2.mpxm" --model bigru --epochs 2 --seed 7 $progs
 if [ "$status" -eq 0 ] && cmp -s "$tmp/g1.mpxm" "$tmp/g2.mpxm"; then
 	ok "bigru: same seed, same model bit for bit"
 else
 	not_ok "bigru: same seed gave a different model"
 fi
 # shellcheck disable=SC2086
-run -o "$tmp/g3.mpxm" --model bigru --epochs 2 --seed 7 --hidden 4 --loss mse --dropout 0.2 $progs
+run train -o "$tmp/g3.mpxm" --model bigru --epochs 2 --seed 7 --hidden 4 --loss mse --dropout 0.2 $progs
 if [ "$status" -eq 0 ] && [ "$(wc -c <"$tmp/g3.mpxm")" -lt "$(wc -c <"$tmp/g1.mpxm")" ] &&
 	! cmp -s "$tmp/g1.mpxm" "$tmp/g3.mpxm"; then
 	ok "bigru --hidden 4 --loss mse --dropout: a smaller, other model"
@@ -157,7 +147,7 @@ else
 	not_ok "bigru --hidden (status $status, stderr: $(cat "$tmp/err"))"
 fi
 # The prior schedule's table is reproduced byte for byte by its command (doc/schedules.md).
-run -o "$tmp/prior_table.c" --model prior --seed 1 "$top_srcdir/data/corpus"
+run train -o "$tmp/prior_table.c" --model prior --seed 1 "$top_srcdir/data/corpus"
 if [ "$status" -eq 0 ] && cmp -s "$tmp/prior_table.c" "$top_srcdir/schedules/prior_table.c"; then
 	ok "prior: the shipped table is its command's output"
 else

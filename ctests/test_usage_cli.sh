@@ -5,14 +5,11 @@
 # exit 1, naming the limit.
 set -u
 : "${MPXKIT:?run through make check}"
+: "${top_srcdir:?run through make check}"
 
-# MPXKIT_VALGRIND runs mpxkit itself under memcheck in `make check-valgrind`; word splitting intended.
-mpxkit="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-usage.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
+. "$top_srcdir/ctests/cli_lib.sh"
 
 # usage_error PATTERN ARGS...: exit 1, nothing on stdout, exactly one stderr line matching PATTERN.
 usage_error() {

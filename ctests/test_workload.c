@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h" /* lib/common: the forwarding the workloads use */
 #include "cutest.h"
 #include "mpxkit/workload.h"
 
@@ -115,6 +117,86 @@ static void test_signal_before_the_wait(void)
 	mpxkit_workload_cancel(&w);
 }
 
+static volatile sig_atomic_t got_term;
+
+static void note_term(int sig)
+{
+	(void)sig;
+	got_term++;
+}
+
+/*
+ * A SIGTERM that comes after the forwarding began and before a child exists
+ * is held; when the fork fails, no child takes it, and the tool must still get
+ * it, once, under its own handler, when the forwarding ends.
+ */
+static void test_held_signal_without_a_child(void)
+{
+	struct sigaction note, before;
+
+	memset(&note, 0, sizeof note);
+	note.sa_handler = note_term;
+	sigemptyset(&note.sa_mask);
+	sigaction(SIGTERM, &note, &before);
+	got_term = 0;
+	mpxkit__forward_begin();
+	CU_ASSERT_EQUAL(raise(SIGTERM), 0);
+	mpxkit__forward_to(-1);
+	CU_ASSERT_EQUAL(got_term, 0);
+	mpxkit__forward_end();
+	CU_ASSERT_EQUAL(got_term, 1);
+	mpxkit__forward_end(); /* a second end gives nothing again */
+	CU_ASSERT_EQUAL(got_term, 1);
+	sigaction(SIGTERM, &before, NULL);
+}
+
+/* In a child of the test: fork fails (EAGAIN) from here on, even for root. */
+static int forbid_fork(void)
+{
+	struct rlimit none = { 0, 0 };
+
+	/* root is exempt from RLIMIT_NPROC: give up root first (nobody's ids). */
+	if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+		return -1;
+	return setrlimit(RLIMIT_NPROC, &none);
+}
+
+/*
+ * When the fork itself fails, prepare says so with one line, and the tool's
+ * dispositions are its own again.  Checked in a child, where forks can be
+ * forbidden without touching the test's own process.
+ */
+static void test_failed_fork(void)
+{
+	pid_t pid = fork();
+	int status = 0;
+
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		char *argv[] = { "true", NULL };
+		struct sigaction before, after;
+		mpxkit_workload w;
+		mpxkit_diag d;
+		int rc;
+
+		if (forbid_fork() != 0)
+			_exit(77);
+		sigaction(SIGTERM, NULL, &before);
+		rc = mpxkit_workload_prepare(&w, argv, &d);
+		sigaction(SIGTERM, NULL, &after);
+		if (rc >= 0)
+			_exit(1);
+		if (strstr(d.msg, "cannot start 'true'") == NULL)
+			_exit(2);
+		_exit(after.sa_handler == before.sa_handler ? 0 : 3);
+	}
+	CU_ASSERT_EQUAL_FATAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT_FATAL(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		return; /* could not forbid forks here: nothing to check */
+	CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+}
+
 static void test_no_program(void)
 {
 	char *argv[] = { NULL };
@@ -130,6 +212,8 @@ static const cutest_case workload_cases[] = {
 	{ "not executable", test_not_executable },
 	{ "cancel reaps the child", test_cancel_reaps },
 	{ "a signal before the wait ends the child, not the tool", test_signal_before_the_wait },
+	{ "a held signal without a child reaches the tool", test_held_signal_without_a_child },
+	{ "a failed fork", test_failed_fork },
 	{ "no program", test_no_program },
 	{ NULL, NULL },
 };

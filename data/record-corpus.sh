@@ -4,9 +4,10 @@
 #
 # usage: data/record-corpus.sh [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]
 #   -m  the mpxkit binary (default: $MPXKIT, else mpxkit on PATH)
-#   -s  corpus (default: training, validation and test programs) or heldout (programs
+#   -s  corpus (default: training, validation and test programs), heldout (programs
 #       recorded for schedules' held-out side, doc/schedules.md; never trained or tuned on)
-#   -o  where the traces go (default: data/corpus or data/heldout next to this script)
+#       or heldout2 (a second, fresh held-out set, scored once; doc/schedules.md)
+#   -o  where the traces go (default: data/corpus, data/heldout or data/heldout2 here)
 #   -w  scratch directory for binaries and inputs (default: /tmp/mpxkit-corpus)
 #   -l  list the workloads and exit
 # With NAMEs, only those workloads are recorded.
@@ -33,14 +34,14 @@ while getopts m:s:o:w:lh opt; do
 	o) out=$OPTARG ;;
 	w) work=$OPTARG ;;
 	l) list_only=1 ;;
-	h) sed -n '3,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
 case $set_name in
-corpus | heldout) ;;
-*) echo "$0: -s takes corpus or heldout, not '$set_name'" >&2; exit 1 ;;
+corpus | heldout | heldout2) ;;
+*) echo "$0: -s takes corpus, heldout or heldout2, not '$set_name'" >&2; exit 1 ;;
 esac
 [ -n "$out" ] || out=$here/$set_name
 
@@ -134,10 +135,36 @@ heldout() {
 	rec tac 90000 /dev/null "big.txt (gendata text 500000)" tac big.txt
 }
 
+# A second held-out set (doc/schedules.md, "A fresh held-out set"), recorded after the first had
+# been scored twice, with every setting and model frozen, and scored once.  No program of the
+# corpus, heldout, threads or threads-dev sets; half new kernels, half more Debian tools.
+heldout2() {
+	gen="generated in the kernel (fixed seed)"
+	OMP="--env OMP_NUM_THREADS=2 --env OMP_WAIT_POLICY=passive"
+	rec omp-bitonic 300000 /dev/null "$gen; OpenMP, 2 threads" ./omp_bitonic
+	rec omp-floyd 150000 /dev/null "$gen; OpenMP, 2 threads" ./omp_floyd
+	OMP=
+	rec pagerank 150000 /dev/null "$gen; 8 ranks in one process" ./pagerank
+	rec sptrsv 90000 /dev/null "$gen" ./sptrsv
+	rec hashjoin 55000 /dev/null "$gen" ./hashjoin
+	rec lzss 220000 /dev/null "$gen" ./lzss
+	rec od 700000 /dev/null "tiny.txt (gendata text 10000)" od -A d -t x2 -t c tiny.txt
+	rec tr 400000 text.txt "text.txt on stdin (gendata text 100000)" tr -s 'a-z ' 'n-za-m_'
+	rec cut 220000 /dev/null "sales.csv (gendata csv 400000)" cut -d, -f2,4-5 sales.csv
+	rec join 180000 /dev/null "left.txt, right.txt (regions and products of sales.csv, sorted)" \
+		join -t, left.txt right.txt
+	rec uniq-c 90000 /dev/null "words.txt (the words of text.txt, one a line, sorted)" \
+		uniq -c words.txt
+	rec factor 180000 numbers.txt "numbers.txt on stdin (seq 10^12 + 1 by 997, 30000 numbers)" \
+		factor
+	rec objdump 750000 /dev/null "sort-static (data/kernels/sort.c, cc -O2 -static)" \
+		objdump -d sort-static
+}
+
 selected="$*"
 failed=
 if [ "$list_only" = 1 ]; then
-	if [ "$set_name" = heldout ]; then heldout; else workloads; fi
+	case $set_name in heldout) heldout ;; heldout2) heldout2 ;; *) workloads ;; esac
 	exit 0
 fi
 
@@ -149,13 +176,14 @@ mpxkit=$(command -v "$mpxkit")
 case $mpxkit in /*) ;; *) mpxkit=$(pwd)/$mpxkit ;; esac
 
 missing=
-for tool in cc valgrind gzip bzip2 xz zstd lz4 sqlite3 perl sort awk jq grep sed sha256sum bc; do
+for tool in cc valgrind gzip bzip2 xz zstd lz4 sqlite3 perl sort awk jq grep sed sha256sum bc \
+	objdump; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -x /usr/bin/python3 ] || missing="$missing python3"
 if [ -n "$missing" ]; then
 	echo "$0: missing:$missing" >&2
-	echo "$0: apt-get install gcc valgrind gzip bzip2 xz-utils zstd lz4 sqlite3 perl coreutils mawk jq grep sed bc python3" >&2
+	echo "$0: apt-get install gcc valgrind gzip bzip2 xz-utils zstd lz4 sqlite3 perl coreutils mawk jq grep sed bc python3 binutils" >&2
 	exit 2
 fi
 
@@ -164,10 +192,10 @@ out=$(cd "$out" && pwd)
 cd "$work"
 
 # Inputs: built once, deterministic (fixed seeds), reused when present.
-for k in stencil spmv bfs kmeans lu nbody fft sort gendata halo cg; do
+for k in stencil spmv bfs kmeans lu nbody fft sort gendata halo cg pagerank sptrsv hashjoin lzss; do
 	[ -x "$k" ] || cc -O2 -o "$k" "$here/kernels/$k.c" -lm
 done
-for k in omp_heat omp_matmul omp_hist; do
+for k in omp_heat omp_matmul omp_hist omp_bitonic omp_floyd; do
 	[ -x "$k" ] || cc -O2 -fopenmp -o "$k" "$here/kernels/$k.c" -lm
 done
 [ -f text.txt ] || ./gendata text 100000 >text.txt
@@ -193,6 +221,13 @@ if [ ! -f kernels.i ]; then
 	done >>kernels.c
 	cc -E -P -I "$here/kernels" kernels.c >kernels.i
 fi
+[ -x sort-static ] || cc -O2 -static -o sort-static "$here/kernels/sort.c"
+# join's inputs: region,product pairs and product,price pairs of sales.csv, sorted as join wants.
+[ -f left.txt ] || tail -n +2 sales.csv | cut -d, -f3,2 | awk -F, '{ print $2 "," $1 }' |
+	LC_ALL=C sort -t, -k1,1 >left.txt
+[ -f right.txt ] || tail -n +2 sales.csv | cut -d, -f3,5 | LC_ALL=C sort -t, -k1,1 -u >right.txt
+[ -f words.txt ] || tr -s ' ' '\n' <text.txt | LC_ALL=C sort >words.txt
+[ -f numbers.txt ] || seq 1000000000001 997 1000029910001 >numbers.txt
 cc1=$(cc -print-prog-name=cc1)
 [ -x "$cc1" ] && ln -sf "$cc1" cc1
 
@@ -250,7 +285,7 @@ EOF
 
 printf 'scale=1200\n4*a(1)\ne(1)\n' >workload.bc
 
-if [ "$set_name" = heldout ]; then heldout; else workloads; fi
+case $set_name in heldout) heldout ;; heldout2) heldout2 ;; *) workloads ;; esac
 if [ -n "$failed" ]; then
 	echo "$0: failed:$failed" >&2
 	exit 1

@@ -64,14 +64,18 @@ void mpxkit__forward_to(pid_t pid)
 		sigaddset(&block, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &block, &saved);
 	forward_pid = pid;
-	if (held != 0 && pid > 0)
+	/* Without a child the signal stays held: mpxkit__forward_end gives it back to the tool. */
+	if (held != 0 && pid > 0) {
 		kill(pid, forwards++ ? SIGKILL : held);
-	held = 0;
+		held = 0;
+	}
 	sigprocmask(SIG_SETMASK, &saved, NULL);
 }
 
 void mpxkit__forward_end(void)
 {
+	int sig;
+
 	if (!forwarding)
 		return;
 	forward_pid = 0;
@@ -79,6 +83,14 @@ void mpxkit__forward_end(void)
 		sigaction(forwarded[i], &old[i], NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	forwarding = 0;
+	/*
+	 * A signal no child took (the fork failed, or it came as the child was
+	 * reaped) was meant for the tool: it gets it now, under its own disposition.
+	 */
+	sig = held;
+	held = 0;
+	if (sig != 0)
+		raise(sig);
 }
 
 void mpxkit__forward_reset(void)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simt_impl.h"
+#include "cache_steps.h"
 
 #define WINDOW	   (16ull << 20) /* generic address windows of shared and local memory */
 #define MAX_GROUPS 64		 /* 32 lanes of up to 32 bytes span at most 64 lines */
@@ -15,6 +15,9 @@ int mpxkit__simt_mem_init(simt_memsys *m, const mpxkit_simt_gpu *gpu)
 	m->gpu = gpu;
 	m->line_shift = (uint32_t)__builtin_ctz(gpu->l2.line);
 	m->l1_units = gpu->l1.sector / 32;
+	for (uint32_t n = 0; n <= MAX_GROUPS; n++)
+		m->tag_waves[n] =
+		    (uint8_t)((n + gpu->l1_tags_per_cycle - 1) / gpu->l1_tags_per_cycle);
 	m->l2_units = gpu->l2.sector / 32;
 	m->l1 = calloc(gpu->sms, sizeof *m->l1);
 	m->icache = gpu->icache.sets ? calloc(gpu->sms, sizeof *m->icache) : NULL;
@@ -110,7 +113,7 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint
 	uint64_t lat = 0;
 	simt_access a;
 
-	mpxkit__simt_cache_read_at(&m->l2, line, p, sectors, 1, &a);
+	cache_read_at(&m->l2, line, p, sectors, 1, &a);
 	if (a.hit) {
 		lat = g->l2.latency;
 		if (a.ready > now + lat)
@@ -119,7 +122,7 @@ static uint64_t l2_read(simt_memsys *m, uint64_t line, const simt_place *p, uint
 	if (a.miss) {
 		if (g->dram_latency > lat)
 			lat = g->dram_latency;
-		mpxkit__simt_cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
+		cache_fill(&m->l2, a.slot, a.miss, now + g->dram_latency);
 	}
 	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (count) {
@@ -135,7 +138,7 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 {
 	simt_access a;
 
-	mpxkit__simt_cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
+	cache_write_at(&m->l2, line, p, to_sectors(units, m->l2_units), now, &a);
 	m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(a.evicted_dirty) * m->l2_units;
 	if (!m->l2.write_back)
 		m->c.dram_write += (uint64_t)mpxkit__simt_popcount_small(units);
@@ -145,8 +148,9 @@ static void l2_write(simt_memsys *m, uint64_t line, const simt_place *p, uint32_
 
 typedef struct group {
 	uint64_t line;
-	uint32_t units;	   /* 32-byte units touched in the line */
-	simt_place l1, l2; /* where the line is or goes in SM's L1 and in L2 */
+	uint32_t units;		     /* 32-byte units touched in the line */
+	simt_place l1, l2;	     /* where the line is or goes in SM's L1 and in L2, */
+	const simt_place *at1, *at2; /* when located (else NULL: the access looks it up) */
 } group;
 
 /* 32-byte units lo..hi (0 <= lo <= hi <= 31) of a line. */
@@ -259,7 +263,7 @@ static int coalesce(const simt_memsys *m, const mpxkit_simt_inst *in, uint32_t m
 /* Requests of request_bytes of consecutive lanes that hold an active lane (Maxwell/Pascal). */
 static uint32_t requests(const mpxkit_simt_gpu *g, uint32_t mask, unsigned width)
 {
-	uint32_t per = g->l1_request_bytes / width, n = 0;
+	uint32_t per = g->l1_request_bytes >> __builtin_ctz(width), n = 0; /* powers of two */
 
 	if (per >= 32)
 		return mask ? 1 : 0;
@@ -283,10 +287,10 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 
 	if (!cached) {
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(units);
-		return l2_read(m, line, &gr->l2, units, now, 1);
+		return l2_read(m, line, gr->at2, units, now, 1);
 	}
 	sectors = to_sectors(units, m->l1_units);
-	mpxkit__simt_cache_read_at(l1, line, &gr->l1, sectors, 1, &a);
+	cache_read_at(l1, line, gr->at1, sectors, 1, &a);
 	m->c.l1_hits += (uint64_t)mpxkit__simt_popcount_small(a.hit);
 	m->c.l1_misses += (uint64_t)mpxkit__simt_popcount_small(a.miss);
 	if (global) {
@@ -303,8 +307,8 @@ static uint64_t load_line(simt_memsys *m, uint32_t sm, const group *gr, int cach
 	if (a.miss) {
 		miss_units = to_units(a.miss, m->l1_units);
 		m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(miss_units);
-		miss_lat = l2_read(m, line, &gr->l2, miss_units, now, 1);
-		mpxkit__simt_cache_fill(l1, a.slot, a.miss, now + miss_lat);
+		miss_lat = l2_read(m, line, gr->at2, miss_units, now, 1);
+		cache_fill(l1, a.slot, a.miss, now + miss_lat);
 		if (miss_lat > lat)
 			lat = miss_lat;
 	}
@@ -318,8 +322,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 	simt_cache *l1 = &m->l1[sm];
 	simt_access a;
 
-	mpxkit__simt_cache_write_at(l1, gr->line, &gr->l1, to_sectors(gr->units, m->l1_units), now,
-				    &a);
+	cache_write_at(l1, gr->line, gr->at1, to_sectors(gr->units, m->l1_units), now, &a);
 	if (l1->write_back) {
 		if (a.evicted_dirty)
 			l2_write(m, a.evicted_line, NULL, to_units(a.evicted_dirty, m->l1_units),
@@ -327,7 +330,7 @@ static uint64_t store_line(simt_memsys *m, uint32_t sm, const group *gr, uint64_
 		return g->l1.latency;
 	}
 	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
-	l2_write(m, gr->line, &gr->l2, gr->units, now);
+	l2_write(m, gr->line, gr->at2, gr->units, now);
 	return g->l2.latency;
 }
 
@@ -338,7 +341,7 @@ static uint64_t atomic_line(simt_memsys *m, const group *gr, uint64_t now)
 
 	m->c.l2_read += (uint64_t)mpxkit__simt_popcount_small(gr->units);
 	m->c.l2_write += (uint64_t)mpxkit__simt_popcount_small(gr->units);
-	lat = l2_read(m, gr->line, &gr->l2, gr->units, now, 1);
+	lat = l2_read(m, gr->line, gr->at2, gr->units, now, 1);
 	l2_write(m, gr->line, NULL, gr->units, now + lat);
 	return lat;
 }
@@ -354,6 +357,33 @@ static int l1_caches_load(const simt_memsys *m, const simt_opinfo *op, int space
 	return m->gpu->l1_global_cached;
 }
 
+/*
+ * The lines' host cache misses overlap: all rows first, then all records
+ * (cache.c).  One line has nothing to overlap with but its L2 row, asked
+ * for first; its lookups then go as they come, which saves locating it
+ * ahead, the common coalesced access.
+ */
+static void locate(simt_memsys *m, uint32_t sm, group *grp, int n, int l1)
+{
+	if (n == 1) {
+		cache_prefetch(&m->l2, grp[0].line);
+		grp[0].at1 = grp[0].at2 = NULL;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			cache_prefetch(&m->l1[sm], grp[i].line);
+		cache_prefetch(&m->l2, grp[i].line);
+	}
+	for (int i = 0; i < n; i++) {
+		if (l1)
+			cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
+		cache_locate(&m->l2, grp[i].line, &grp[i].l2);
+		grp[i].at1 = l1 ? &grp[i].l1 : NULL;
+		grp[i].at2 = &grp[i].l2;
+	}
+}
+
 static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 			  const mpxkit_simt_inst *in, uint32_t mask, int space, uint64_t now,
 			  simt_memresult *r)
@@ -361,24 +391,14 @@ static void global_access(simt_memsys *m, uint32_t sm, const simt_opinfo *op,
 	const mpxkit_simt_gpu *g = m->gpu;
 	group grp[MAX_GROUPS];
 	int n = coalesce(m, in, mask, grp);
-	uint32_t tags = ((uint32_t)n + g->l1_tags_per_cycle - 1) / g->l1_tags_per_cycle;
+	uint32_t tags = m->tag_waves[n];
 	uint32_t req = requests(g, mask, in->mem_width), wave = req > tags ? req : tags;
 	uint64_t lat = 0, sectors = 0;
 	int cached = l1_caches_load(m, op, space);
 	int l1 =
 	    op->kind == MPXKIT_SIMT_KIND_STORE || (op->kind == MPXKIT_SIMT_KIND_LOAD && cached);
 
-	/* the lines' host cache misses overlap: all rows first, then all records (cache.c) */
-	for (int i = 0; i < n; i++) {
-		if (l1)
-			mpxkit__simt_cache_prefetch(&m->l1[sm], grp[i].line);
-		mpxkit__simt_cache_prefetch(&m->l2, grp[i].line);
-	}
-	for (int i = 0; i < n; i++) {
-		if (l1)
-			mpxkit__simt_cache_locate(&m->l1[sm], grp[i].line, &grp[i].l1);
-		mpxkit__simt_cache_locate(&m->l2, grp[i].line, &grp[i].l2);
-	}
+	locate(m, sm, grp, n, l1);
 	for (int i = 0; i < n; i++) {
 		uint64_t l;
 		sectors += (uint64_t)mpxkit__simt_popcount_small(grp[i].units);
@@ -424,18 +444,23 @@ static void shared_access(simt_memsys *m, const simt_opinfo *op, const mpxkit_si
 	 * so each bank serves ceil(lanes / period) distinct words (all lanes on
 	 * one word: a broadcast).
 	 */
+	/*
+	 * Banks and the word width are powers of two (gpu.c checks): the
+	 * divisions are shifts and masks, and gcd(s, banks) for 0 < s < banks
+	 * is s's lowest set bit; each a division less on an access in ten.
+	 */
 	if (strided(in, mask, &base, &step) && in->mem_width <= width &&
-	    (base - base0) % width == 0 && step % (int64_t)width == 0) {
-		uint64_t s = (uint64_t)(step < 0 ? -step : step) / width % banks, gcd = banks,
-			 x = s;
-		uint32_t lanes = mpxkit__simt_popcount(mask), period;
-		while (x) {
-			uint64_t y = gcd % x;
-			gcd = x;
-			x = y;
+	    ((base - base0) & (width - 1)) == 0 && ((uint64_t)step & (width - 1)) == 0) {
+		uint32_t wshift = (uint32_t)__builtin_ctz(width);
+		uint64_t s = ((uint64_t)(step < 0 ? -step : step) >> wshift) & (banks - 1);
+		uint64_t gcd = s ? s & (0 - s) : banks;
+		uint32_t lanes = mpxkit__simt_popcount(mask), pshift;
+		if (step == 0) {
+			most = 1;
+		} else {
+			pshift = (uint32_t)__builtin_ctz(banks) - (uint32_t)__builtin_ctzll(gcd);
+			most = (lanes + (1u << pshift) - 1) >> pshift; /* ceil(lanes / period) */
 		}
-		period = step == 0 ? 0 : (uint32_t)(banks / gcd);
-		most = period == 0 ? 1 : (lanes + period - 1) / period;
 		goto done;
 	}
 	if (++m->gen == 0) {
@@ -516,9 +541,11 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 {
 	const mpxkit_simt_gpu *g = m->gpu;
 	uint32_t ishift = (uint32_t)__builtin_ctz(g->icache.line);
-	uint64_t lat = 0;
+	uint64_t lat = 0, ready;
 	simt_access a;
 
+	if (mpxkit__simt_cache_read_mru(ic, iline, 1, &ready))
+		return ready > now ? ready : now;
 	mpxkit__simt_cache_read(ic, iline, 1, 1, &a);
 	if (a.hit)
 		return a.ready > now ? a.ready : now;
@@ -532,7 +559,7 @@ static uint64_t fetch_line(simt_memsys *m, simt_cache *ic, uint64_t iline, uint6
 		if (l > lat)
 			lat = l;
 	}
-	mpxkit__simt_cache_fill(ic, a.slot, 1, now + lat);
+	cache_fill(ic, a.slot, 1, now + lat);
 	return now + lat;
 }
 

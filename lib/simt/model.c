@@ -533,7 +533,9 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 {
 	warp_state *w = &R->w;
 	simt_opinfo *op = in->opcode < R->n_ops ? &R->ops[in->opcode] : NULL;
-	uint32_t lanes = mpxkit__simt_popcount(in->mask), nop_lanes = 32 - lanes;
+	/* most instructions run on every lane */
+	uint32_t lanes = in->mask == 0xffffffffu ? 32 : mpxkit__simt_popcount(in->mask);
+	uint32_t nop_lanes = 32 - lanes;
 	uint64_t t = w->t, issue = t, c;
 	int cause = -1, rc;
 	simt_memresult mr = {0, 0, 0, 0};
@@ -556,14 +558,17 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 			issue = w->iline_ready, cause = WAIT_FETCH;
 	}
 	if (in->mask != 0) {
-		/* the scoreboard: sources and destinations must be ready */
+		/*
+		 * the scoreboard: sources and destinations must be ready (RZ,
+		 * register 255, is never written, so its ready time stays 0)
+		 */
 		for (unsigned i = 0; i < in->n_src; i++)
-			if (in->src[i] != 255 && (c = w->ready[in->src[i]]) > issue)
+			if ((c = w->ready[in->src[i]]) > issue)
 				issue = c, cause = w->producer[in->src[i]] == PROD_MEMORY
 						       ? WAIT_MEMORY
 						       : WAIT_ALU;
 		for (unsigned i = 0; i < in->n_dst; i++)
-			if (in->dst[i] != 255 && (c = w->ready[in->dst[i]]) > issue)
+			if ((c = w->ready[in->dst[i]]) > issue)
 				issue = c, cause = w->producer[in->dst[i]] == PROD_MEMORY
 						       ? WAIT_MEMORY
 						       : WAIT_ALU;
@@ -622,12 +627,10 @@ static int inst_step(run *R, const mpxkit_simt_inst *in)
 	if (pe == NULL)
 		return oom(R);
 	pe->warp_insts++;
-	pe->thread_insts += lanes;
-	pe->nop_lane_slots += nop_lanes;
+	pe->thread_insts += lanes; /* its masked lanes follow at the end (finish) */
 	pe->stall_cycles += issue - t;
 	pe->transactions += mr.transactions;
 	if (nop_lanes) {
-		R->res->nop_lane_slots += nop_lanes;
 		if (!w->have_ctrl)
 			R->res->entry_diverged_slots += nop_lanes;
 		else if (w->ctrl_pc == in->pc)
@@ -746,6 +749,10 @@ static int finish(run *R)
 	r->cycles = active + g->launch_cycles;
 	if (crit >= 0)
 		breakdown(R, &R->sms[crit], crit_q, crit_bound, crit_t);
+	/* every warp instruction has 32 lane slots: those not executed were masked */
+	r->nop_lane_slots = 32 * r->warp_insts - r->thread_insts;
+	for (size_t i = 0; i < R->pcs.n; i++)
+		R->pcs.e[i].nop_lane_slots = 32 * R->pcs.e[i].warp_insts - R->pcs.e[i].thread_insts;
 	r->ipc = active > 0 ? (double)r->warp_insts / active : 0;
 	r->thread_ipc = active > 0 ? (double)r->thread_insts / active : 0;
 	r->sm_ipc = sum_t > 0 ? (double)sum_insts / sum_t : 0;

@@ -86,6 +86,9 @@ size_t mpxkit__simt_base_len(const char *opcode);
  * Stamps count accesses per set, renumbered in order before the count
  * reaches 2^15, so the least recently used way is the one with the smallest
  * stamp; rows are padded to eight lanes so both scans can go eight at a time.
+ * A set also knows which of its ways are dirty: the victim, the least
+ * recently used way, is the record least likely in the host's caches, and a
+ * clean one is only written, never read.
  */
 typedef struct simt_way {
 	uint64_t tag;	       /* line address */
@@ -94,8 +97,10 @@ typedef struct simt_way {
 } simt_way;
 
 typedef struct simt_set {
+	uint64_t dirty; /* with at most 64 ways, the valid ways that hold dirty sectors */
 	uint16_t used;	/* valid ways: indices 0 .. used - 1 */
 	uint16_t clock; /* the stamp of the set's last access */
+	uint16_t mru;	/* the way of that access (its stamp is the clock) */
 } simt_set;
 
 typedef struct simt_cache {
@@ -115,7 +120,7 @@ typedef struct simt_access {
 	uint32_t hit, miss;	/* sector masks */
 	uint64_t ready;		/* latest fill completion among the hit sectors */
 	uint32_t evicted_dirty; /* the dirty sectors an eviction writes back, */
-	uint64_t evicted_line;	/* of this line */
+	uint64_t evicted_line;	/* of this line (set only when there are some) */
 	int64_t slot;		/* the line's way index, or -1 when not allocated */
 } simt_access;
 
@@ -132,6 +137,16 @@ void mpxkit__simt_cache_flush(simt_cache *c);
 void mpxkit__simt_cache_read(simt_cache *c, uint64_t line, uint32_t sectors, int allocate,
 			     simt_access *a);
 void mpxkit__simt_cache_fill(simt_cache *c, int64_t slot, uint32_t sectors, uint64_t ready);
+
+/*
+ * mpxkit__simt_cache_read of sectors that all hit in the way its set used
+ * last, where a loop's next access most often goes (an instruction cache
+ * line): 1 and their latest fill in *ready, else 0 and nothing done.  Using
+ * the most recent way again leaves the LRU order as it is, so no state
+ * changes.
+ */
+int mpxkit__simt_cache_read_mru(const simt_cache *c, uint64_t line, uint32_t sectors,
+				uint64_t *ready);
 
 /*
  * The lookups of one warp access overlap their host cache misses in three
@@ -196,6 +211,7 @@ typedef struct simt_memsys {
 	uint64_t shmem_base, local_base, code_base;
 	uint32_t line_shift;	     /* log2 of the line size, the same in L1 and L2 */
 	uint32_t l1_units, l2_units; /* 32-byte units per sector */
+	uint8_t tag_waves[65];	     /* L1 tag passes of n lines: ceil(n / tags per cycle) */
 	/* scratch for shared-memory bank conflicts */
 	uint64_t word_key[512];
 	uint32_t word_gen[512], gen;

@@ -9,12 +9,18 @@
 #include "mpxkit/reader.h"
 #include "simt_impl.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #define TRACE_MAX_LINE	  (1u << 20)
 #define MAX_OPCODES	  (1u << 16)
 #define MAX_OPCODE_LEN	  63
 #define MAX_NAME_LEN	  4095
 #define MAX_BLOCK_THREADS 2048
 #define LIST_MAX_BYTES	  (64u << 20)
+#define MEMO_TEXT	  64 /* the longest line start a memo holds */
+#define LINE_SLACK	  MEMO_TEXT /* readable bytes after a copied line's NUL */
 
 /* ---- lines: from the shared reader, or from a buffer (tests, fuzzing) ----------------------- */
 
@@ -31,7 +37,7 @@ typedef struct lines {
 	size_t len, pos;
 	uint64_t lineno;
 	char *name;
-	char *copy; /* buffer mode: the current line, NUL-terminated */
+	char *copy; /* buffer mode: the current line, NUL-terminated, LINE_SLACK bytes after */
 	size_t copy_cap;
 } lines;
 
@@ -88,14 +94,16 @@ static int next_line(lines *l, char **line, size_t *len, mpxkit_diag *diag)
 			return mpxkit_fail(diag, MPXKIT_EFORMAT,
 					   "%s:%llu: NUL byte: not a text file", l->name,
 					   (unsigned long long)l->lineno);
-		if (n + 1 > l->copy_cap) {
+		if (n + 1 + LINE_SLACK > l->copy_cap) {
 			size_t cap = l->copy_cap ? l->copy_cap : 256;
 			char *g;
-			while (cap < n + 1)
+			while (cap < n + 1 + LINE_SLACK)
 				cap *= 2;
 			if ((g = realloc(l->copy, cap)) == NULL)
 				return mpxkit_fail(diag, MPXKIT_ENOMEM, "%s: out of memory",
 						   l->name);
+			/* defined bytes for the read-ahead, whatever the lines leave there */
+			memset(g + l->copy_cap, 0, cap - l->copy_cap);
 			l->copy = g;
 			l->copy_cap = cap;
 		}
@@ -107,6 +115,12 @@ static int next_line(lines *l, char **line, size_t *len, mpxkit_diag *diag)
 	if (*len > 0 && (*line)[*len - 1] == '\r')
 		(*line)[--*len] = '\0';
 	return 1;
+}
+
+/* How far the bytes from the last line can be read: the window's end, or the copy's. */
+static const char *readable_end(const lines *l)
+{
+	return l->r ? l->wend : l->copy + l->copy_cap;
 }
 
 static int lines_open(lines *l, const char *path, const char *what, mpxkit_diag *diag)
@@ -491,21 +505,25 @@ fail:
 enum state { S_BETWEEN, S_BLOCK_HEAD, S_IN_BLOCK, S_INSTS, S_DONE };
 
 /*
- * The middle of an instruction line, from the destination count to the
- * memory width, as last parsed at a PC.  A loop's lines repeat it word for
- * word at every iteration and in every warp, and the same bytes parse to the
- * same fields, so a line whose bytes there equal the memo's (and whose width
- * token ends where the memo's did) takes the fields without parsing them.
+ * The start of an instruction line, from its first byte to the memory width,
+ * as last parsed, by the line's first 16 bytes (the PC and mask of the
+ * tracer's lines).  A loop's lines repeat it byte for byte at every
+ * iteration and in every warp, and the same bytes parse to the same fields,
+ * so a line that starts with the memo's text (its width token ending where
+ * the memo's did) takes the fields without parsing them, and only the
+ * addresses and what follows are parsed.  The fields that depend on more
+ * than the bytes (the mask against the warp's lanes, the old prefix against
+ * the block and warp) are checked again.
  */
 #define MEMO_SLOTS 1024
-#define MEMO_TEXT  48
-struct middle {
-	uint64_t pc;
-	uint8_t len; /* 0: empty */
-	uint8_t n_dst, n_src, mem_width;
-	uint32_t opcode;
-	uint8_t dst[MPXKIT_SIMT_MAX_REGS], src[MPXKIT_SIMT_MAX_REGS];
+struct line_memo {
 	char text[MEMO_TEXT];
+	uint64_t pc;
+	uint32_t mask, opcode, source_line;
+	uint32_t pre[4]; /* tracer versions 2: the block and warp the line names */
+	uint8_t len;	 /* 0: empty */
+	uint8_t n_dst, n_src, mem_width;
+	uint8_t dst[MPXKIT_SIMT_MAX_REGS], src[MPXKIT_SIMT_MAX_REGS];
 };
 
 struct mpxkit_simt_trace {
@@ -525,7 +543,7 @@ struct mpxkit_simt_trace {
 	uint32_t *op_hash; /* open addressing: id + 1, 0 empty */
 	uint32_t hash_cap;
 	mpxkit_simt_inst inst;
-	struct middle *memo; /* MEMO_SLOTS, by PC */
+	struct line_memo *memo; /* MEMO_SLOTS, by a line's first bytes */
 };
 
 /* "FILE:LINE: message" for the line just read. */
@@ -1004,11 +1022,25 @@ static int stride_fits(uint64_t base, int64_t step, uint32_t lanes, uint64_t wid
 	return base <= UINT64_MAX - (width - 1) - span;
 }
 
-/* n addresses a, a + step, ...: four independent stores a round, as most masks are full. */
+/*
+ * n addresses a, a + step, ...: four a round, as most masks are full, in two
+ * 16-byte stores where the host has SSE2 (the sums wrap as uint64_t's do).
+ */
 HOT void fill_strided(uint64_t *dst, uint32_t n, uint64_t a, uint64_t step)
 {
 	uint32_t i = 0;
 
+#ifdef __SSE2__
+	__m128i x = _mm_set_epi64x((long long)(a + step), (long long)a);
+	__m128i d2 = _mm_set1_epi64x((long long)(2 * step));
+	__m128i d4 = _mm_set1_epi64x((long long)(4 * step));
+
+	for (; i + 4 <= n; i += 4, a += 4 * step) {
+		_mm_storeu_si128((__m128i *)(void *)&dst[i], x);
+		_mm_storeu_si128((__m128i *)(void *)&dst[i + 2], _mm_add_epi64(x, d2));
+		x = _mm_add_epi64(x, d4);
+	}
+#endif
 	for (; i + 4 <= n; i += 4, a += 4 * step) {
 		dst[i] = a;
 		dst[i + 1] = a + step;
@@ -1168,96 +1200,176 @@ HOT int parse_middle(mpxkit_simt_trace *t, const char **pp, mpxkit_diag *diag)
 	return 0;
 }
 
-/* Keeps the middle just parsed, [from, p) with p past the blank after the width, for its PC. */
-HOT void remember_middle(struct middle *mo, const mpxkit_simt_inst *in, const char *from,
-			 const char *p)
+/* The memo slot of a line, from its first 16 bytes (the caller can read MEMO_TEXT from it). */
+HOT struct line_memo *memo_slot(const mpxkit_simt_trace *t, const char *line)
 {
-	size_t len = (size_t)(p - from) - (p[-1] == ' ' || p[-1] == '\t');
+	uint64_t a, b;
 
-	if (len == 0 || len > MEMO_TEXT) {
+	memcpy(&a, line, 8);
+	memcpy(&b, line + 8, 8);
+	return &t->memo[((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 54];
+}
+
+/*
+ * Does the line start with the memo's text, its last token ending there?
+ * MEMO_TEXT bytes from line can be read; those past the text do not count.
+ */
+HOT int memo_match(const struct line_memo *mo, const char *line)
+{
+#ifdef __SSE2__
+	uint64_t eq = 0, want = ((uint64_t)1 << mo->len) - 1;
+
+	for (int i = 0; i < MEMO_TEXT / 16; i++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(line + 16 * i));
+		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(mo->text + 16 * i));
+		eq |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) << (16 * i);
+	}
+	return mo->len != 0 && (eq & want) == want && tok_end(line[mo->len]);
+#else
+	return mo->len != 0 && memcmp(line, mo->text, mo->len) == 0 && tok_end(line[mo->len]);
+#endif
+}
+
+/*
+ * Keeps the line start just parsed, [line, p) with p past the blank after
+ * the width, and its fields; pre is the old tracers' block and warp prefix.
+ */
+HOT void remember_line(struct line_memo *mo, const mpxkit_simt_inst *in, const uint32_t *pre,
+		       const char *line, const char *p)
+{
+	size_t len = (size_t)(p - line) - (p[-1] == ' ' || p[-1] == '\t');
+
+	if (len == 0 || len >= MEMO_TEXT) { /* the byte after the text must be readable too */
 		mo->len = 0;
 		return;
 	}
-	mo->pc = in->pc;
 	mo->len = (uint8_t)len;
+	memcpy(mo->text, line, len);
+	mo->pc = in->pc;
+	mo->mask = in->mask;
+	mo->source_line = in->source_line;
+	memcpy(mo->pre, pre, sizeof mo->pre);
 	mo->n_dst = in->n_dst;
 	mo->n_src = in->n_src;
 	memcpy(mo->dst, in->dst, sizeof mo->dst);
 	memcpy(mo->src, in->src, sizeof mo->src);
 	mo->opcode = in->opcode;
 	mo->mem_width = in->mem_width;
-	memcpy(mo->text, from, len);
+}
+
+/* The old tracers' prefix names the block and warp being read: 0, or the message. */
+static int check_prefix(mpxkit_simt_trace *t, const uint32_t *pre, mpxkit_diag *diag)
+{
+	if (pre[0] != t->block[0] || pre[1] != t->block[1] || pre[2] != t->block[2] ||
+	    pre[3] != t->warp)
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "instruction of block %u,%u,%u warp %u inside block %u,%u,%u warp %u",
+			     pre[0], pre[1], pre[2], pre[3], t->block[0], t->block[1], t->block[2],
+			     t->warp);
+	return 0;
+}
+
+/* The mask names only lanes the warp has: 0, or the message. */
+HOT int check_mask(mpxkit_simt_trace *t, mpxkit_diag *diag)
+{
+	if (t->inst.mask & ~t->warp_lanes)
+		return TFAIL(t, diag, MPXKIT_ERANGE,
+			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
+			     t->inst.mask, t->k.threads_per_block, t->warp);
+	return 0;
+}
+
+/* A line that starts with the memo's text: its fields, checked where they depend on the warp. */
+HOT int take_memo(mpxkit_simt_trace *t, const struct line_memo *mo, mpxkit_diag *diag)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	int rc;
+
+	if (t->k.tracer_version < 3 && (rc = check_prefix(t, mo->pre, diag)) < 0)
+		return rc;
+	in->source_line = mo->source_line;
+	in->pc = mo->pc;
+	in->mask = mo->mask;
+	if ((rc = check_mask(t, diag)) < 0)
+		return rc;
+	in->n_dst = mo->n_dst;
+	in->n_src = mo->n_src;
+	memcpy(in->dst, mo->dst, sizeof in->dst);
+	memcpy(in->src, mo->src, sizeof in->src);
+	in->opcode = mo->opcode;
+	in->mem_width = mo->mem_width;
+	return 0;
+}
+
+/* The line start when no memo has it: prefix, line number, PC, mask, middle. */
+static int parse_start(mpxkit_simt_trace *t, const char **pp, uint32_t *pre, mpxkit_diag *diag)
+{
+	mpxkit_simt_inst *in = &t->inst;
+	uint64_t v;
+	int rc;
+
+	if (t->k.tracer_version < 3) {
+		for (int i = 0; i < 4; i++) {
+			if (tok_dec(pp, 0xffffffffu, &v) < 0)
+				return TFAIL(
+				    t, diag, MPXKIT_EFORMAT,
+				    "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
+				    "version %u)",
+				    t->k.tracer_version);
+			pre[i] = (uint32_t)v;
+		}
+		if ((rc = check_prefix(t, pre, diag)) < 0)
+			return rc;
+	}
+	in->source_line = 0;
+	if (t->k.lineinfo) {
+		if (tok_dec(pp, 0xffffffffu, &v) < 0)
+			return TFAIL(t, diag, MPXKIT_EFORMAT,
+				     "source line number expected (lineinfo is on)");
+		in->source_line = (uint32_t)v;
+	}
+	if (tok_hex(pp, 16, 0, &in->pc) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "PC: 1 to 16 hex digits expected");
+	if (tok_hex(pp, 8, 0, &v) < 0)
+		return TFAIL(t, diag, MPXKIT_EFORMAT, "mask: 1 to 8 hex digits expected");
+	in->mask = (uint32_t)v;
+	if ((rc = check_mask(t, diag)) < 0)
+		return rc;
+	return parse_middle(t, pp, diag);
 }
 
 /*
  * One instruction line from line: it ends at a NUL (a line from next_line,
- * trimmed) or at an LF (a line read in place, see read_in_place), before end,
- * and nothing after it is read; *eol is where it ends.
+ * trimmed) or at an LF (a line read in place, see read_in_place), and nothing
+ * after it is used; bytes up to end can be read (the memo's compare reads
+ * ahead).  *eol is where it ends.
  */
 static int parse_inst(mpxkit_simt_trace *t, const char *line, const char *end, mpxkit_diag *diag,
 		      const char **eol)
 {
 	mpxkit_simt_inst *in = &t->inst;
 	const char *p = line;
-	struct middle *mo;
-	uint64_t v;
+	struct line_memo *mo = NULL;
+	uint32_t pre[4] = {0, 0, 0, 0};
 	int64_t imm;
 	int rc;
 
-	if (t->k.tracer_version < 3) {
-		uint64_t pre[4];
-		for (int i = 0; i < 4; i++)
-			if (tok_dec(&p, 0xffffffffu, &pre[i]) < 0)
-				return TFAIL(
-				    t, diag, MPXKIT_EFORMAT,
-				    "instruction: 'TBX TBY TBZ WARP' prefix expected (tracer "
-				    "version %u)",
-				    t->k.tracer_version);
-		if (pre[0] != t->block[0] || pre[1] != t->block[1] || pre[2] != t->block[2] ||
-		    pre[3] != t->warp)
-			return TFAIL(t, diag, MPXKIT_EFORMAT,
-				     "instruction of block %llu,%llu,%llu warp %llu inside block "
-				     "%u,%u,%u warp %u",
-				     (unsigned long long)pre[0], (unsigned long long)pre[1],
-				     (unsigned long long)pre[2], (unsigned long long)pre[3],
-				     t->block[0], t->block[1], t->block[2], t->warp);
+	if (end - line >= MEMO_TEXT) {
+		mo = memo_slot(t, line);
+		if (memo_match(mo, line)) {
+			if ((rc = take_memo(t, mo, diag)) < 0)
+				return rc;
+			p = tok_past(line + mo->len);
+			goto rest;
+		}
 	}
-	in->source_line = 0;
-	if (t->k.lineinfo) {
-		if (tok_dec(&p, 0xffffffffu, &v) < 0)
-			return TFAIL(t, diag, MPXKIT_EFORMAT,
-				     "source line number expected (lineinfo is on)");
-		in->source_line = (uint32_t)v;
-	}
-	if (tok_hex(&p, 16, 0, &in->pc) < 0)
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "PC: 1 to 16 hex digits expected");
-	if (tok_hex(&p, 8, 0, &v) < 0)
-		return TFAIL(t, diag, MPXKIT_EFORMAT, "mask: 1 to 8 hex digits expected");
-	in->mask = (uint32_t)v;
-	if (in->mask & ~t->warp_lanes)
-		return TFAIL(t, diag, MPXKIT_ERANGE,
-			     "mask %08x names lanes beyond the block's %u threads (warp %u)",
-			     in->mask, t->k.threads_per_block, t->warp);
-	mo = &t->memo[(in->pc * 0x9E3779B97F4A7C15ull) >> 54];
-	if (mo->len && mo->pc == in->pc && (size_t)(end - p) >= mo->len &&
-	    memcmp(p, mo->text, mo->len) == 0 && tok_end(p[mo->len])) {
-		in->n_dst = mo->n_dst;
-		in->n_src = mo->n_src;
-		memcpy(in->dst, mo->dst, sizeof in->dst);
-		memcpy(in->src, mo->src, sizeof in->src);
-		in->opcode = mo->opcode;
-		in->mem_width = mo->mem_width;
-		v = mo->mem_width;
-		p = tok_past(p + mo->len);
-	} else {
-		const char *middle = p;
-		if ((rc = parse_middle(t, &p, diag)) < 0)
-			return rc;
-		v = in->mem_width;
-		remember_middle(mo, in, middle, p);
-	}
+	if ((rc = parse_start(t, &p, pre, diag)) < 0)
+		return rc;
+	if (mo)
+		remember_line(mo, in, pre, line, p);
+rest:
 	in->addr_mode = -1;
-	if (v != 0 && (rc = parse_addresses(t, &p, diag)) < 0)
+	if (in->mem_width != 0 && (rc = parse_addresses(t, &p, diag)) < 0)
 		return rc;
 	in->has_imm = 0;
 	in->imm = 0;
@@ -1375,7 +1487,7 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 					     "warp %u announced %llu instructions, %llu found",
 					     t->warp, (unsigned long long)t->announced,
 					     (unsigned long long)(t->announced - t->left));
-			if ((rc = parse_inst(t, line, line + n, diag, &eol)) < 0)
+			if ((rc = parse_inst(t, line, readable_end(&t->l), diag, &eol)) < 0)
 				return rc;
 			if (--t->left == 0)
 				t->state = S_IN_BLOCK;
