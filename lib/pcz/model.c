@@ -962,6 +962,28 @@ static void __attribute__((constructor)) match_init(void)
 #if PCZ_MATCH_WINDOW != 64
 #error "match_avx2 takes 8 vectors of 8"
 #endif
+/* Lanes before row 0 (those below 64 - i, for i < 64) set to all ones in v[0..8): no row there. */
+static inline PCZ_AVX2 void match_no_row(__m256i *v, size_t i)
+{
+	__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
+
+	for (int k = 0; k < 8; k++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
+		v[k] = _mm256_or_si256(v[k], _mm256_cmpgt_epi32(below, at));
+}
+
+/* The least of the 64 unsigned lanes of v[0..8), in every lane of the result. */
+static inline PCZ_AVX2 __m128i match_least(const __m256i *v)
+{
+	__m256i m = _mm256_min_epu32(
+		_mm256_min_epu32(_mm256_min_epu32(v[0], v[1]), _mm256_min_epu32(v[2], v[3])),
+		_mm256_min_epu32(_mm256_min_epu32(v[4], v[5]), _mm256_min_epu32(v[6], v[7])));
+	__m128i h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
+	return _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
+}
+
 /*
  * Row i's match from d, the durations less the section's least in 32 bits
  * (the same gaps), row j's at d[64 + j]; for i < 64 the entries before row 0
@@ -971,27 +993,16 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
 {
 	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
 	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), g[8], m;
-	__m128i h;
 	uint64_t eq = 0, valid = i >= PCZ_MATCH_WINDOW ? UINT64_MAX : UINT64_MAX << (64 - i);
 
 	for (int v = 0; v < 8; v++) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
 		g[v] = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
 	}
-	if (i < PCZ_MATCH_WINDOW) {
-		/* Lanes below 64 - i: no row there. */
-		__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-		__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
-		for (int v = 0; v < 8; v++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
-			g[v] = _mm256_or_si256(g[v], _mm256_cmpgt_epi32(below, at));
-	}
-	/* The least gap in every lane, then the rows that have it: the last of them. */
-	m = _mm256_min_epu32(_mm256_min_epu32(_mm256_min_epu32(g[0], g[1]), _mm256_min_epu32(g[2], g[3])),
-			     _mm256_min_epu32(_mm256_min_epu32(g[4], g[5]), _mm256_min_epu32(g[6], g[7])));
-	h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
-	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
-	m = _mm256_broadcastd_epi32(h);
+	if (i < PCZ_MATCH_WINDOW)
+		match_no_row(g, i);
+	/* The least gap, then the rows that have it: the last of them. */
+	m = _mm256_broadcastd_epi32(match_least(g));
 	for (int v = 0; v < 8; v++)
 		eq |= (uint64_t)(uint32_t)_mm256_movemask_ps(
 			      _mm256_castsi256_ps(_mm256_cmpeq_epi32(g[v], m)))
@@ -1009,28 +1020,17 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
 static PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d, size_t i)
 {
 	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
-	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8], m;
+	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8];
 	__m256i back = _mm256_setr_epi32(63, 62, 61, 60, 59, 58, 57, 56);
-	__m128i h;
 
 	for (int v = 0; v < 8; v++, back = _mm256_sub_epi32(back, _mm256_set1_epi32(8))) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
 		__m256i g = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
 		k[v] = _mm256_or_si256(_mm256_slli_epi32(g, 6), back);
 	}
-	if (i < PCZ_MATCH_WINDOW) {
-		/* Lanes below 64 - i: no row there. */
-		__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-		__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
-		for (int v = 0; v < 8; v++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
-			k[v] = _mm256_or_si256(k[v], _mm256_cmpgt_epi32(below, at));
-	}
-	m = _mm256_min_epu32(_mm256_min_epu32(_mm256_min_epu32(k[0], k[1]), _mm256_min_epu32(k[2], k[3])),
-			     _mm256_min_epu32(_mm256_min_epu32(k[4], k[5]), _mm256_min_epu32(k[6], k[7])));
-	h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
-	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
-	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
-	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(h) & 63);
+	if (i < PCZ_MATCH_WINDOW)
+		match_no_row(k, i);
+	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(match_least(k)) & 63);
 }
 
 /* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
