@@ -452,6 +452,58 @@ static void test_meta_and_topology(void)
 	mpxkit_pcz_reader_free(r);
 }
 
+/*
+ * Unit names against the last region's (the MODEL writer compares each with
+ * the entry its place had there before it hashes one): repeats, a name that
+ * extends or shortens the one it is compared with, a swap, a duplicate and
+ * bad names among repeats; every region read back with its names.
+ */
+static void test_names_against_last_region(void)
+{
+	static const char *const regions[][3] = {
+		{ "a", "b", NULL },    { "a", "b", NULL },  { "ab", "b", NULL }, { "a", "", NULL },
+		{ "b", "a", NULL },    { "a", "a", NULL },  { "a", "b\n", NULL }, { "a", "b,", NULL },
+		{ "a", NULL, NULL },   { "b", "ab", "a" },  { "b", "ab", "a" }, { "bb", "a", "ab" },
+	};
+	/* Which add: a bad name, twice in a region, or an empty one fails alone. */
+	static const int ok[] = { 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1 };
+	size_t n_units[] = { 2, 2, 2, 2, 2, 2, 2, 2, 1, 3, 3, 3 };
+	uint64_t times[2] = { 0, 100 }, values[2] = { 5, 7 };
+	mpxkit_pcz_writer *w;
+	mpxkit_pcz_reader *r;
+	const mpxkit_pcz_region *reg;
+	mpxkit_diag d = { 0 };
+	void *bytes;
+	size_t len, g = 0;
+	char name[16];
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(NULL, 2, events8, &w, &d), 0);
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		mpxkit_pcz_unit u[3];
+		for (size_t k = 0; k < n_units[i]; k++)
+			u[k] = (mpxkit_pcz_unit){ regions[i][k], 1, times, values, -1, -1 };
+		snprintf(name, sizeof name, "r%zu", i);
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, name, n_units[i], u, &d),
+				ok[i] ? 0 : -MPXKIT_EINVAL);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &bytes, &len, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(bytes, len, "names", &r, &d), 0);
+	while (mpxkit_pcz_reader_next(r, &reg, &d) == 1) {
+		while (g < sizeof ok / sizeof ok[0] && !ok[g])
+			g++;
+		CU_ASSERT_FATAL(g < sizeof ok / sizeof ok[0]);
+		snprintf(name, sizeof name, "r%zu", g);
+		CU_ASSERT_STRING_EQUAL(reg->name, name);
+		CU_ASSERT_EQUAL_FATAL(reg->n_units, n_units[g]);
+		for (size_t k = 0; k < n_units[g]; k++)
+			CU_ASSERT_STRING_EQUAL(reg->units[k].name, regions[g][k]);
+		g++;
+	}
+	CU_ASSERT_EQUAL(g, sizeof ok / sizeof ok[0]);
+	mpxkit_pcz_reader_free(r);
+	free(bytes);
+}
+
 /* ---- Damage ----------------------------------------------------------------------- */
 
 static uint8_t *load(const char *path, size_t *len)
@@ -1259,6 +1311,7 @@ static const cutest_case round_trip_cases[] = {
 	{ "all zero and 2^64-1 values", test_round_trip_zero_and_max },
 	{ "many regions, many sections", test_round_trip_many_regions },
 	{ "metadata and topology", test_meta_and_topology },
+	{ "unit names against the last region", test_names_against_last_region },
 	{ "version 2 predictors by hand", test_model_predictors_by_hand },
 	{ "version 2 with more events than column models", test_model_many_events },
 	{ "version 2 options checked", test_model_options_checked },

@@ -639,6 +639,8 @@ void pcz_mchunk_free(pcz_mchunk *c)
 		free(c->slab[i].unit);
 	}
 	free(c->slab);
+	free(c->dur);
+	free(c->dur32);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -715,6 +717,13 @@ void pcz_mchunk_release(pcz_mchunk *c)
 	pcz_mchunk_reset(c);
 	drop_width(c, PCZ_MPOOL_KEEP / (PCZ_SLAB * (c->width * sizeof *c->slab->rows +
 						    sizeof *c->slab->link + sizeof *c->slab->unit)));
+	if (c->cap_dur > PCZ_MPOOL_KEEP / sizeof *c->dur) {
+		free(c->dur);
+		free(c->dur32);
+		c->dur = NULL;
+		c->dur32 = NULL;
+		c->cap_dur = 0;
+	}
 	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
 		free(c->key);
 		c->key = NULL;
@@ -833,7 +842,6 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 	if (c->n_reg == 0) {
 		c->dict_base = dict_n;
 		c->gen++;
-		pcz_window_reset(&c->window);
 	}
 	for (size_t u = 0; u < n_units; u++)
 		steps += units[u].n_steps;
@@ -881,13 +889,12 @@ int pcz_mchunk_add(pcz_mchunk *c, unsigned name_mode, const char *name, size_t n
 		c->n_unit++;
 		first = c->n_rows;
 		for (size_t s = 0; s < x->n_steps; s++) {
-			uint64_t *row = chunk_row(c, c->n_rows), match;
+			uint64_t *row = chunk_row(c, c->n_rows);
 			struct pcz_mlink *l = chunk_link(c, c->n_rows);
 			row[0] = x->times[2 * s];
 			row[1] = x->times[2 * s + 1];
 			memcpy(row + 2, x->values + s * E, E * sizeof *row);
-			match = pcz_window_match_push(&c->window, row[1] - row[0]);
-			l->match = match == UINT64_MAX ? SIZE_MAX : (size_t)match;
+			/* l->match: when the section closes (match_rows). */
 			l->hist = c->last_row[slot];
 			l->ref = u ? prev_first + (s < prev_steps ? s : prev_steps - 1) : SIZE_MAX;
 			c->last_row[slot] = c->n_rows++;
@@ -928,26 +935,252 @@ static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
 	return any < PCZ_EXACT_HALF ? -1.0 : r;
 }
 
+/* ---- MATCH for the writer: every row of the section at once ------------------------------ */
+
+/*
+ * Each row's match is pcz_window_match_push's answer, the row among the 64
+ * before it closest in duration, ties to the most recent.  The reader finds
+ * it as it goes; the writer knows every duration when the section closes and
+ * finds them all then.  Where the durations span less than 2^32 (the
+ * measured sections do: nanoseconds, regions under 4 s), 32-bit gaps to the
+ * 64 rows before are taken 8 at a time with AVX2 where the processor has it:
+ * 9 ns a row against 22 for the window (doc/benchmarks.md).  Otherwise the
+ * window as the reader keeps it.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PCZ_AVX2 __attribute__((target("avx2")))
+
+static int have_avx2;
+
+static void __attribute__((constructor)) match_init(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2");
+}
+
+#if PCZ_MATCH_WINDOW != 64
+#error "match_avx2 takes 8 vectors of 8"
+#endif
+/* Lanes before row 0 (those below 64 - i, for i < 64) set to all ones in v[0..8): no row there. */
+static inline PCZ_AVX2 void match_no_row(__m256i *v, size_t i)
+{
+	__m256i at = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i below = _mm256_set1_epi32((int)(PCZ_MATCH_WINDOW - i));
+
+	for (int k = 0; k < 8; k++, at = _mm256_add_epi32(at, _mm256_set1_epi32(8)))
+		v[k] = _mm256_or_si256(v[k], _mm256_cmpgt_epi32(below, at));
+}
+
+/* The least of the 64 unsigned lanes of v[0..8), in every lane of the result. */
+static inline PCZ_AVX2 __m128i match_least(const __m256i *v)
+{
+	__m256i m = _mm256_min_epu32(
+		_mm256_min_epu32(_mm256_min_epu32(v[0], v[1]), _mm256_min_epu32(v[2], v[3])),
+		_mm256_min_epu32(_mm256_min_epu32(v[4], v[5]), _mm256_min_epu32(v[6], v[7])));
+	__m128i h = _mm_min_epu32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+
+	h = _mm_min_epu32(h, _mm_shuffle_epi32(h, 0x4E));
+	return _mm_min_epu32(h, _mm_shuffle_epi32(h, 0xB1));
+}
+
+/*
+ * Row i's match from d, the durations less the section's least in 32 bits
+ * (the same gaps), row j's at d[64 + j]; for i < 64 the entries before row 0
+ * are left out (a gap above every other, and not among the candidates).
+ */
+static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
+{
+	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
+	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), g[8], m;
+	uint64_t eq = 0, valid = i >= PCZ_MATCH_WINDOW ? UINT64_MAX : UINT64_MAX << (64 - i);
+
+	for (int v = 0; v < 8; v++) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
+		g[v] = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
+	}
+	if (i < PCZ_MATCH_WINDOW)
+		match_no_row(g, i);
+	/* The least gap, then the rows that have it: the last of them. */
+	m = _mm256_broadcastd_epi32(match_least(g));
+	for (int v = 0; v < 8; v++)
+		eq |= (uint64_t)(uint32_t)_mm256_movemask_ps(
+			      _mm256_castsi256_ps(_mm256_cmpeq_epi32(g[v], m)))
+		      << (8 * v);
+	eq &= valid;
+	return i - PCZ_MATCH_WINDOW + (size_t)(63 - __builtin_clzll(eq));
+}
+
+/*
+ * match_avx2 in one pass where the durations span less than 2^25: a lane's
+ * key is its gap times 64 plus 63 less its place in the window, so that the
+ * least key is the most recent row of the least gap (2^31 - 1 at most; no
+ * row: 2^32 - 1).
+ */
+static PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d, size_t i)
+{
+	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
+	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8];
+	__m256i back = _mm256_setr_epi32(63, 62, 61, 60, 59, 58, 57, 56);
+
+	for (int v = 0; v < 8; v++, back = _mm256_sub_epi32(back, _mm256_set1_epi32(8))) {
+		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
+		__m256i g = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
+		k[v] = _mm256_or_si256(_mm256_slli_epi32(g, 6), back);
+	}
+	if (i < PCZ_MATCH_WINDOW)
+		match_no_row(k, i);
+	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(match_least(k)) & 63);
+}
+
+/* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
+static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t *d = c->dur32;
+
+	if (!have_avx2)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		lo = dur[i] < lo ? dur[i] : lo;
+		hi = dur[i] > hi ? dur[i] : hi;
+	}
+	if (hi - lo > UINT32_MAX)
+		return -1;
+	memset(d, 0, PCZ_MATCH_WINDOW * sizeof *d);
+	for (size_t i = 0; i < n; i++)
+		d[PCZ_MATCH_WINDOW + i] = (uint32_t)(dur[i] - lo);
+	chunk_link(c, 0)->match = SIZE_MAX;
+	if (hi - lo < (1u << 25))
+		for (size_t i = 1; i < n; i++)
+			chunk_link(c, i)->match = match_avx2_keyed(d, i);
+	else
+		for (size_t i = 1; i < n; i++)
+			chunk_link(c, i)->match = match_avx2(d, i);
+	return 0;
+}
+#else
+static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
+{
+	(void)c;
+	(void)dur;
+	(void)n;
+	return -1;
+}
+#endif
+
+/* Every row's match (link->match): 0, or -MPXKIT_ENOMEM. */
+static int match_rows(pcz_mchunk *c)
+{
+	size_t n = c->n_rows;
+	uint64_t *dur;
+
+	if (n > c->cap_dur) {
+		uint64_t *d = realloc(c->dur, n * sizeof *d);
+		uint32_t *d32 = d ? realloc(c->dur32, (PCZ_MATCH_WINDOW + n) * sizeof *d32) : NULL;
+		if (d)
+			c->dur = d;
+		if (d32 == NULL)
+			return -MPXKIT_ENOMEM;
+		c->dur32 = d32;
+		c->cap_dur = n;
+	}
+	dur = c->dur;
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *row = chunk_row(c, i);
+		dur[i] = row[1] - row[0];
+	}
+	if (n == 0 || match_rows_avx2(c, dur, n) == 0)
+		return 0;
+	pcz_window_reset(&c->window);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t m = pcz_window_match_push(&c->window, dur[i]);
+		chunk_link(c, i)->match = m == UINT64_MAX ? SIZE_MAX : (size_t)m;
+	}
+	return 0;
+}
+
+/*
+ * The costs of row x's columns cols[0..n_cols) under each predictor into cost
+ * (by predictor, then column), from its history hs, reference ns and match ms
+ * with their ratios.  ref_is_h: ns is hs (rn is rh); m_is: 1 when ms is hs,
+ * 2 when it is ns (with its ratio), 0 when it is neither.  Constants where it
+ * is inlined.
+ */
+static inline __attribute__((always_inline)) void
+choose_row(const uint64_t *x, size_t W, uint64_t d, uint64_t *cost, const uint32_t *cols,
+	   size_t n_cols, const uint64_t *hs, double rh, const uint64_t *ns, double rn,
+	   const uint64_t *ms, double rm, int ref_is_h, int m_is)
+{
+	for (size_t t = 0; t < n_cols; t++) {
+		size_t col = cols[t];
+		uint64_t v = x[col], *cp = cost + col, bh, br, bn, bnr;
+		bh = pcz_bit_length(pcz_zigzag(v - hs[col]));
+		br = pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
+		bn = ref_is_h ? bh : pcz_bit_length(pcz_zigzag(v - ns[col]));
+		bnr = ref_is_h ? br : pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
+		cp[PCZ_V2_HISTORY * W] += bh;
+		cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
+		cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
+		cp[PCZ_V2_RATIO * W] += br;
+		cp[PCZ_V2_REFERENCE * W] += bn;
+		cp[PCZ_V2_REFERENCE_RATIO * W] += bnr;
+		cp[PCZ_V2_MATCH * W] += m_is == 1   ? br
+					: m_is == 2 ? bnr
+						    : pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
+	}
+}
+
 /*
  * Each column's predictor: the smallest sum of residual bit lengths over up
  * to 16 runs of 5 consecutive rows spread over the chunk, ties to the lower
  * (80 rows: on the tuning files as small as 128, and cheaper).
  * All seven predictions of a column in one go, a missing row read as zeros
  * (its predictions are 0, as "Rows" says).
+ *
+ * The runs in two halves, every other one first: a column whose best
+ * predictor leads the next by more than PCZ_CHOICE_LEAD eighths of its cost
+ * plus PCZ_CHOICE_LEAD_BITS bits after the first half keeps it, and only the
+ * others are costed on the second.  Chosen on the tuning files
+ * (data/threads-dev/tune): at 2/8 and 16 bits each of them packs to the same
+ * bytes as with every run costed for every column, at the default section
+ * size and at 4096 and 30000 bytes; leads of 0 and 0 bits made them up to
+ * 1.2 % larger.  The columns with a clear winner settle early (8 of 13 on
+ * omp-cg-12, 1 on zstd-T6: doc/benchmarks.md).
  */
 #define PCZ_CHOICE_RUNS 16
 #define PCZ_CHOICE_RUN 5
-static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
-					     const uint64_t *zero)
-{
-	size_t W = c->width, n = c->n_rows, runs, len;
+#define PCZ_CHOICE_LEAD 2u
+#define PCZ_CHOICE_LEAD_BITS 16u
 
-	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
-	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
-						      : PCZ_CHOICE_RUNS;
-	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
-	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
-	for (size_t j = 0; j < runs; j++) {
+/* The cheapest predictor of column col (ties to the lower); *next: the cost of the runner-up. */
+static unsigned cheapest(const uint64_t *cost, size_t W, size_t col, uint64_t *next)
+{
+	unsigned best = col == 1 ? PCZ_V2_HISTORY : 0;
+	uint64_t second = UINT64_MAX;
+
+	for (unsigned p = best + 1; p < PCZ_V2_N_PRED; p++) {
+		uint64_t v = cost[p * W + col];
+		if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
+			continue;
+		if (v < cost[best * W + col]) {
+			second = cost[best * W + col];
+			best = p;
+		} else if (v < second) {
+			second = v;
+		}
+	}
+	*next = second;
+	return best;
+}
+
+/* The rows of runs j0, j0 + 2, ... into cost, for the duration when dur and the columns cols. */
+static void choose_runs(const pcz_mchunk *c, uint64_t *cost, const uint64_t *zero, size_t runs,
+			size_t len, size_t j0, int dur, const uint32_t *cols, size_t n_cols)
+{
+	size_t W = c->width, n = c->n_rows;
+
+	for (size_t j = j0; j < runs; j += 2) {
 		size_t i0 = runs == 1 || n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN
 				    ? j * len
 				    : j * (n - len) / (runs - 1);
@@ -960,42 +1193,78 @@ static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred,
 			/* The fallbacks: REFERENCE as HISTORY, REFERENCE_RATIO and MATCH as RATIO. */
 			const uint64_t *hs = h ? h : zero, *ns = nb ? nb : hs, *ms = mb ? mb : hs;
 			double rh, rn, rm;
+			if (dur)
+				for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
+					if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE ||
+					    p == PCZ_V2_REFERENCE)
+						cost[p * W + 1] += pcz_bit_length(pcz_zigzag(
+							d - pcz_v2_predict_duration(p, h, nb)));
+			if (n_cols == 0)
+				continue;
 			pcz_sources_set(&s, d, h, nb, mb, PCZ_NEEDS_ALL);
 			rh = s.rh;
 			rn = nb ? s.rn : rh;
 			rm = mb ? s.rm : rh;
 			/* Equal durations: each value is its own prediction (a negative ratio). */
 			rh = ratio_or_copy(rh, hs, W);
-			rn = ratio_or_copy(rn, ns, W);
-			rm = ratio_or_copy(rm, ms, W);
-			for (unsigned p = 0; p < PCZ_V2_N_PRED; p++)
-				if (p == PCZ_V2_HISTORY || p == PCZ_V2_NONE || p == PCZ_V2_REFERENCE)
-					cost[p * W + 1] += pcz_bit_length(
-						pcz_zigzag(d - pcz_v2_predict_duration(p, h, nb)));
-			for (size_t col = 2; col < W; col++) {
-				uint64_t v = x[col], *cp = cost + col;
-				cp[PCZ_V2_HISTORY * W] += pcz_bit_length(pcz_zigzag(v - hs[col]));
-				cp[PCZ_V2_NONE * W] += pcz_bit_length(pcz_zigzag(v));
-				cp[PCZ_V2_DURATION * W] += pcz_bit_length(pcz_zigzag(v - d));
-				cp[PCZ_V2_RATIO * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(hs[col], rh)));
-				cp[PCZ_V2_REFERENCE * W] += pcz_bit_length(pcz_zigzag(v - ns[col]));
-				cp[PCZ_V2_REFERENCE_RATIO * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(ns[col], rn)));
-				cp[PCZ_V2_MATCH * W] +=
-					pcz_bit_length(pcz_zigzag(v - scaled(ms[col], rm)));
-			}
+			rn = ns == hs ? rh : ratio_or_copy(rn, ns, W);
+			rm = ms == hs ? rh : ms == ns ? rn : ratio_or_copy(rm, ms, W);
+			/* A source that is another's row (a fallback, or a match that is the
+			 * history or the reference) has that one's ratio too: its costs are that
+			 * one's, taken instead of computed again. */
+			if (ns == hs && ms == hs)
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, hs, rh, hs, rh, 1, 1);
+			else if (ns == hs)
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, hs, rh, ms, rm, 1, 0);
+			else if (ms == hs)
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 1);
+			else if (ms == ns)
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 2);
+			else
+				choose_row(x, W, d, cost, cols, n_cols, hs, rh, ns, rn, ms, rm, 0, 0);
 		}
 	}
+}
+
+static __attribute__((noinline)) void choose(const pcz_mchunk *c, uint8_t *pred, uint64_t *cost,
+					     const uint64_t *zero, uint32_t *cols)
+{
+	size_t W = c->width, n = c->n_rows, runs, len, n_cols = 0;
+	int dur_open = 1;
+
+	len = n < PCZ_CHOICE_RUN ? n : PCZ_CHOICE_RUN;
+	runs = n <= PCZ_CHOICE_RUNS * PCZ_CHOICE_RUN ? (n + len - 1) / (len ? len : 1)
+						      : PCZ_CHOICE_RUNS;
+	memset(pred, 0, W); /* indexed by column; 0 (the start) has none */
+	memset(cost, 0, W * PCZ_V2_N_PRED * sizeof *cost);
+	for (size_t col = 2; col < W; col++)
+		cols[n_cols++] = (uint32_t)col;
+	choose_runs(c, cost, zero, runs, len, 0, 1, cols, n_cols);
+	/* The columns whose choice is still open after the first half. */
+	n_cols = 0;
 	for (size_t col = 1; col < W; col++) {
-		unsigned best = 0;
-		for (unsigned p = 1; p < PCZ_V2_N_PRED; p++) {
-			if (col == 1 && p != PCZ_V2_NONE && p != PCZ_V2_REFERENCE)
-				continue;
-			if (cost[p * W + col] < cost[best * W + col])
-				best = p;
-		}
-		pred[col] = (uint8_t)best;
+		uint64_t next, best;
+		unsigned p = cheapest(cost, W, col, &next);
+		int settled;
+		best = cost[p * W + col];
+		settled = next == UINT64_MAX ||
+			  (next > best && next - best > PCZ_CHOICE_LEAD * best / 8 + PCZ_CHOICE_LEAD_BITS);
+		pred[col] = (uint8_t)p;
+		if (col == 1)
+			dur_open = !settled;
+		else if (!settled)
+			cols[n_cols++] = (uint32_t)col;
+	}
+	if (n_cols == 0 && !dur_open)
+		return;
+	choose_runs(c, cost, zero, runs, len, 1, dur_open, cols, n_cols);
+	if (dur_open) {
+		uint64_t next;
+		pred[1] = (uint8_t)cheapest(cost, W, 1, &next);
+	}
+	for (size_t t = 0; t < n_cols; t++) {
+		uint64_t next;
+		pred[cols[t]] = (uint8_t)cheapest(cost, W, cols[t], &next);
 	}
 }
 
@@ -1078,13 +1347,6 @@ static inline void put_name(pcz_fwd *f, const char *name, size_t len)
 		raw_put(&f->raw, (uint8_t)name[i], 8);
 }
 
-/* The writer's predictions through a call: inline there, they measured slower. */
-static __attribute__((noinline)) void predict_row_call(const pcz_by_pred *b, const pcz_sources *s,
-						       uint64_t *p)
-{
-	pcz_predict_row(b, s, p);
-}
-
 /* Room for n more bytes of raw bits at w->o: 0, or -1 when out of memory. */
 static int raw_room(pcz_mchunk *c, pcz_raww *w, size_t n)
 {
@@ -1138,7 +1400,7 @@ static inline __attribute__((always_inline)) void put_columns(pcz_fwd *fp, const
 			unsigned k = 63u ^ (unsigned)__builtin_clzll(v);
 			b = k + 1;
 			/* The mantissa: v without its leading one. */
-			v &= ~(1ull << k);
+			v ^= 1ull << k;
 			acc |= v << n_bits;
 			n_bits += k;
 			if (n_bits >= 64) {
@@ -1180,7 +1442,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	pcz_sources src;
 
 	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
-	predict_row_call(&c->by_pred, &src, p);
+	pcz_predict_row(&c->by_pred, &src, p);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
 	put_columns(fp, x, p, 0, C, &prev, &key, 1);
@@ -1617,7 +1879,9 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
 			goto out;
 	}
-	choose(c, pred, cost, c->zero_row);
+	if (match_rows(c) != 0)
+		goto out;
+	choose(c, pred, cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };

@@ -742,6 +742,11 @@ typedef struct pcz_mchunk {
 	size_t n_slabs, cap_slabs;
 	size_t n_rows;
 	pcz_window window;
+	/* The rows' durations when the section closes, to find their matches (match_rows),
+	 * and the same less the least in 32 bits where they fit, after 64 entries of 0. */
+	uint64_t *dur;
+	uint32_t *dur32;
+	size_t cap_dur;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
 	size_t *slot_of;  /* per dictionary entry */

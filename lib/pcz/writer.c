@@ -13,9 +13,13 @@
 #include "mpxkit/outfile.h"
 #include "pcz_impl.h"
 
-/* A unit name's length and pcz_name_hash, from the pass of check_region that validates it. */
+/*
+ * A unit name's length and pcz_name_hash, from the pass of check_region that
+ * validates it, and its dictionary entry when that pass found it (the MODEL
+ * coder's, under the writer's lock), else SIZE_MAX.
+ */
 struct name_key {
-	size_t len, hash;
+	size_t len, hash, k;
 };
 
 /* A region whose units arrive one by one (mpxkit_pcz_writer_stage_unit). */
@@ -64,6 +68,8 @@ struct mpxkit_pcz_writer {
 	size_t hist_cap;
 	uint64_t gen;
 	pcz_dict dict;
+	size_t *last_k; /* the MODEL coder's: each unit's entry in the last region, in order */
+	size_t n_last, cap_last;
 	/* What END records. */
 	uint32_t content_crc;
 	uint64_t n_regions, n_units;
@@ -132,6 +138,7 @@ static void writer_free(mpxkit_pcz_writer *w)
 	free(w->hist);
 	free(w->hist_gen);
 	pcz_dict_free(&w->dict);
+	free(w->last_k);
 	pcz_buf_free(&w->payload);
 	pcz_buf_free(&w->stored);
 	pcz_fast_free(&w->fast_rows);
@@ -1163,7 +1170,9 @@ static int code_region_model(mpxkit_pcz_writer *w, const char *name, size_t n_un
 	int rc = kidx ? region_name_mode(w, name, &mode) : -MPXKIT_ENOMEM;
 
 	for (size_t u = 0; rc == 0 && u < n_units; u++) {
-		size_t k = pcz_dict_find_hashed(&w->dict, units[u].name, keys[u].len, keys[u].hash);
+		size_t k = keys[u].k;
+		if (k == SIZE_MAX)
+			k = pcz_dict_find_hashed(&w->dict, units[u].name, keys[u].len, keys[u].hash);
 		if (k == SIZE_MAX)
 			k = pcz_dict_add(&w->dict, units[u].name, keys[u].len);
 		if (k == SIZE_MAX)
@@ -1172,6 +1181,18 @@ static int code_region_model(mpxkit_pcz_writer *w, const char *name, size_t n_un
 	}
 	if (rc == 0)
 		rc = pcz_mchunk_add(&w->mchunk, mode, name, n_units, units, kidx, dict_n);
+	/* The entries to try first for the next region's units (check_region). */
+	if (rc == 0 && n_units > w->cap_last) {
+		size_t *p = realloc(w->last_k, n_units * sizeof *p);
+		if (p) {
+			w->last_k = p;
+			w->cap_last = n_units;
+		}
+	}
+	if (rc == 0) {
+		w->n_last = n_units <= w->cap_last ? n_units : 0;
+		memcpy(w->last_k, kidx, w->n_last * sizeof *kidx);
+	}
 	if (kidx != few)
 		free(kidx);
 	if (rc < 0)
@@ -1187,9 +1208,40 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Everything about a region that can be wrong, checked before the shared state is touched. */
+/*
+ * Whether name is the dictionary entry that unit u of the last region had
+ * (the MODEL coder's, under the writer's lock), and then its key: most
+ * regions repeat the units of the one before, in order, and comparing with
+ * that entry's name costs less than hashing the name and looking it up.  An
+ * entry's name is valid: it was checked when it was added.
+ */
+static int same_as_last(const mpxkit_pcz_writer *w, size_t u, const char *name,
+			struct name_key *key)
+{
+	const char *e;
+	size_t k;
+
+	if (u >= w->n_last)
+		return 0;
+	k = w->last_k[u];
+	e = w->dict.names[k];
+	/* To the first difference or the end of both: name is read no further than its end. */
+	for (size_t i = 0; e[i] == name[i]; i++)
+		if (e[i] == '\0') {
+			*key = (struct name_key){ w->dict.len[k], w->dict.hash[k], k };
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * Everything about a region that can be wrong, checked before the shared
+ * state is touched.  locked: under the writer's lock, where unit names are
+ * first compared with the last region's (same_as_last).
+ */
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			const mpxkit_pcz_unit *units, struct name_key *keys, mpxkit_diag *diag)
+			const mpxkit_pcz_unit *units, struct name_key *keys, int locked,
+			mpxkit_diag *diag)
 {
 	size_t rlen = strlen(region);
 	uint64_t bound = 64 + rlen;
@@ -1203,8 +1255,11 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 				   region, n_units, PCZ_MAX_UNITS);
 	for (size_t u = 0; u < n_units; u++) {
 		const mpxkit_pcz_unit *x = &units[u];
-		if (x->name == NULL || !pcz_name_scan(x->name, &keys[u].len, &keys[u].hash) ||
-		    (w->model && keys[u].len > PCZ_MAX_NAME))
+		keys[u].k = SIZE_MAX;
+		if (x->name != NULL && locked && same_as_last(w, u, x->name, &keys[u]))
+			;
+		else if (x->name == NULL || !pcz_name_scan(x->name, &keys[u].len, &keys[u].hash) ||
+			 (w->model && keys[u].len > PCZ_MAX_NAME))
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "region '%s': unit %zu: bad name",
 					   region, u);
 		if (x->n_steps == 0 || x->n_steps > PCZ_MAX_STEPS || !x->times || !x->values)
@@ -1271,12 +1326,15 @@ static int fail_sticky(mpxkit_pcz_writer *w, int rc, mpxkit_diag *diag)
  * NULL) and the chunk flushed once full.  A failure here sticks.
  */
 static int add_region_locked(mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			     const mpxkit_pcz_unit *units, const struct name_key *keys,
-			     const pcz_plan *plan, size_t *members, mpxkit_diag *diag)
+			     const mpxkit_pcz_unit *units, struct name_key *keys,
+			     const pcz_plan *plan, size_t *members, int check, mpxkit_diag *diag)
 {
 	int rc;
 
 	pthread_mutex_lock(&w->lock);
+	/* check: the region is checked here, under the lock (a bad region fails alone). */
+	if (check && (rc = check_region(w, region, n_units, units, keys, 1, diag)) < 0)
+		goto out;
 	if (w->failed) {
 		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
 				 mpxkit_diag_message(&w->fail_diag, w->failed));
@@ -1297,14 +1355,14 @@ out:
 }
 
 static int add_region_fast(mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			   const mpxkit_pcz_unit *units, const struct name_key *keys,
+			   const mpxkit_pcz_unit *units, struct name_key *keys,
 			   mpxkit_diag *diag)
 {
-	return add_region_locked(w, region, n_units, units, keys, NULL, NULL, diag);
+	return add_region_locked(w, region, n_units, units, keys, NULL, NULL, 0, diag);
 }
 
 static int add_region_slow(mpxkit_pcz_writer *w, const char *region, size_t n_units,
-			   const mpxkit_pcz_unit *units, const struct name_key *keys,
+			   const mpxkit_pcz_unit *units, struct name_key *keys,
 			   mpxkit_diag *diag)
 {
 	pcz_plan plan;
@@ -1315,7 +1373,7 @@ static int add_region_slow(mpxkit_pcz_writer *w, const char *region, size_t n_un
 			     &plan);
 	if (rc < 0)
 		return rc;
-	rc = add_region_locked(w, region, n_units, units, keys, &plan, plan.work, diag);
+	rc = add_region_locked(w, region, n_units, units, keys, &plan, plan.work, 0, diag);
 	pcz_plan_free(&plan);
 	return rc;
 }
@@ -1334,10 +1392,13 @@ int mpxkit_pcz_writer_add_region(mpxkit_pcz_writer *w, const char *region, size_
 		if (keys == NULL)
 			return -MPXKIT_ENOMEM;
 	}
-	rc = check_region(w, region, n_units, units, keys, diag);
-	if (rc == 0)
-		rc = (w->fast || w->model ? add_region_fast : add_region_slow)(w, region, n_units,
-										units, keys, diag);
+	/* The MODEL coder checks under the lock, where names are compared with the last region's
+	 * dictionary entries instead of hashed (same_as_last); the others before it. */
+	if (w->model)
+		rc = add_region_locked(w, region, n_units, units, keys, NULL, NULL, 1, diag);
+	else if ((rc = check_region(w, region, n_units, units, keys, 0, diag)) == 0)
+		rc = (w->fast ? add_region_fast : add_region_slow)(w, region, n_units, units, keys,
+								   diag);
 	if (keys != few)
 		free(keys);
 	return rc;
@@ -1407,7 +1468,7 @@ int mpxkit_pcz_writer_stage_unit(mpxkit_pcz_writer *w, const char *region,
 
 	if (w == NULL || region == NULL || unit == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz writer: NULL argument");
-	rc = check_region(w, region, 1, unit, &key, diag);
+	rc = check_region(w, region, 1, unit, &key, 0, diag);
 	if (rc < 0)
 		return rc;
 	rc = copy_unit(&copy, unit, w->n_events);
