@@ -5,9 +5,10 @@
 # usage: data/record-corpus.sh [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]
 #   -m  the mpxkit binary (default: $MPXKIT, else mpxkit on PATH)
 #   -s  corpus (default: training, validation and test programs), heldout (programs
-#       recorded for schedules' held-out side, doc/schedules.md; never trained or tuned on)
-#       or heldout2 (a second, fresh held-out set, scored once; doc/schedules.md)
-#   -o  where the traces go (default: data/corpus, data/heldout or data/heldout2 here)
+#       recorded for schedules' held-out side, doc/schedules.md; never trained or tuned on),
+#       heldout2 (a second, fresh held-out set, scored once; doc/schedules.md) or heldout3
+#       (a third, fresh held-out set, scored once)
+#   -o  where the traces go (default: data/SET here)
 #   -w  scratch directory for binaries and inputs (default: /tmp/mpxkit-corpus)
 #   -l  list the workloads and exit
 # With NAMEs, only those workloads are recorded.
@@ -34,14 +35,14 @@ while getopts m:s:o:w:lh opt; do
 	o) out=$OPTARG ;;
 	w) work=$OPTARG ;;
 	l) list_only=1 ;;
-	h) sed -n '3,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '3,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-m MPXKIT] [-s SET] [-o OUTDIR] [-w WORKDIR] [-l] [NAME...]" >&2; exit 1 ;;
 	esac
 done
 shift $((OPTIND - 1))
 case $set_name in
-corpus | heldout | heldout2) ;;
-*) echo "$0: -s takes corpus, heldout or heldout2, not '$set_name'" >&2; exit 1 ;;
+corpus | heldout | heldout2 | heldout3) ;;
+*) echo "$0: -s takes corpus, heldout, heldout2 or heldout3, not '$set_name'" >&2; exit 1 ;;
 esac
 [ -n "$out" ] || out=$here/$set_name
 
@@ -161,10 +162,38 @@ heldout2() {
 		objdump -d sort-static
 }
 
+# A third held-out set (data/README.md, "A third held-out set"), recorded with every setting and
+# model frozen and scored once.  No program of the corpus, heldout, heldout2, threads or
+# threads-dev sets; the mix (6 new kernels, 7 more Debian tools) was fixed before recording.
+heldout3() {
+	gen="generated in the kernel (fixed seed)"
+	OMP="--env OMP_NUM_THREADS=2 --env OMP_WAIT_POLICY=passive"
+	rec omp-conv2d 420000 /dev/null "$gen; OpenMP, 2 threads" ./omp_conv2d
+	rec omp-barnes 100000 /dev/null "$gen; OpenMP, 2 threads" ./omp_barnes
+	OMP=
+	rec samplesort 222000 /dev/null "$gen; 8 ranks in one process" ./samplesort
+	rec strmatch 625000 /dev/null "$gen" ./strmatch
+	rec spgemm 480000 /dev/null "$gen" ./spgemm
+	rec btree 100000 /dev/null "$gen" ./btree
+	rec b2sum 11000 /dev/null "big.txt, sales.csv, text.txt, words.txt, tail-words.txt" \
+		b2sum big.txt sales.csv text.txt words.txt tail-words.txt
+	rec nl 100000 /dev/null "text.txt (gendata text 100000)" nl -ba -nrz -w8 -s: text.txt
+	rec fold 640000 /dev/null "big.txt (gendata text 500000)" fold -s -w 37 big.txt
+	rec comm 233000 /dev/null \
+		"words.txt, tail-words.txt (the words of text.txt and of big.txt's last 100000 lines, sorted)" \
+		comm -3 words.txt tail-words.txt
+	rec tsort 32000 /dev/null "dag.txt (awk: 90000 edges of a generated DAG)" tsort dag.txt
+	rec shuf 160000 /dev/null "words.txt, random bytes from big.txt" \
+		shuf --random-source=big.txt words.txt
+	rec xxd 228000 /dev/null "tiny.txt (gendata text 10000)" xxd -g 4 tiny.txt
+}
+
 selected="$*"
 failed=
 if [ "$list_only" = 1 ]; then
-	case $set_name in heldout) heldout ;; heldout2) heldout2 ;; *) workloads ;; esac
+	case $set_name in
+	heldout) heldout ;; heldout2) heldout2 ;; heldout3) heldout3 ;; *) workloads ;;
+	esac
 	exit 0
 fi
 
@@ -177,13 +206,13 @@ case $mpxkit in /*) ;; *) mpxkit=$(pwd)/$mpxkit ;; esac
 
 missing=
 for tool in cc valgrind gzip bzip2 xz zstd lz4 sqlite3 perl sort awk jq grep sed sha256sum bc \
-	objdump; do
+	objdump b2sum nl fold comm tsort shuf xxd; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 [ -x /usr/bin/python3 ] || missing="$missing python3"
 if [ -n "$missing" ]; then
 	echo "$0: missing:$missing" >&2
-	echo "$0: apt-get install gcc valgrind gzip bzip2 xz-utils zstd lz4 sqlite3 perl coreutils mawk jq grep sed bc python3 binutils" >&2
+	echo "$0: apt-get install gcc valgrind gzip bzip2 xz-utils zstd lz4 sqlite3 perl coreutils mawk jq grep sed bc python3 binutils xxd" >&2
 	exit 2
 fi
 
@@ -192,10 +221,11 @@ out=$(cd "$out" && pwd)
 cd "$work"
 
 # Inputs: built once, deterministic (fixed seeds), reused when present.
-for k in stencil spmv bfs kmeans lu nbody fft sort gendata halo cg pagerank sptrsv hashjoin lzss; do
+for k in stencil spmv bfs kmeans lu nbody fft sort gendata halo cg pagerank sptrsv hashjoin lzss \
+	samplesort strmatch spgemm btree; do
 	[ -x "$k" ] || cc -O2 -o "$k" "$here/kernels/$k.c" -lm
 done
-for k in omp_heat omp_matmul omp_hist omp_bitonic omp_floyd; do
+for k in omp_heat omp_matmul omp_hist omp_bitonic omp_floyd omp_conv2d omp_barnes; do
 	[ -x "$k" ] || cc -O2 -fopenmp -o "$k" "$here/kernels/$k.c" -lm
 done
 [ -f text.txt ] || ./gendata text 100000 >text.txt
@@ -228,6 +258,10 @@ fi
 [ -f right.txt ] || tail -n +2 sales.csv | cut -d, -f3,5 | LC_ALL=C sort -t, -k1,1 -u >right.txt
 [ -f words.txt ] || tr -s ' ' '\n' <text.txt | LC_ALL=C sort >words.txt
 [ -f numbers.txt ] || seq 1000000000001 997 1000029910001 >numbers.txt
+[ -f tail-words.txt ] || tail -n 100000 big.txt | tr -s ' ' '\n' | LC_ALL=C sort >tail-words.txt
+# tsort's input: edges from each of 30000 nodes to 3 later ones, by fixed arithmetic (acyclic).
+[ -f dag.txt ] || awk 'BEGIN { for (i = 1; i <= 30000; i++) for (e = 1; e <= 3; e++)
+	printf "n%d n%d\n", i, i + 1 + (i * 7919 + e * 104729) % (50 * e) }' >dag.txt
 cc1=$(cc -print-prog-name=cc1)
 [ -x "$cc1" ] && ln -sf "$cc1" cc1
 
@@ -285,7 +319,9 @@ EOF
 
 printf 'scale=1200\n4*a(1)\ne(1)\n' >workload.bc
 
-case $set_name in heldout) heldout ;; heldout2) heldout2 ;; *) workloads ;; esac
+case $set_name in
+heldout) heldout ;; heldout2) heldout2 ;; heldout3) heldout3 ;; *) workloads ;;
+esac
 if [ -n "$failed" ]; then
 	echo "$0: failed:$failed" >&2
 	exit 1
