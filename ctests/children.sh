@@ -3,8 +3,10 @@
 
 # first_child PID [PATTERN]: prints the first child process of PID (whose command line matches
 # PATTERN, when given), waiting up to 10 s for one; nothing when none appeared.  PATTERN keeps
-# out the short-lived helpers of a wrapper: under make check-valgrind, PID is libtool's script
-# until it execs valgrind, and the sed it runs first is a child too.
+# out the short-lived helpers of a wrapper: PID is a libtool script (utils/mpxkit, and libtool
+# --mode=execute under make check-valgrind) until it execs the tool, and its subshells and the
+# sed it runs are children too, whose command lines hold the tool's: match what only the
+# tool's own child runs, after its exec.
 first_child() {
 	_i=0
 	_child=

@@ -201,8 +201,11 @@ signalled() {
 	TMPDIR="$tmp/sig-$1" $mpxkit record -o "$tmp/sig-$1.csv" -- sleep 60 \
 		>/dev/null 2>"$tmp/sig-$1.err" &
 	rec=$!
-	# The recorder's fork (its command line holds the program's) or valgrind running it.
-	child=$(first_child "$rec" 'sleep 60')
+	# valgrind running the program, once the recorder's child has exec'd it.  Not 'sleep 60'
+	# alone: a subshell of a wrapper still running before the recorder (libtool's, under
+	# check-valgrind) has the recorder's command line too, and a signal sent then reached the
+	# wrapper (SIGHUP killed it, a background shell ignores SIGINT) on a loaded machine.
+	child=$(first_child "$rec" 'tool=callgrind.*sleep 60')
 	sleep 0.5 # valgrind has started the program
 	kill -s "$1" "$rec"
 	wait "$rec"

@@ -157,7 +157,8 @@ $MPXKIT stat -e perf::TASK-CLOCK -o "$tmp/term" -- sleep 60 2>/dev/null &
 stat_pid=$!
 # shellcheck source=ctests/children.sh
 . "${top_srcdir:-.}/ctests/children.sh"
-child=$(first_child "$stat_pid")
+# CMD itself, exec'd: stat's held child, or a wrapper's subshell, has stat's command line.
+child=$(first_child "$stat_pid" '^sleep 60$')
 sleep 0.3
 kill -TERM "$stat_pid"
 wait "$stat_pid"
