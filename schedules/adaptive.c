@@ -32,11 +32,12 @@ typedef struct adaptive_state {
 static void update_shares(mpxkit_schedule *s, adaptive_state *st)
 {
 	double k0 = s->key[KEY_WEIGHT], keep = s->key[KEY_KEEP], power = s->key[KEY_POWER];
-	int per_pair = s->key[KEY_MEASURE] != 0;
+	double m = s->key[KEY_MEASURE];
 
 	for (size_t e = 0; e < s->E; e++) {
-		double v_obs = per_pair ? (st->n[e] > 0 ? st->rel[e] / st->n[e] : 0.0)
-					: (st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0);
+		double v_sums = st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0;
+		double v_pairs = st->n[e] > 0 ? st->rel[e] / st->n[e] : 0.0;
+		double v_obs = m == 0 ? v_sums : m == 1 ? v_pairs : (1 - m) * v_sums + m * v_pairs;
 		double w = (k0 * st->v_prior[e] + st->n[e] * v_obs) / (k0 + st->n[e]);
 		if (w < keep * st->v_prior[e])
 			w = keep * st->v_prior[e];
@@ -163,14 +164,14 @@ const schedule_ops schedule_adaptive = {
     .info = {.name = "adaptive",
 	     .summary = "shares from each event's observed variability, from the prior on, with "
 			"a start-up phase for burst-prone events",
-	     .keys = "floor=M, startup=S, weight=K, decay=D, keep=F, measure=0|1, power=A"},
+	     .keys = "floor=M, startup=S, weight=K, decay=D, keep=F, measure=B, power=A"},
     /* Chosen on the training and validation programs: doc/schedules.md, "Settings". */
     .keys = {{"floor", 12, 1, 1000000, 1},
 	     {"startup", 3, 0, 1000000, 1},
 	     {"weight", 2, 0, 1e9, 0},
 	     {"decay", 1, 0, 1, 0},
 	     {"keep", 0, 0, 1e9, 0},
-	     {"measure", 0, 0, 1, 1},
+	     {"measure", 0, 0, 1, 0},
 	     {"power", 1, 0, 4, 0}},
     .n_keys = 7,
     .init = adaptive_init,
