@@ -167,11 +167,11 @@ const schedule_ops schedule_adaptive = {
 	     .keys = "floor=M, startup=S, weight=K, decay=D, keep=F, measure=B, power=A"},
     /* Chosen on the training and validation programs: doc/schedules.md, "Settings". */
     .keys = {{"floor", 12, 1, 1000000, 1},
-	     {"startup", 3, 0, 1000000, 1},
+	     {"startup", 4, 0, 1000000, 1},
 	     {"weight", 2, 0, 1e9, 0},
 	     {"decay", 1, 0, 1, 0},
 	     {"keep", 0, 0, 1e9, 0},
-	     {"measure", 0, 0, 1, 0},
+	     {"measure", 0.9, 0, 1, 0},
 	     {"power", 1, 0, 4, 0}},
     .n_keys = 7,
     .init = adaptive_init,
