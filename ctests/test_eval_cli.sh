@@ -113,7 +113,7 @@ mkdir "$tmp/empty"
 expect "unknown schedule, no such file" 1 \
 	"no schedule named 'nosuch' and no group file 'nosuch' (schedules: round-robin, groups, prior, adaptive)" \
 	-s nosuch "$tmp/small.csv"
-expect "bad schedule key" 1 "schedule 'adaptive:speed=2': adaptive has no setting 'speed'; it takes floor=M, startup=S, weight=K, decay=D" \
+expect "bad schedule key" 1 "schedule 'adaptive:speed=2': adaptive has no setting 'speed'; it takes floor=M, startup=S, weight=K, decay=D, keep=F, measure=B, power=A" \
 	-s round-robin,adaptive:speed=2 "$tmp/small.csv"
 expect "groups without a file" 1 "schedule groups needs --groups FILE" -s groups "$tmp/small.csv"
 printf 'a a\n' >"$tmp/dup-groups.txt"

@@ -6,7 +6,7 @@
 
 #include "schedule-impl.h"
 
-enum { KEY_FLOOR, KEY_STARTUP, KEY_WEIGHT, KEY_DECAY };
+enum { KEY_FLOOR, KEY_STARTUP, KEY_WEIGHT, KEY_DECAY, KEY_KEEP, KEY_MEASURE, KEY_POWER };
 
 /*
  * Per event: the prior's variability, and the observed one as decayed sums
@@ -19,6 +19,7 @@ typedef struct adaptive_state {
 	double *last;		/* the last observed rate */
 	unsigned char *seen;	/* last holds a rate */
 	double *diff, *level, *n;
+	double *rel;		/* measure=1: the decayed sum of |r - r'| / ((r + r')/2) */
 	long prefer[64 + 1];	/* the start-up set: the C most burst-prone, -1 ended */
 	int stale;		/* observed since the shares were last set */
 } adaptive_state;
@@ -30,14 +31,30 @@ typedef struct adaptive_state {
  */
 static void update_shares(mpxkit_schedule *s, adaptive_state *st)
 {
-	double k0 = s->key[KEY_WEIGHT];
+	double k0 = s->key[KEY_WEIGHT], keep = s->key[KEY_KEEP], power = s->key[KEY_POWER];
+	double m = s->key[KEY_MEASURE];
 
 	for (size_t e = 0; e < s->E; e++) {
-		double v_obs = st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0;
-		st->w[e] = (k0 * st->v_prior[e] + st->n[e] * v_obs) / (k0 + st->n[e]);
+		double v_sums = st->level[e] > 0 ? st->diff[e] / st->level[e] : 0.0;
+		double v_pairs = st->n[e] > 0 ? st->rel[e] / st->n[e] : 0.0;
+		double v_obs = m == 0 ? v_sums : m == 1 ? v_pairs : (1 - m) * v_sums + m * v_pairs;
+		double w = (k0 * st->v_prior[e] + st->n[e] * v_obs) / (k0 + st->n[e]);
+		if (w < keep * st->v_prior[e])
+			w = keep * st->v_prior[e];
+		st->w[e] = power == 1 ? w : pow(w, power);
 	}
 	picker_shares(&st->pick, st->w);
 	st->stale = 0;
+}
+
+/* The shares before any observation: the prior's variabilities, to the power. */
+static void prior_shares(mpxkit_schedule *s, adaptive_state *st)
+{
+	double power = s->key[KEY_POWER];
+
+	for (size_t e = 0; e < s->E; e++)
+		st->w[e] = power == 1 ? st->v_prior[e] : pow(st->v_prior[e], power);
+	picker_shares(&st->pick, st->w);
 }
 
 static size_t adaptive_next(mpxkit_schedule *s, size_t *set)
@@ -63,8 +80,10 @@ static void adaptive_observe(mpxkit_schedule *s, const size_t *set, size_t n, co
 		size_t e = set[i];
 		double r = (double)val[i] / len;
 		if (st->seen[e]) {
-			st->diff[e] = decay * st->diff[e] + fabs(r - st->last[e]);
-			st->level[e] = decay * st->level[e] + 0.5 * (r + st->last[e]);
+			double d = fabs(r - st->last[e]), m = 0.5 * (r + st->last[e]);
+			st->diff[e] = decay * st->diff[e] + d;
+			st->level[e] = decay * st->level[e] + m;
+			st->rel[e] = decay * st->rel[e] + (m > 0 ? d / m : 0.0);
 			st->n[e] = decay * st->n[e] + 1.0;
 		}
 		st->last[e] = r;
@@ -79,9 +98,9 @@ static void adaptive_reset(mpxkit_schedule *s)
 
 	for (size_t e = 0; e < s->E; e++) {
 		st->seen[e] = 0;
-		st->diff[e] = st->level[e] = st->n[e] = 0;
+		st->diff[e] = st->level[e] = st->n[e] = st->rel[e] = 0;
 	}
-	picker_shares(&st->pick, st->v_prior);
+	prior_shares(s, st);
 	picker_reset(&st->pick, st->pick.rank);
 	st->stale = 0;
 }
@@ -101,6 +120,7 @@ static void adaptive_fini(mpxkit_schedule *s)
 	free(st->diff);
 	free(st->level);
 	free(st->n);
+	free(st->rel);
 	free(st);
 }
 
@@ -121,8 +141,9 @@ static int adaptive_init(mpxkit_schedule *s, const mpxkit_schedule_setup *setup,
 	st->diff = calloc(n, sizeof *st->diff);
 	st->level = calloc(n, sizeof *st->level);
 	st->n = calloc(n, sizeof *st->n);
+	st->rel = calloc(n, sizeof *st->rel);
 	if (!st->v_prior || !st->w || !st->last || !st->seen || !st->diff || !st->level ||
-	    !st->n) {
+	    !st->n || !st->rel) {
 		adaptive_fini(s);
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "schedule adaptive: out of memory");
 	}
@@ -131,6 +152,7 @@ static int adaptive_init(mpxkit_schedule *s, const mpxkit_schedule_setup *setup,
 		adaptive_fini(s);
 		return rc;
 	}
+	prior_shares(s, st);
 	/* The start-up set: the most burst-prone events, the picker's first ranks. */
 	for (i = 0; i < c && i < s->E; i++)
 		st->prefer[i] = (long)st->pick.rank[i];
@@ -142,13 +164,16 @@ const schedule_ops schedule_adaptive = {
     .info = {.name = "adaptive",
 	     .summary = "shares from each event's observed variability, from the prior on, with "
 			"a start-up phase for burst-prone events",
-	     .keys = "floor=M, startup=S, weight=K, decay=D"},
+	     .keys = "floor=M, startup=S, weight=K, decay=D, keep=F, measure=B, power=A"},
     /* Chosen on the training and validation programs: doc/schedules.md, "Settings". */
     .keys = {{"floor", 12, 1, 1000000, 1},
-	     {"startup", 3, 0, 1000000, 1},
+	     {"startup", 4, 0, 1000000, 1},
 	     {"weight", 2, 0, 1e9, 0},
-	     {"decay", 1, 0, 1, 0}},
-    .n_keys = 4,
+	     {"decay", 1, 0, 1, 0},
+	     {"keep", 0, 0, 1e9, 0},
+	     {"measure", 0.9, 0, 1, 0},
+	     {"power", 1, 0, 4, 0}},
+    .n_keys = 7,
     .init = adaptive_init,
     .fini = adaptive_fini,
     .next = adaptive_next,

@@ -7,7 +7,7 @@
 #include "mpxkit/mpx.h"
 #include "mpxkit/schedule.h"
 
-#define SCHEDULE_MAX_KEYS 4
+#define SCHEDULE_MAX_KEYS 8
 #define SCHEDULE_SPEC_MAX 160
 
 /* One NAME:KEY=VALUE setting: whole numbers or reals within [min, max]. */
