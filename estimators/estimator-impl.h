@@ -76,6 +76,9 @@ static inline double rot_len(const mpxkit_rotation *r, size_t j)
 	return r->len ? r->len[j] : 1.0;
 }
 
+/* Window r of a series, as mpxkit_rotation: the rows of each array that belong to it. */
+mpxkit_rotation series_window(const mpxkit_layout *l, const mpxkit_series *run, size_t r);
+
 /*
  * What window k + d saw of event e (doc/estimators.md, "Under any
  * schedule"): its count c over the slices that counted it, their time t and

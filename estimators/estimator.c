@@ -286,11 +286,11 @@ int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum)
 	return (int)(est->pushed - est->emitted);
 }
 
-/* Window r of a series, as mpxkit_rotation: the rows of each array that belong to it. */
-static mpxkit_rotation series_window(const mpxkit_layout *l, const mpxkit_series *run, size_t r)
+mpxkit_rotation series_window(const mpxkit_layout *l, const mpxkit_series *run, size_t r)
 {
 	size_t ne = l->n_events, W = l->n_groups;
-	mpxkit_rotation rot = {run->obs + r * ne, l->has_reference ? run->ref + r * W : NULL,
+	mpxkit_rotation rot = {run->obs + r * ne,
+			       l->has_reference && run->ref ? run->ref + r * W : NULL,
 			       run->val ? run->val + r * W * ne : NULL,
 			       run->val && run->len ? run->len + r * W : NULL};
 

@@ -317,16 +317,11 @@ void mlp_run_window(mpxkit_window *w, const mpxkit_layout *l, const mpxkit_serie
 		    unsigned h, size_t k, mpxkit_rotation *rot)
 {
 	size_t before = k < h ? k : h, left = run->n_windows - 1 - k;
-	size_t after = left < h ? left : h, ne = l->n_events, W = l->n_groups;
+	size_t after = left < h ? left : h;
 
 	*w = (mpxkit_window){l, k, before, after, rot};
-	for (size_t i = 0; i < before + after + 1; i++) {
-		size_t r = k - before + i;
-		rot[i].obs = run->obs + r * ne;
-		rot[i].ref = l->has_reference && run->ref ? run->ref + r * W : NULL;
-		rot[i].val = run->val ? run->val + r * W * ne : NULL;
-		rot[i].len = run->val && run->len ? run->len + r * W : NULL;
-	}
+	for (size_t i = 0; i < before + after + 1; i++)
+		rot[i] = series_window(l, run, k - before + i);
 }
 
 static int check_layout(const mpxkit_layout *l, unsigned h, mpxkit_diag *diag)

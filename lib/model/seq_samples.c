@@ -153,15 +153,6 @@ int mpxkit_bigru_run(const mpxkit_model *m, const mpxkit_layout *layout, size_t 
 	return mpxkit_bigru_run_series(m, layout, &run, out, diag);
 }
 
-/* Rotation k of a series: its length in nominal slices (mlp_span). */
-static double series_span(const mpxkit_series *run, size_t n_groups, size_t ne, size_t k)
-{
-	mpxkit_rotation r = {NULL, NULL, run->val ? run->val + k * n_groups * ne : NULL,
-			     run->val && run->len ? run->len + k * n_groups : NULL};
-
-	return mlp_span(&r, n_groups);
-}
-
 int mpxkit_bigru_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
 			    const mpxkit_series *run, double *out, mpxkit_diag *diag)
 {
@@ -208,10 +199,12 @@ int mpxkit_bigru_run_series(const mpxkit_model *m, const mpxkit_layout *layout,
 	double g = (double)layout->n_groups;
 	for (size_t e = 0; e < ne; e++) {
 		mpxkit_model_forward_seq(m, n_rotations, x + e * n_rotations * nf, y, scratch);
-		for (size_t k = 0; k < n_rotations; k++)
+		for (size_t k = 0; k < n_rotations; k++) {
+			mpxkit_rotation r = series_window(layout, run, k);
 			out[k * ne + e] =
-			    mlp_estimate((double)y[k], g, series_span(run, layout->n_groups, ne, k),
+			    mlp_estimate((double)y[k], g, mlp_span(&r, layout->n_groups),
 					 origin[e * n_rotations + k], (double)obs[k * ne + e]);
+		}
 	}
 	rc = 0;
 fail:
