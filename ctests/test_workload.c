@@ -150,6 +150,28 @@ static void test_held_signal_without_a_child(void)
 	sigaction(SIGTERM, &before, NULL);
 }
 
+/*
+ * A signal forwarded to the child before it has reset its dispositions (it
+ * still runs the tool's handler) ends it as it would after the reset, and is
+ * not held in its copy of the tool's state, to be lost at its exec.
+ */
+static void test_signal_before_the_child_resets(void)
+{
+	int status = 0;
+	pid_t pid;
+
+	mpxkit__forward_begin();
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		raise(SIGTERM); /* as the tool's kill would find it, before the reset */
+		_exit(0);
+	}
+	mpxkit__forward_to(pid);
+	CU_ASSERT_EQUAL(mpxkit__wait_child(pid, &status), 0);
+	CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+}
+
 /* In a child of the test: fork fails (EAGAIN) from here on, even for root. */
 static int forbid_fork(void)
 {
@@ -214,6 +236,7 @@ static const cutest_case workload_cases[] = {
 	{ "a signal before the wait ends the child, not the tool", test_signal_before_the_wait },
 	{ "a held signal without a child reaches the tool", test_held_signal_without_a_child },
 	{ "a failed fork", test_failed_fork },
+	{ "a signal before the child resets ends it", test_signal_before_the_child_resets },
 	{ "no program", test_no_program },
 	{ NULL, NULL },
 };

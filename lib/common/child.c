@@ -18,14 +18,33 @@ static volatile sig_atomic_t forwards;
 static volatile sig_atomic_t held; /* a signal that came before the child was known */
 static struct sigaction old[N_FORWARDED], old_quit;
 static int forwarding;
+static pid_t owner; /* the process that began the forwarding */
+
+/*
+ * A child between its fork and mpxkit__forward_reset still runs this handler:
+ * the signal is its own, and it takes it as it would after the reset (else it
+ * would be held in the child's copy and lost at its exec).
+ */
+static void own_signal(int sig)
+{
+	struct sigaction dfl;
+
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig); /* delivered when the handler returns */
+}
 
 static void forward(int sig, siginfo_t *si, void *context)
 {
 	int saved = errno;
 
 	(void)context;
+	if (getpid() != owner)
+		own_signal(sig);
 	/* The terminal signals the foreground group: the child got this one already. */
-	if (si->si_code != SI_KERNEL) {
+	else if (si->si_code != SI_KERNEL) {
 		if (forward_pid > 0)
 			kill((pid_t)forward_pid, forwards++ ? SIGKILL : sig);
 		else if (held == 0)
@@ -48,6 +67,7 @@ void mpxkit__forward_begin(void)
 	forward_pid = 0;
 	forwards = 0;
 	held = 0;
+	owner = getpid();
 	for (size_t i = 0; i < N_FORWARDED; i++)
 		sigaction(forwarded[i], &fwd, &old[i]);
 	sigaction(SIGQUIT, &ign, &old_quit);

@@ -13,9 +13,11 @@
  * comes before mpxkit__forward_to names the child is held and sent then, so
  * no signal finds the tool between its fork and its wait with the default
  * action; when there is no child (the fork failed), mpxkit__forward_end
- * raises the held signal in the tool once its own dispositions are back.  The terminal's ^C and hang-up reach the whole foreground process
- * group, the child included, so they are not sent again; SIGQUIT is
- * ignored, as system(3) ignores it.  Process-wide: one child at a time.
+ * raises the held signal in the tool once its own dispositions are back.
+ * The child, until its mpxkit__forward_reset, takes a signal as its own.
+ * The terminal's ^C and hang-up reach the whole foreground process group,
+ * the child included, so they are not sent again; SIGQUIT is ignored, as
+ * system(3) ignores it.  Process-wide: one child at a time.
  */
 void mpxkit__forward_begin(void);
 /* In the parent, right after the fork (pid > 0; or -1 when it failed). */
