@@ -998,15 +998,29 @@ __attribute__((no_sanitize_address)) static void burst_then_work(size_t pages, u
 	munmap((void *)p, pages * page);
 }
 
+/* How long the burst of burst_then_work takes here, in ns (no work after it). */
+static uint64_t burst_ns(size_t pages)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	burst_then_work(pages, 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+	       (uint64_t)a.tv_nsec;
+}
+
 /*
  * The README demo's problem (doc/schedules.md): six software events on two
  * counters, the page faults all in the first slice.  Round-robin with fixed
  * sees the burst only if the faults' group happens to count then; adaptive
  * counts the burst-prone events first and must come within 10 % of the
  * faults and 2 % of the clocks, against the same events counted all the time
- * in the same run.
+ * in the same run.  The slice is at least 2 ms, and longer where the host
+ * takes longer for the burst (test_perf_startup_burst), so that the burst
+ * stays in the first slice.
  */
-static double burst_run(const char *schedule, double *est, double *want)
+static double burst_run(const char *schedule, uint64_t slice_ns, double *est, double *want)
 {
 	mpxkit_sched_config cfg;
 	mpxkit_source *src = NULL, *truth = NULL;
@@ -1016,7 +1030,7 @@ static double burst_run(const char *schedule, double *est, double *want)
 
 	mpxkit_sched_config_default(&cfg);
 	cfg.counters = 2;
-	cfg.slice_ns = 2000000;
+	cfg.slice_ns = slice_ns;
 	snprintf(cfg.schedule, sizeof cfg.schedule, "%s", schedule);
 	if (open_events(&src, SW_EVENTS) != 0 || open_events(&truth, SW_EVENTS) != 0 ||
 	    mpxkit_sched_new(&s, src, &cfg, NULL) != 0) {
@@ -1041,9 +1055,18 @@ static double burst_run(const char *schedule, double *est, double *want)
 static void test_perf_startup_burst(void)
 {
 	double est[SW_EVENTS], want[SW_EVENTS], rr[SW_EVENTS], rr_want[SW_EVENTS];
+	/*
+	 * When this test was written the burst fitted in its first 2 ms slice
+	 * (adaptive 3990 to 4002 faults for 4000); a day later, on the same
+	 * machine, 4000 first touches took 4.5 to 12 ms, and a burst over several
+	 * slices is not the start-up burst the test is about.  The slice: twice
+	 * the time of one burst taken here, the first and coldest.
+	 */
+	uint64_t d = burst_ns(4000), slice = 2 * d > 2000000 ? 2 * d : 2000000;
 
-	CU_ASSERT_FATAL(burst_run("round-robin", rr, rr_want) >= 0);
-	CU_ASSERT_FATAL(burst_run("adaptive", est, want) >= 0);
+	printf("\n  burst %.1f ms, slices of %.1f ms", (double)d * 1e-6, (double)slice * 1e-6);
+	CU_ASSERT_FATAL(burst_run("round-robin", slice, rr, rr_want) >= 0);
+	CU_ASSERT_FATAL(burst_run("adaptive", slice, est, want) >= 0);
 	for (size_t e = 0; e < SW_EVENTS; e++)
 		printf("\n  %-24s round-robin %10.0f (truth %10.0f)  adaptive %10.0f (truth %10.0f)",
 		       sw_events[e], rr[e], rr_want[e], est[e], want[e]);
