@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared CUnit driver for every check program. */
 #define _GNU_SOURCE /* nftw, syscall */
+#include <dirent.h>
 #include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,6 +170,21 @@ const char *cutest_scratch_path(const char *name)
 	slot = (slot + 1) % 4;
 	snprintf(path[slot], sizeof path[slot], "%s/%s", scratch, name);
 	return path[slot];
+}
+
+int cutest_scratch_entries(void)
+{
+	DIR *d = opendir(cutest_scratch());
+	struct dirent *e;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
 }
 
 int cutest_perf_open(const char *name)

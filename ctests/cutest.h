@@ -65,6 +65,8 @@ int cutest_scratch_make(const char *tag);
 int cutest_scratch_remove(void);
 const char *cutest_scratch(void);
 const char *cutest_scratch_path(const char *name);
+/* Entries in the scratch directory (-1 if it cannot be read): a stray temporary file shows. */
+int cutest_scratch_entries(void);
 
 /*
  * Exact counts to check estimates against, from the same run: a disabled

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Output files: whole under the final name, or nothing there at all. */
-#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,21 +16,6 @@ static int setup(void)
 	return cutest_scratch_make("outfile");
 }
 
-/* Entries in the test directory, so a stray temporary file is caught. */
-static int count_entries(void)
-{
-	DIR *d = opendir(cutest_scratch());
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
-}
 
 
 static void test_write_all_then_read_back(void)
@@ -48,7 +32,7 @@ static void test_write_all_then_read_back(void)
 	fclose(f);
 	CU_ASSERT_EQUAL(n, 6);
 	CU_ASSERT_STRING_EQUAL(buf, "hello\n");
-	CU_ASSERT_EQUAL(count_entries(), 1);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1);
 	unlink(path);
 }
 
@@ -74,11 +58,11 @@ static void test_nothing_before_commit(void)
 	CU_ASSERT_EQUAL_FATAL(mpxkit_outfile_open(&f, path, NULL), 0);
 	CU_ASSERT_EQUAL(mpxkit_outfile_write(f, "part", 4, NULL), 0);
 	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
-	CU_ASSERT_EQUAL(count_entries(), 1); /* the temporary file only */
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1); /* the temporary file only */
 	CU_ASSERT_EQUAL(mpxkit_outfile_commit(f, NULL), 0);
 	CU_ASSERT_EQUAL(stat(path, &st), 0);
 	CU_ASSERT_EQUAL(st.st_size, 4);
-	CU_ASSERT_EQUAL(count_entries(), 1);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1);
 	unlink(path);
 }
 
@@ -91,7 +75,7 @@ static void test_abort_leaves_nothing(void)
 	CU_ASSERT_EQUAL(mpxkit_outfile_write(f, "part", 4, NULL), 0);
 	mpxkit_outfile_abort(f);
 	mpxkit_outfile_abort(NULL);
-	CU_ASSERT_EQUAL(count_entries(), 0);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 0);
 }
 
 static void test_abort_keeps_old_file(void)
@@ -179,7 +163,7 @@ static void test_fifo_written_through(void)
 	CU_ASSERT_STRING_EQUAL(r.got, "through\n");
 	CU_ASSERT_EQUAL_FATAL(lstat(r.path, &st), 0);
 	CU_ASSERT_TRUE(S_ISFIFO(st.st_mode));
-	CU_ASSERT_EQUAL(count_entries(), 1);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1);
 	unlink(r.path);
 }
 
@@ -195,7 +179,7 @@ static void test_symlink_target_replaced(void)
 	CU_ASSERT_EQUAL_FATAL(lstat(link, &st), 0);
 	CU_ASSERT_TRUE(S_ISLNK(st.st_mode));
 	CU_ASSERT_STRING_EQUAL(slurp_text(target), "new");
-	CU_ASSERT_EQUAL(count_entries(), 2);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 2);
 	unlink(link);
 	unlink(target);
 }
@@ -246,7 +230,7 @@ static void test_symlink_loop_refused(void)
 	CU_ASSERT_EQUAL_FATAL(symlink("loop-a", b), 0);
 	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(a, "x", 1, &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "symbolic links"));
-	CU_ASSERT_EQUAL(count_entries(), 2);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 2);
 	unlink(a);
 	unlink(b);
 }
@@ -262,7 +246,7 @@ static void test_directory_refused(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
 	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch(), &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
-	CU_ASSERT_EQUAL(count_entries(), 0);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 0);
 }
 
 static void test_check_leaves_nothing(void)
@@ -273,7 +257,7 @@ static void test_check_leaves_nothing(void)
 
 	CU_ASSERT_EQUAL(mpxkit_outfile_check(path, &d), 0);
 	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
-	CU_ASSERT_EQUAL(count_entries(), 0);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 0);
 	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch_path("no/dir/x"), &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "No such file or directory"));
 }

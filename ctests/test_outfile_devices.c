@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Output files on character devices: written through, never replaced by a regular file. */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,20 +19,6 @@ static int setup(void)
 	return cutest_scratch_make("outdev");
 }
 
-static int count_entries(void)
-{
-	DIR *d = opendir(cutest_scratch());
-	struct dirent *e;
-	int n = 0;
-
-	if (d == NULL)
-		return -1;
-	while ((e = readdir(d)) != NULL)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			n++;
-	closedir(d);
-	return n;
-}
 
 
 static void test_device_written_through(void)
@@ -45,7 +30,7 @@ static void test_device_written_through(void)
 	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(dev, "data\n", 5, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(lstat(dev, &st), 0);
 	CU_ASSERT_TRUE(S_ISCHR(st.st_mode));
-	CU_ASSERT_EQUAL(count_entries(), 1);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1);
 	unlink(dev);
 }
 
@@ -61,7 +46,7 @@ static void test_full_device_is_an_error(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "No space left on device"));
 	CU_ASSERT_EQUAL_FATAL(lstat(dev, &st), 0);
 	CU_ASSERT_TRUE(S_ISCHR(st.st_mode));
-	CU_ASSERT_EQUAL(count_entries(), 1);
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 1);
 	unlink(dev);
 }
 
