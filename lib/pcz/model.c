@@ -55,6 +55,20 @@ static inline uint32_t log2_fx(uint32_t v)
 	return (b << 16) + log2_tab[i] + (((log2_tab[i + 1] - log2_tab[i]) * f) >> 16);
 }
 
+/*
+ * log2_fx of every frequency a table can hold (1 .. 2^12 - 1): make_table
+ * weighs each candidate log with them, a load where log2_fx takes ten
+ * instructions (they were a sixth of the tables' time on small files).  Set
+ * once when the library is loaded, from log2_fx itself.
+ */
+static uint32_t log2_freq[1u << PCZ_TABLE_LOG_MAX];
+
+static void __attribute__((constructor)) log2_freq_init(void)
+{
+	for (uint32_t f = 1; f < (1u << PCZ_TABLE_LOG_MAX); f++)
+		log2_freq[f] = log2_fx(f);
+}
+
 /* round(65536 * c * log2(c)), c = 0 .. 255: the entropy terms of small counts, one load each. */
 static const uint32_t clog_tab[256] = {
 	0, 0, 131072, 311616, 524288, 760849, 1016449, 1287880, 1572864, 1869698, 2177059, 2493890,
@@ -1454,13 +1468,15 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 }
 
 /*
- * Normalises the counts h[i] of t's k symbols sym[i] (n in all) to 2^L: each at least
- * 1, rounded, the rounding error taken from the largest.  0, or -1 when they
- * do not fit (2^L too small for that).
+ * Normalises the counts h[i] of t's k symbols sym[i] to 2^L: each at least
+ * 1, rounded, the rounding error taken from the largest.  scale_max is
+ * floor(2^(PCZ_TABLE_LOG_MAX + 32) / n) for n counts in all: shifted down it
+ * is floor(2^(L + 32) / n) exactly, one division a table instead of one a
+ * log tried.  0, or -1 when they do not fit (2^L too small for that).
  */
-static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
+static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsigned L)
 {
-	uint64_t scale = ((uint64_t)1 << (L + 32)) / n;
+	uint64_t scale = scale_max >> (PCZ_TABLE_LOG_MAX - L);
 	int64_t left = (int64_t)1 << L;
 	unsigned big = 0;
 
@@ -1510,7 +1526,7 @@ static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
  */
 static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
 {
-	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0;
+	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0, scale_max;
 	uint32_t c[PCZ_SYMBOLS];
 	unsigned best_L = 0, lo, hi;
 	int tL = 0;
@@ -1534,6 +1550,7 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	hi = ceil_log2(n) + 1;
 	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
 	try = *t;
+	scale_max = ((uint64_t)1 << (PCZ_TABLE_LOG_MAX + 32)) / n;
 	/*
 	 * The bits as a function of the log fall, then rise: coarser frequencies
 	 * take fewer table bits and more data bits.  The search starts 3 below
@@ -1545,11 +1562,11 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	for (int L = (int)hi - 3 < (int)lo ? (int)lo : (int)hi - 3, dir = 1, tried = 0;;) {
 		uint64_t bits = 0;
 		int better = 0;
-		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, n, (unsigned)L) == 0) {
+		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, scale_max, (unsigned)L) == 0) {
 			int64_t tb;
 			try.L = (unsigned)L;
 			for (unsigned i = 0; i < try.k; i++)
-				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_fx(try.freq[i]));
+				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_freq[try.freq[i]]);
 			if (tried++ == 0) {
 				tbits = table_bits(&try, gaps);
 				tL = L;
@@ -1601,7 +1618,7 @@ static uint64_t estimate(const uint32_t *cnt, const uint8_t *list, unsigned n_li
 	/* Frequencies near 2 n / k at L = ceil(log2 n) + 1: about log2(2 n / k) + 2 bits each. */
 	return clog2_fx((uint32_t)n) - sum +
 	       (((uint64_t)gamma_bits(k + 1) + 8 + gaps) << 16) +
-	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n / k + 1)) + (2u << 16));
+	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n) / k + 1) + (2u << 16));
 }
 
 /* A column's counts by fine class, on the symbols it uses. */
@@ -1642,7 +1659,8 @@ static inline int any_u32x4(pcz_u32x4 v)
 
 /*
  * The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols
- * it uses, which are left 0.
+ * it uses.  They are left in fine: place_key overwrites each of them (every
+ * counted symbol is in its class's table) and encode_ans zeroes them.
  */
 static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 {
@@ -1680,13 +1698,24 @@ static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 		}
 		for (unsigned j = 0; j < cc->n_list; j++) {
 			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
-			/* Taken: the counts are 0 again for the next section. */
-			fine[f * PCZ_HSTRIDE + cc->list[j]] = 0;
 			cc->cnt[f][j] = v;
 			s1[j] += v;
 			s0[j] += v;
 		}
 	}
+}
+
+/* A field's counts (one class) on the symbols it uses, left in h as a column's are. */
+static void field_counts(pcz_colcounts *cc, const uint32_t *h)
+{
+	cc->n_list = 0;
+	for (unsigned g = 0; g < PCZ_HSTRIDE / 4; g++)
+		if (any_u32x4(load_u32x4(h + 4 * g)))
+			for (unsigned s = 4 * g; s < 4 * g + 4; s++)
+				if (h[s]) {
+					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
+					cc->list[cc->n_list++] = (uint8_t)s;
+				}
 }
 
 /* The fine classes of each class of each mode, as bits (pcz_mode_class the other way round). */
@@ -1795,15 +1824,7 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
 		unsigned mode = 0;
 		if (i < PCZ_N_FIELDS) {
-			/* A field: one class, its counts on the symbols it uses. */
-			uint32_t *h = c->hist + i * PCZ_HSTRIDE;
-			cc->n_list = 0;
-			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-				if (h[s]) {
-					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
-					cc->list[cc->n_list++] = (uint8_t)s;
-					h[s] = 0;
-				}
+			field_counts(cc, c->hist + i * PCZ_HSTRIDE);
 		} else {
 			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
 								       PCZ_FINE_CLASSES) *
@@ -1828,10 +1849,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 				place_key(c, i, &t, where);
 				continue;
 			}
-			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-				if (pcz_mode_class[mode][f] == k && cc->fine_used >> f & 1)
-					place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f,
-						  &t, where);
+			for (unsigned m = cc->fine_used & class_fine[mode][k]; m; m &= m - 1)
+				place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES +
+						     (unsigned)__builtin_ctz(m),
+					  &t, where);
 		}
 	}
 	bitw_flush(&w);
