@@ -56,16 +56,17 @@ static inline uint32_t log2_fx(uint32_t v)
 }
 
 /*
- * log2_fx of every frequency a table can hold (1 .. 2^12 - 1): make_table
+ * log2_fx of every frequency up to 2^12 (a table's, and normalize's before
+ * it takes the rounding error from the largest): make_table
  * weighs each candidate log with them, a load where log2_fx takes ten
  * instructions (they were a sixth of the tables' time on small files).  Set
  * once when the library is loaded, from log2_fx itself.
  */
-static uint32_t log2_freq[1u << PCZ_TABLE_LOG_MAX];
+static uint32_t log2_freq[(1u << PCZ_TABLE_LOG_MAX) + 1];
 
 static void __attribute__((constructor)) log2_freq_init(void)
 {
-	for (uint32_t f = 1; f < (1u << PCZ_TABLE_LOG_MAX); f++)
+	for (uint32_t f = 1; f <= (1u << PCZ_TABLE_LOG_MAX); f++)
 		log2_freq[f] = log2_fx(f);
 }
 
@@ -1472,11 +1473,13 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
  * 1, rounded, the rounding error taken from the largest.  scale_max is
  * floor(2^(PCZ_TABLE_LOG_MAX + 32) / n) for n counts in all: shifted down it
  * is floor(2^(L + 32) / n) exactly, one division a table instead of one a
- * log tried.  0, or -1 when they do not fit (2^L too small for that).
+ * log tried.  *wlog: the sum of h[i] log2(freq[i]) (in 1/65536 bits), taken
+ * in the same pass.  0, or -1 when they do not fit (2^L too small for that).
  */
-static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsigned L)
+static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsigned L,
+		     uint64_t *wlog)
 {
-	uint64_t scale = scale_max >> (PCZ_TABLE_LOG_MAX - L);
+	uint64_t scale = scale_max >> (PCZ_TABLE_LOG_MAX - L), sum = 0;
 	int64_t left = (int64_t)1 << L;
 	unsigned big = 0;
 
@@ -1484,11 +1487,14 @@ static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsign
 		uint64_t f = ((uint64_t)h[i] * scale + (1ull << 31)) >> 32;
 		t->freq[i] = (uint16_t)(f ? f : 1);
 		left -= t->freq[i];
+		sum += (uint64_t)h[i] * log2_freq[t->freq[i]];
 		if (t->freq[i] > t->freq[big])
 			big = i;
 	}
 	if ((int64_t)t->freq[big] + left >= 1) {
+		sum -= (uint64_t)h[big] * log2_freq[t->freq[big]];
 		t->freq[big] = (uint16_t)(t->freq[big] + left);
+		*wlog = sum + (uint64_t)h[big] * log2_freq[t->freq[big]];
 		return 0;
 	}
 	/* Too many rounded up: take one from each symbol above 1 until it fits. */
@@ -1503,6 +1509,10 @@ static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsign
 		if (!moved)
 			return -1;
 	}
+	sum = 0;
+	for (unsigned i = 0; i < t->k; i++)
+		sum += (uint64_t)h[i] * log2_freq[t->freq[i]];
+	*wlog = sum;
 	return 0;
 }
 
@@ -1560,13 +1570,14 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	 * written takes its best parameter again).
 	 */
 	for (int L = (int)hi - 3 < (int)lo ? (int)lo : (int)hi - 3, dir = 1, tried = 0;;) {
-		uint64_t bits = 0;
+		uint64_t bits = 0, wlog;
 		int better = 0;
-		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, scale_max, (unsigned)L) == 0) {
+		if (L >= (int)lo && L <= (int)hi &&
+		    normalize(&try, c, scale_max, (unsigned)L, &wlog) == 0) {
 			int64_t tb;
 			try.L = (unsigned)L;
-			for (unsigned i = 0; i < try.k; i++)
-				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_freq[try.freq[i]]);
+			/* The sum of c[i] (L - log2 freq[i]) over the symbols. */
+			bits = n * ((uint64_t)L << 16) - wlog;
 			if (tried++ == 0) {
 				tbits = table_bits(&try, gaps);
 				tL = L;
@@ -1628,11 +1639,11 @@ typedef struct pcz_colcounts {
 	uint16_t fine_used; /* bit f: fine class f has numbers */
 	/* [class][position in list]: mode 2's classes are the fine ones, then mode 1's 3 and
 	 * mode 0's 1, each the sum of its fine classes. */
-	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_SYMBOLS];
+	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_HSTRIDE]; /* a stride: summed four at a time */
 } pcz_colcounts;
 
 /* The counts of mode's classes, from the first. */
-static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMBOLS]
+static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_HSTRIDE]
 {
 	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
 }
@@ -1657,6 +1668,22 @@ static inline int any_u32x4(pcz_u32x4 v)
 	return (v[0] | v[1] | v[2] | v[3]) != 0;
 }
 
+/* Mode 1's and mode 0's classes as sums of the used fine ones, n4 fours of counts each. */
+static void sum_classes(pcz_colcounts *cc, unsigned n4)
+{
+	for (unsigned g = 0; g < n4; g++) {
+		pcz_u32x4 s1[3] = { { 0 } }, s0;
+		for (unsigned m = cc->fine_used; m; m &= m - 1) {
+			unsigned f = (unsigned)__builtin_ctz(m);
+			s1[pcz_mode_class[1][f]] += load_u32x4(cc->cnt[f] + 4 * g);
+		}
+		s0 = s1[0] + s1[1] + s1[2];
+		for (unsigned k = 0; k < 3; k++)
+			memcpy(cc->cnt[PCZ_FINE_CLASSES + k] + 4 * g, &s1[k], sizeof s1[k]);
+		memcpy(cc->cnt[PCZ_FINE_CLASSES + 3] + 4 * g, &s0, sizeof s0);
+	}
+}
+
 /*
  * The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols
  * it uses.  They are left in fine: place_key overwrites each of them (every
@@ -1665,6 +1692,7 @@ static inline int any_u32x4(pcz_u32x4 v)
 static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 {
 	pcz_u32x4 any[PCZ_HSTRIDE / 4], row[PCZ_FINE_CLASSES] = { { 0 } };
+	unsigned n4;
 
 	cc->n_list = 0;
 	cc->fine_used = 0;
@@ -1687,22 +1715,17 @@ static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 			for (unsigned l = 0; l < 4; l++)
 				if (any[g][l])
 					cc->list[cc->n_list++] = (uint8_t)(4 * g + l);
-	for (unsigned k = PCZ_FINE_CLASSES; k < PCZ_FINE_CLASSES + 4; k++)
-		memset(cc->cnt[k], 0, cc->n_list * sizeof cc->cnt[k][0]);
-	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
-		uint32_t *s1 = cc->cnt[PCZ_FINE_CLASSES + pcz_mode_class[1][f]];
-		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
-		if (!(cc->fine_used >> f & 1)) {
-			memset(cc->cnt[f], 0, cc->n_list * sizeof cc->cnt[f][0]);
-			continue;
-		}
-		for (unsigned j = 0; j < cc->n_list; j++) {
-			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
-			cc->cnt[f][j] = v;
-			s1[j] += v;
-			s0[j] += v;
-		}
+	/* The used classes' counts on the list, padded with zeros to whole fours; the
+	 * others are never read (class_used). */
+	n4 = (cc->n_list + 3) / 4;
+	for (unsigned m = cc->fine_used; m; m &= m - 1) {
+		unsigned f = (unsigned)__builtin_ctz(m), j;
+		for (j = 0; j < cc->n_list; j++)
+			cc->cnt[f][j] = fine[f * PCZ_HSTRIDE + cc->list[j]];
+		for (; j < 4 * n4; j++)
+			cc->cnt[f][j] = 0;
 	}
+	sum_classes(cc, n4);
 }
 
 /* A field's counts (one class) on the symbols it uses, left in h as a column's are. */
@@ -1743,7 +1766,7 @@ static unsigned choose_mode(pcz_colcounts *cc)
 		return 0;
 
 	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
-		uint32_t(*sum)[PCZ_SYMBOLS] = mode_counts(cc, mode);
+		uint32_t(*sum)[PCZ_HSTRIDE] = mode_counts(cc, mode);
 		uint64_t bits = 2 << 16;
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
 			/* An empty class: an empty table, one bit (estimate's answer, without its loop). */
@@ -1834,7 +1857,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 		}
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
 			size_t where = SIZE_MAX;
-			make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
+			if (i < PCZ_N_FIELDS || class_used(cc, mode, k))
+				make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
+			else
+				t.k = t.L = 0; /* make_table's answer, without its loop */
 			write_table(&w, &t);
 			if (t.k > 1) {
 				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
