@@ -204,30 +204,33 @@ static void bitw_rice(pcz_bitw *w, unsigned r, uint64_t v)
 
 /* ---- Tables ---------------------------------------------------------------------------------- */
 
-/* Bits of the Rice codes of the first k - 1 frequencies under parameter r. */
-static uint64_t rice_bits(const pcz_table *t, unsigned r)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i + 1 < t->k; i++)
-		n += ((uint64_t)(t->freq[i] - 1u) >> r) + 1 + r;
-	return n;
-}
-
-/* The Rice parameter with the fewest bits, and their number: near log2 of the mean. */
+/*
+ * The Rice parameter with the fewest bits, and their number: near log2 of the
+ * mean, so r0 - 1, r0 and r0 + 1 are tried (ties to the lower), costed in one
+ * pass over the first k - 1 frequencies.
+ */
 static unsigned best_rice(const pcz_table *t, uint64_t *bits)
 {
-	uint64_t sum = 0;
-	unsigned best, r0;
+	uint32_t sum = 0, n = t->k > 1 ? t->k - 1 : 1;
+	uint64_t q[3] = { 0, 0, 0 };
+	unsigned best, r0, lo;
 
+	/* Below 2^12 a frequency, 64 of them: 32 bits hold the sum and divide it. */
 	for (unsigned i = 0; i + 1 < t->k; i++)
 		sum += t->freq[i] - 1u;
-	r0 = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1));
+	r0 = pcz_bit_length(sum / n);
 	r0 = r0 > PCZ_TABLE_LOG_MAX - 2 ? PCZ_TABLE_LOG_MAX - 2 : r0;
-	best = r0 ? r0 - 1 : 0;
-	*bits = rice_bits(t, best);
-	for (unsigned r = best + 1; r <= r0 + 1; r++) {
-		uint64_t b = rice_bits(t, r);
+	lo = r0 ? r0 - 1 : 0;
+	for (unsigned i = 0; i + 1 < t->k; i++) {
+		uint32_t v = t->freq[i] - 1u;
+		q[0] += v >> lo;
+		q[1] += v >> (lo + 1);
+		q[2] += v >> (lo + 2);
+	}
+	best = lo;
+	*bits = q[0] + (uint64_t)(t->k - 1) * (1 + lo);
+	for (unsigned r = lo + 1; r <= r0 + 1; r++) {
+		uint64_t b = q[r - lo] + (uint64_t)(t->k - 1) * (1 + r);
 		if (b < *bits) {
 			*bits = b;
 			best = r;
@@ -645,6 +648,24 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 
 /* ---- The writer's section coder ------------------------------------------------------------ */
 
+/* What pcz_mchunk_payload keeps of a width from section to section (width_arrays). */
+static void free_width_arrays(pcz_mchunk *c)
+{
+	free(c->pred_row);
+	free(c->zero_row);
+	free(c->by_pred.col);
+	free(c->pred);
+	free(c->cost);
+	free(c->counts);
+	free(c->taken);
+	c->pred_row = c->zero_row = NULL;
+	c->by_pred.col = NULL;
+	c->pred = NULL;
+	c->cost = NULL;
+	c->counts = NULL;
+	c->taken = NULL;
+}
+
 void pcz_mchunk_free(pcz_mchunk *c)
 {
 	free(c->reg);
@@ -662,12 +683,9 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->last_row);
 	free(c->place);
 	free(c->key);
-	free(c->taken);
 	free(c->hist);
 	free(c->esym);
-	free(c->by_pred.col);
-	free(c->pred_row);
-	free(c->zero_row);
+	free_width_arrays(c);
 	pcz_buf_free(&c->raw);
 	pcz_buf_free(&c->tables);
 	pcz_buf_free(&c->ans);
@@ -698,13 +716,8 @@ static void drop_width(pcz_mchunk *c, size_t keep)
 		free(c->slab[i].unit);
 	}
 	c->n_slabs = c->n_slabs < keep ? c->n_slabs : keep;
-	if (keep == 0) {
-		free(c->pred_row);
-		free(c->zero_row);
-		free(c->by_pred.col);
-		c->pred_row = c->zero_row = NULL;
-		c->by_pred.col = NULL;
-	}
+	if (keep == 0)
+		free_width_arrays(c);
 }
 
 void pcz_mchunk_init(pcz_mchunk *c, size_t n_events)
@@ -1834,12 +1847,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	 * start of PCZ_SYMBOLS so that at - lo >= 0. */
 	size_t at = PCZ_SYMBOLS;
 
-	free(c->taken);
 	c->n_taken = 0;
-	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
 	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
 	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
-	if (c->taken == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+	if (pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
 		return -MPXKIT_ENOMEM;
 	w = (pcz_bitw){ c->tables.data, 0, 0 };
 	for (size_t col = 1; col < W; col++)
@@ -1940,20 +1951,47 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	return 0;
 }
 
+/*
+ * The arrays of the chunk's width, allocated by its first section and kept
+ * with the chunk in the pool (a malloc and free of each per section were 3 %
+ * of coding a small file): 0, or -1 when out of memory (all dropped, for
+ * the next section to try again).
+ */
+static int width_arrays(pcz_mchunk *c, size_t n_keys)
+{
+	size_t W = c->width;
+
+	if (c->pred_row && c->zero_row && c->by_pred.col && c->pred && c->cost && c->counts &&
+	    c->taken)
+		return 0;
+	free_width_arrays(c);
+	c->pred_row = malloc(W * sizeof *c->pred_row);
+	c->zero_row = calloc(W, sizeof *c->zero_row);
+	c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
+	c->pred = malloc(W);
+	c->cost = malloc(W * PCZ_V2_N_PRED * sizeof *c->cost);
+	c->counts = malloc(sizeof *c->counts);
+	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
+	if (c->pred_row && c->zero_row && c->by_pred.col && c->pred && c->cost && c->counts &&
+	    c->taken)
+		return 0;
+	free_width_arrays(c);
+	return -1;
+}
+
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload)
 {
 	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
 	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_slots = 0;
 	size_t next_new = c->dict_base, prev_units = 0, max_num;
-	uint8_t *pred = malloc(W);
-	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
-	pcz_colcounts *scratch = malloc(sizeof *scratch);
+	uint8_t *pred;
 	pcz_fwd f;
 	int rc = -MPXKIT_ENOMEM;
 
 	max_num = c->n_rows * W + 6 * c->n_unit + 3 * c->n_reg;
-	if (pred == NULL || cost == NULL || scratch == NULL)
+	if (width_arrays(c, n_keys) != 0)
 		goto out;
+	pred = c->pred;
 	if (max_num > c->cap_num) {
 		size_t cap = c->cap_num;
 		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
@@ -1969,16 +2007,9 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	c->raw.len = 0;
 	if (c->hist == NULL || pcz_buf_grow(&c->raw, 4096) != 0)
 		goto out;
-	if (c->pred_row == NULL) {
-		c->pred_row = malloc(W * sizeof *c->pred_row);
-		c->zero_row = calloc(W, sizeof *c->zero_row);
-		c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
-		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
-			goto out;
-	}
 	if (match_rows(c) != 0)
 		goto out;
-	choose(c, pred, cost, c->zero_row, c->by_pred.col);
+	choose(c, pred, c->cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
@@ -2033,7 +2064,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	raw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
-	rc = write_tables(c, pred, scratch);
+	rc = write_tables(c, pred, c->counts);
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)
@@ -2048,8 +2079,5 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 out:
 	if (rc < 0 && c->hist) /* a section left half counted */
 		memset(c->hist, 0, c->cap_hist * PCZ_HSTRIDE * sizeof *c->hist);
-	free(pred);
-	free(cost);
-	free(scratch);
 	return rc;
 }
