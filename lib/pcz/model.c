@@ -55,6 +55,21 @@ static inline uint32_t log2_fx(uint32_t v)
 	return (b << 16) + log2_tab[i] + (((log2_tab[i + 1] - log2_tab[i]) * f) >> 16);
 }
 
+/*
+ * log2_fx of every frequency up to 2^12 (a table's, and normalize's before
+ * it takes the rounding error from the largest): make_table
+ * weighs each candidate log with them, a load where log2_fx takes ten
+ * instructions (they were a sixth of the tables' time on small files).  Set
+ * once when the library is loaded, from log2_fx itself.
+ */
+static uint32_t log2_freq[(1u << PCZ_TABLE_LOG_MAX) + 1];
+
+static void __attribute__((constructor)) log2_freq_init(void)
+{
+	for (uint32_t f = 1; f <= (1u << PCZ_TABLE_LOG_MAX); f++)
+		log2_freq[f] = log2_fx(f);
+}
+
 /* round(65536 * c * log2(c)), c = 0 .. 255: the entropy terms of small counts, one load each. */
 static const uint32_t clog_tab[256] = {
 	0, 0, 131072, 311616, 524288, 760849, 1016449, 1287880, 1572864, 1869698, 2177059, 2493890,
@@ -189,30 +204,33 @@ static void bitw_rice(pcz_bitw *w, unsigned r, uint64_t v)
 
 /* ---- Tables ---------------------------------------------------------------------------------- */
 
-/* Bits of the Rice codes of the first k - 1 frequencies under parameter r. */
-static uint64_t rice_bits(const pcz_table *t, unsigned r)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i + 1 < t->k; i++)
-		n += ((uint64_t)(t->freq[i] - 1u) >> r) + 1 + r;
-	return n;
-}
-
-/* The Rice parameter with the fewest bits, and their number: near log2 of the mean. */
+/*
+ * The Rice parameter with the fewest bits, and their number: near log2 of the
+ * mean, so r0 - 1, r0 and r0 + 1 are tried (ties to the lower), costed in one
+ * pass over the first k - 1 frequencies.
+ */
 static unsigned best_rice(const pcz_table *t, uint64_t *bits)
 {
-	uint64_t sum = 0;
-	unsigned best, r0;
+	uint32_t sum = 0, n = t->k > 1 ? t->k - 1 : 1;
+	uint64_t q[3] = { 0, 0, 0 };
+	unsigned best, r0, lo;
 
+	/* Below 2^12 a frequency, 64 of them: 32 bits hold the sum and divide it. */
 	for (unsigned i = 0; i + 1 < t->k; i++)
 		sum += t->freq[i] - 1u;
-	r0 = pcz_bit_length(sum / (t->k > 1 ? t->k - 1 : 1));
+	r0 = pcz_bit_length(sum / n);
 	r0 = r0 > PCZ_TABLE_LOG_MAX - 2 ? PCZ_TABLE_LOG_MAX - 2 : r0;
-	best = r0 ? r0 - 1 : 0;
-	*bits = rice_bits(t, best);
-	for (unsigned r = best + 1; r <= r0 + 1; r++) {
-		uint64_t b = rice_bits(t, r);
+	lo = r0 ? r0 - 1 : 0;
+	for (unsigned i = 0; i + 1 < t->k; i++) {
+		uint32_t v = t->freq[i] - 1u;
+		q[0] += v >> lo;
+		q[1] += v >> (lo + 1);
+		q[2] += v >> (lo + 2);
+	}
+	best = lo;
+	*bits = q[0] + (uint64_t)(t->k - 1) * (1 + lo);
+	for (unsigned r = lo + 1; r <= r0 + 1; r++) {
+		uint64_t b = q[r - lo] + (uint64_t)(t->k - 1) * (1 + r);
 		if (b < *bits) {
 			*bits = b;
 			best = r;
@@ -630,6 +648,24 @@ uint64_t pcz_window_match_push(pcz_window *w, uint64_t d)
 
 /* ---- The writer's section coder ------------------------------------------------------------ */
 
+/* What pcz_mchunk_payload keeps of a width from section to section (width_arrays). */
+static void free_width_arrays(pcz_mchunk *c)
+{
+	free(c->pred_row);
+	free(c->zero_row);
+	free(c->by_pred.col);
+	free(c->pred);
+	free(c->cost);
+	free(c->counts);
+	free(c->taken);
+	c->pred_row = c->zero_row = NULL;
+	c->by_pred.col = NULL;
+	c->pred = NULL;
+	c->cost = NULL;
+	c->counts = NULL;
+	c->taken = NULL;
+}
+
 void pcz_mchunk_free(pcz_mchunk *c)
 {
 	free(c->reg);
@@ -647,12 +683,9 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->last_row);
 	free(c->place);
 	free(c->key);
-	free(c->taken);
 	free(c->hist);
 	free(c->esym);
-	free(c->by_pred.col);
-	free(c->pred_row);
-	free(c->zero_row);
+	free_width_arrays(c);
 	pcz_buf_free(&c->raw);
 	pcz_buf_free(&c->tables);
 	pcz_buf_free(&c->ans);
@@ -683,13 +716,8 @@ static void drop_width(pcz_mchunk *c, size_t keep)
 		free(c->slab[i].unit);
 	}
 	c->n_slabs = c->n_slabs < keep ? c->n_slabs : keep;
-	if (keep == 0) {
-		free(c->pred_row);
-		free(c->zero_row);
-		free(c->by_pred.col);
-		c->pred_row = c->zero_row = NULL;
-		c->by_pred.col = NULL;
-	}
+	if (keep == 0)
+		free_width_arrays(c);
 }
 
 void pcz_mchunk_init(pcz_mchunk *c, size_t n_events)
@@ -1454,13 +1482,17 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 }
 
 /*
- * Normalises the counts h[i] of t's k symbols sym[i] (n in all) to 2^L: each at least
- * 1, rounded, the rounding error taken from the largest.  0, or -1 when they
- * do not fit (2^L too small for that).
+ * Normalises the counts h[i] of t's k symbols sym[i] to 2^L: each at least
+ * 1, rounded, the rounding error taken from the largest.  scale_max is
+ * floor(2^(PCZ_TABLE_LOG_MAX + 32) / n) for n counts in all: shifted down it
+ * is floor(2^(L + 32) / n) exactly, one division a table instead of one a
+ * log tried.  *wlog: the sum of h[i] log2(freq[i]) (in 1/65536 bits), taken
+ * in the same pass.  0, or -1 when they do not fit (2^L too small for that).
  */
-static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
+static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsigned L,
+		     uint64_t *wlog)
 {
-	uint64_t scale = ((uint64_t)1 << (L + 32)) / n;
+	uint64_t scale = scale_max >> (PCZ_TABLE_LOG_MAX - L), sum = 0;
 	int64_t left = (int64_t)1 << L;
 	unsigned big = 0;
 
@@ -1468,11 +1500,14 @@ static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
 		uint64_t f = ((uint64_t)h[i] * scale + (1ull << 31)) >> 32;
 		t->freq[i] = (uint16_t)(f ? f : 1);
 		left -= t->freq[i];
+		sum += (uint64_t)h[i] * log2_freq[t->freq[i]];
 		if (t->freq[i] > t->freq[big])
 			big = i;
 	}
 	if ((int64_t)t->freq[big] + left >= 1) {
+		sum -= (uint64_t)h[big] * log2_freq[t->freq[big]];
 		t->freq[big] = (uint16_t)(t->freq[big] + left);
+		*wlog = sum + (uint64_t)h[big] * log2_freq[t->freq[big]];
 		return 0;
 	}
 	/* Too many rounded up: take one from each symbol above 1 until it fits. */
@@ -1487,6 +1522,10 @@ static int normalize(pcz_table *t, const uint32_t *h, uint64_t n, unsigned L)
 		if (!moved)
 			return -1;
 	}
+	sum = 0;
+	for (unsigned i = 0; i < t->k; i++)
+		sum += (uint64_t)h[i] * log2_freq[t->freq[i]];
+	*wlog = sum;
 	return 0;
 }
 
@@ -1510,7 +1549,7 @@ static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
  */
 static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
 {
-	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0;
+	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0, scale_max;
 	uint32_t c[PCZ_SYMBOLS];
 	unsigned best_L = 0, lo, hi;
 	int tL = 0;
@@ -1534,6 +1573,7 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	hi = ceil_log2(n) + 1;
 	hi = hi > PCZ_TABLE_LOG_MAX ? PCZ_TABLE_LOG_MAX : hi < lo ? lo : hi;
 	try = *t;
+	scale_max = ((uint64_t)1 << (PCZ_TABLE_LOG_MAX + 32)) / n;
 	/*
 	 * The bits as a function of the log fall, then rise: coarser frequencies
 	 * take fewer table bits and more data bits.  The search starts 3 below
@@ -1543,13 +1583,14 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 	 * written takes its best parameter again).
 	 */
 	for (int L = (int)hi - 3 < (int)lo ? (int)lo : (int)hi - 3, dir = 1, tried = 0;;) {
-		uint64_t bits = 0;
+		uint64_t bits = 0, wlog;
 		int better = 0;
-		if (L >= (int)lo && L <= (int)hi && normalize(&try, c, n, (unsigned)L) == 0) {
+		if (L >= (int)lo && L <= (int)hi &&
+		    normalize(&try, c, scale_max, (unsigned)L, &wlog) == 0) {
 			int64_t tb;
 			try.L = (unsigned)L;
-			for (unsigned i = 0; i < try.k; i++)
-				bits += (uint64_t)c[i] * (((uint64_t)L << 16) - log2_fx(try.freq[i]));
+			/* The sum of c[i] (L - log2 freq[i]) over the symbols. */
+			bits = n * ((uint64_t)L << 16) - wlog;
 			if (tried++ == 0) {
 				tbits = table_bits(&try, gaps);
 				tL = L;
@@ -1601,7 +1642,7 @@ static uint64_t estimate(const uint32_t *cnt, const uint8_t *list, unsigned n_li
 	/* Frequencies near 2 n / k at L = ceil(log2 n) + 1: about log2(2 n / k) + 2 bits each. */
 	return clog2_fx((uint32_t)n) - sum +
 	       (((uint64_t)gamma_bits(k + 1) + 8 + gaps) << 16) +
-	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n / k + 1)) + (2u << 16));
+	       (uint64_t)(k - 1) * (log2_fx((uint32_t)(2 * n) / k + 1) + (2u << 16));
 }
 
 /* A column's counts by fine class, on the symbols it uses. */
@@ -1611,47 +1652,119 @@ typedef struct pcz_colcounts {
 	uint16_t fine_used; /* bit f: fine class f has numbers */
 	/* [class][position in list]: mode 2's classes are the fine ones, then mode 1's 3 and
 	 * mode 0's 1, each the sum of its fine classes. */
-	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_SYMBOLS];
+	uint32_t cnt[PCZ_FINE_CLASSES + 3 + 1][PCZ_HSTRIDE]; /* a stride: summed four at a time */
 } pcz_colcounts;
 
 /* The counts of mode's classes, from the first. */
-static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_SYMBOLS]
+static inline uint32_t (*mode_counts(pcz_colcounts *cc, unsigned mode))[PCZ_HSTRIDE]
 {
 	return cc->cnt + (mode == 2 ? 0 : mode == 1 ? PCZ_FINE_CLASSES : PCZ_FINE_CLASSES + 3);
 }
 
 /*
+ * Four counts at a time: GCC's and Clang's generic vectors (SSE2 on x86-64,
+ * plain code where there is none).  A column's 8 x 72 counts are mostly 0;
+ * scanning them one by one took a third of write_tables on small files.
+ */
+typedef uint32_t pcz_u32x4 __attribute__((vector_size(16)));
+
+static inline pcz_u32x4 load_u32x4(const uint32_t *p)
+{
+	pcz_u32x4 v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline int any_u32x4(pcz_u32x4 v)
+{
+	return (v[0] | v[1] | v[2] | v[3]) != 0;
+}
+
+/* Mode 1's and mode 0's classes as sums of the used fine ones, n4 fours of counts each. */
+static void sum_classes(pcz_colcounts *cc, unsigned n4)
+{
+	for (unsigned g = 0; g < n4; g++) {
+		pcz_u32x4 s1[3] = { { 0 } }, s0;
+		for (unsigned m = cc->fine_used; m; m &= m - 1) {
+			unsigned f = (unsigned)__builtin_ctz(m);
+			s1[pcz_mode_class[1][f]] += load_u32x4(cc->cnt[f] + 4 * g);
+		}
+		s0 = s1[0] + s1[1] + s1[2];
+		for (unsigned k = 0; k < 3; k++)
+			memcpy(cc->cnt[PCZ_FINE_CLASSES + k] + 4 * g, &s1[k], sizeof s1[k]);
+		memcpy(cc->cnt[PCZ_FINE_CLASSES + 3] + 4 * g, &s0, sizeof s0);
+	}
+}
+
+/*
  * The counts of a column (fine: PCZ_FINE_CLASSES x PCZ_HSTRIDE) on the symbols
- * it uses, which are left 0.
+ * it uses.  They are left in fine: place_key overwrites each of them (every
+ * counted symbol is in its class's table) and encode_ans zeroes them.
  */
 static void compact_counts(pcz_colcounts *cc, uint32_t *fine)
 {
-	uint32_t any[PCZ_HSTRIDE] = { 0 };
+	pcz_u32x4 any[PCZ_HSTRIDE / 4], row[PCZ_FINE_CLASSES] = { { 0 } };
+	unsigned n4;
 
 	cc->n_list = 0;
 	cc->fine_used = 0;
-	/* Whole strides, which a compiler turns into vector operations. */
-	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-		for (unsigned s = 0; s < PCZ_HSTRIDE; s++)
-			any[s] |= fine[f * PCZ_HSTRIDE + s];
-	for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-		if (any[s])
-			cc->list[cc->n_list++] = (uint8_t)s;
-	memset(cc->cnt[PCZ_FINE_CLASSES], 0, 4 * sizeof cc->cnt[0]);
-	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
-		uint32_t n = 0, *s1 = cc->cnt[PCZ_FINE_CLASSES + pcz_mode_class[1][f]];
-		uint32_t *s0 = cc->cnt[PCZ_FINE_CLASSES + 3];
-		for (unsigned j = 0; j < cc->n_list; j++) {
-			uint32_t v = fine[f * PCZ_HSTRIDE + cc->list[j]];
-			/* Taken: the counts are 0 again for the next section. */
-			fine[f * PCZ_HSTRIDE + cc->list[j]] = 0;
-			cc->cnt[f][j] = v;
-			s1[j] += v;
-			s0[j] += v;
-			n |= v;
+	/* Symbols outside, classes inside: any and row stay in registers. */
+	for (unsigned g = 0; g < PCZ_HSTRIDE / 4; g++) {
+		pcz_u32x4 a = { 0 };
+#pragma GCC unroll 8
+		for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++) {
+			pcz_u32x4 v = load_u32x4(fine + f * PCZ_HSTRIDE + 4 * g);
+			a |= v;
+			row[f] |= v;
 		}
-		cc->fine_used |= (uint16_t)((n != 0) << f);
+		any[g] = a;
 	}
+	for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
+		cc->fine_used |= (uint16_t)(any_u32x4(row[f]) << f);
+	/* Counts from PCZ_SYMBOLS on are never set: the stride's padding. */
+	for (unsigned g = 0; g < PCZ_HSTRIDE / 4; g++)
+		if (any_u32x4(any[g]))
+			for (unsigned l = 0; l < 4; l++)
+				if (any[g][l])
+					cc->list[cc->n_list++] = (uint8_t)(4 * g + l);
+	/* The used classes' counts on the list, padded with zeros to whole fours; the
+	 * others are never read (class_used). */
+	n4 = (cc->n_list + 3) / 4;
+	for (unsigned m = cc->fine_used; m; m &= m - 1) {
+		unsigned f = (unsigned)__builtin_ctz(m), j;
+		for (j = 0; j < cc->n_list; j++)
+			cc->cnt[f][j] = fine[f * PCZ_HSTRIDE + cc->list[j]];
+		for (; j < 4 * n4; j++)
+			cc->cnt[f][j] = 0;
+	}
+	sum_classes(cc, n4);
+}
+
+/* A field's counts (one class) on the symbols it uses, left in h as a column's are. */
+static void field_counts(pcz_colcounts *cc, const uint32_t *h)
+{
+	cc->n_list = 0;
+	for (unsigned g = 0; g < PCZ_HSTRIDE / 4; g++)
+		if (any_u32x4(load_u32x4(h + 4 * g)))
+			for (unsigned s = 4 * g; s < 4 * g + 4; s++)
+				if (h[s]) {
+					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
+					cc->list[cc->n_list++] = (uint8_t)s;
+				}
+}
+
+/* The fine classes of each class of each mode, as bits (pcz_mode_class the other way round). */
+static const uint8_t class_fine[PCZ_MODES][PCZ_FINE_CLASSES] = {
+	{ 0xFF },
+	{ 0x01, 0x0E, 0xF0 },
+	{ 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80 },
+};
+
+/* Whether class k of mode has numbers. */
+static inline int class_used(const pcz_colcounts *cc, unsigned mode, unsigned k)
+{
+	return (cc->fine_used & class_fine[mode][k]) != 0;
 }
 
 /* The mode of a column: the fewest estimated bits. */
@@ -1666,10 +1779,12 @@ static unsigned choose_mode(pcz_colcounts *cc)
 		return 0;
 
 	for (unsigned mode = 0; mode < PCZ_MODES; mode++) {
-		uint32_t(*sum)[PCZ_SYMBOLS] = mode_counts(cc, mode);
+		uint32_t(*sum)[PCZ_HSTRIDE] = mode_counts(cc, mode);
 		uint64_t bits = 2 << 16;
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++)
-			bits += estimate(sum[k], cc->list, cc->n_list);
+			/* An empty class: an empty table, one bit (estimate's answer, without its loop). */
+			bits += class_used(cc, mode, k) ? estimate(sum[k], cc->list, cc->n_list)
+							: 1u << 16;
 		if (bits < best) {
 			best = bits;
 			best_mode = mode;
@@ -1732,12 +1847,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	 * start of PCZ_SYMBOLS so that at - lo >= 0. */
 	size_t at = PCZ_SYMBOLS;
 
-	free(c->taken);
 	c->n_taken = 0;
-	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
 	/* A table: gammas of at most 13 bits for k and 65 symbols, 64 Rice codes of at most 14
 	 * bits (that of the best parameter is at most that of 11), 8 bits: under 232 bytes. */
-	if (c->taken == NULL || pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
+	if (pcz_buf_grow(&c->tables, W + n_keys * 232 + 64) != 0)
 		return -MPXKIT_ENOMEM;
 	w = (pcz_bitw){ c->tables.data, 0, 0 };
 	for (size_t col = 1; col < W; col++)
@@ -1745,15 +1858,7 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 	for (size_t i = 0; i < PCZ_N_FIELDS + C; i++) {
 		unsigned mode = 0;
 		if (i < PCZ_N_FIELDS) {
-			/* A field: one class, its counts on the symbols it uses. */
-			uint32_t *h = c->hist + i * PCZ_HSTRIDE;
-			cc->n_list = 0;
-			for (unsigned s = 0; s < PCZ_SYMBOLS; s++)
-				if (h[s]) {
-					cc->cnt[PCZ_FINE_CLASSES + 3][cc->n_list] = h[s];
-					cc->list[cc->n_list++] = (uint8_t)s;
-					h[s] = 0;
-				}
+			field_counts(cc, c->hist + i * PCZ_HSTRIDE);
 		} else {
 			compact_counts(cc, c->hist + (PCZ_N_FIELDS + (i - PCZ_N_FIELDS) *
 								       PCZ_FINE_CLASSES) *
@@ -1763,7 +1868,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 		}
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
 			size_t where = SIZE_MAX;
-			make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
+			if (i < PCZ_N_FIELDS || class_used(cc, mode, k))
+				make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
+			else
+				t.k = t.L = 0; /* make_table's answer, without its loop */
 			write_table(&w, &t);
 			if (t.k > 1) {
 				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
@@ -1778,10 +1886,10 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 				place_key(c, i, &t, where);
 				continue;
 			}
-			for (unsigned f = 0; f < PCZ_FINE_CLASSES; f++)
-				if (pcz_mode_class[mode][f] == k && cc->fine_used >> f & 1)
-					place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES + f,
-						  &t, where);
+			for (unsigned m = cc->fine_used & class_fine[mode][k]; m; m &= m - 1)
+				place_key(c, PCZ_N_FIELDS + (i - PCZ_N_FIELDS) * PCZ_FINE_CLASSES +
+						     (unsigned)__builtin_ctz(m),
+					  &t, where);
 		}
 	}
 	bitw_flush(&w);
@@ -1843,20 +1951,47 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 	return 0;
 }
 
+/*
+ * The arrays of the chunk's width, allocated by its first section and kept
+ * with the chunk in the pool (a malloc and free of each per section were 3 %
+ * of coding a small file): 0, or -1 when out of memory (all dropped, for
+ * the next section to try again).
+ */
+static int width_arrays(pcz_mchunk *c, size_t n_keys)
+{
+	size_t W = c->width;
+
+	if (c->pred_row && c->zero_row && c->by_pred.col && c->pred && c->cost && c->counts &&
+	    c->taken)
+		return 0;
+	free_width_arrays(c);
+	c->pred_row = malloc(W * sizeof *c->pred_row);
+	c->zero_row = calloc(W, sizeof *c->zero_row);
+	c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
+	c->pred = malloc(W);
+	c->cost = malloc(W * PCZ_V2_N_PRED * sizeof *c->cost);
+	c->counts = malloc(sizeof *c->counts);
+	c->taken = malloc(n_keys * PCZ_SYMBOLS * sizeof *c->taken);
+	if (c->pred_row && c->zero_row && c->by_pred.col && c->pred && c->cost && c->counts &&
+	    c->taken)
+		return 0;
+	free_width_arrays(c);
+	return -1;
+}
+
 int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_buf *payload)
 {
 	size_t W = c->width, C = W < PCZ_MODEL_COLUMNS ? W : PCZ_MODEL_COLUMNS;
 	size_t n_keys = PCZ_N_FIELDS + C * PCZ_FINE_CLASSES, n_slots = 0;
 	size_t next_new = c->dict_base, prev_units = 0, max_num;
-	uint8_t *pred = malloc(W);
-	uint64_t *cost = malloc(W * PCZ_V2_N_PRED * sizeof *cost);
-	pcz_colcounts *scratch = malloc(sizeof *scratch);
+	uint8_t *pred;
 	pcz_fwd f;
 	int rc = -MPXKIT_ENOMEM;
 
 	max_num = c->n_rows * W + 6 * c->n_unit + 3 * c->n_reg;
-	if (pred == NULL || cost == NULL || scratch == NULL)
+	if (width_arrays(c, n_keys) != 0)
 		goto out;
+	pred = c->pred;
 	if (max_num > c->cap_num) {
 		size_t cap = c->cap_num;
 		if (grow_array((void **)&c->key, &cap, max_num, sizeof *c->key) != 0)
@@ -1872,16 +2007,9 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	c->raw.len = 0;
 	if (c->hist == NULL || pcz_buf_grow(&c->raw, 4096) != 0)
 		goto out;
-	if (c->pred_row == NULL) {
-		c->pred_row = malloc(W * sizeof *c->pred_row);
-		c->zero_row = calloc(W, sizeof *c->zero_row);
-		c->by_pred.col = malloc(W * sizeof *c->by_pred.col);
-		if (c->pred_row == NULL || c->zero_row == NULL || c->by_pred.col == NULL)
-			goto out;
-	}
 	if (match_rows(c) != 0)
 		goto out;
-	choose(c, pred, cost, c->zero_row, c->by_pred.col);
+	choose(c, pred, c->cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
@@ -1936,7 +2064,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	}
 	raw_flush(&f.raw);
 	c->raw.len = (size_t)(f.raw.o - c->raw.data);
-	rc = write_tables(c, pred, scratch);
+	rc = write_tables(c, pred, c->counts);
 	if (rc == 0)
 		rc = encode_ans(c, &f);
 	if (rc < 0)
@@ -1951,8 +2079,5 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 out:
 	if (rc < 0 && c->hist) /* a section left half counted */
 		memset(c->hist, 0, c->cap_hist * PCZ_HSTRIDE * sizeof *c->hist);
-	free(pred);
-	free(cost);
-	free(scratch);
 	return rc;
 }

@@ -772,6 +772,9 @@ typedef struct pcz_mchunk {
 	uint64_t *pred_row; /* a row's predictions, width entries */
 	unsigned needs;     /* the ratios the section's predictors use (pcz_needs) */
 	uint64_t *zero_row; /* width zeros: the row a missing one reads as */
+	uint8_t *pred;      /* width: each column's predictor (choose) */
+	uint64_t *cost;     /* width x PCZ_V2_N_PRED: choose's costs */
+	struct pcz_colcounts *counts; /* write_tables' scratch (model.c) */
 	pcz_esym *esym;   /* the tables' symbols, each table's from its lowest to its highest */
 	size_t cap_tabs;
 	pcz_buf raw, tables, ans;
