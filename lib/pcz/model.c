@@ -477,17 +477,16 @@ int pcz_mdec_done(const pcz_mdec *d)
  * to the next (a table, a lookup, a multiplication) never goes through
  * memory.
  */
-static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, const pcz_msec *m,
-								 uint64_t *z, uint64_t *bits,
-								 const int count)
+static inline __attribute__((always_inline)) unsigned
+decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits, const int count,
+	       size_t from, size_t to, unsigned b)
 {
 	uint32_t x = dec->x, y = dec->y;
 	const uint8_t *w = dec->w, *w_end = dec->w_end;
 	pcz_bitr r = dec->raw;
 	int err = 0;
-	unsigned b = 0;
 
-	for (size_t col = 0; col < m->W; col++) {
+	for (size_t col = from; col < to; col++) {
 		const pcz_dtab *t = m->col_ctx[col];
 		/* A branch, not a select: a column of one class then waits for no symbol. */
 		if (!m->col_flat[col]) {
@@ -525,7 +524,86 @@ static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, 
 	dec->w = w;
 	dec->raw = r;
 	dec->err |= err;
+	return b;
 }
+
+/* decode_numbers of columns from .. to - 1 after symbol b, counting (bits) or not. */
+static inline __attribute__((always_inline)) unsigned decode_columns(pcz_mdec *dec,
+								    const pcz_msec *m, uint64_t *z,
+								    uint64_t *bits, size_t from,
+								    size_t to, unsigned b)
+{
+	return bits ? decode_numbers(dec, m, z, bits, 1, from, to, b)
+		    : decode_numbers(dec, m, z, NULL, 0, from, to, b);
+}
+
+/*
+ * MATCH for the reader: pcz_window_match_push's answer, the row among the 64
+ * before this one closest in duration, ties to the most recent.  With
+ * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
+ * take 8 vectors, their least one a reduction and the rows that have it a
+ * mask, where the sorted window costs two searches and two moves a row (a
+ * third of the reader's instructions outside the coded numbers,
+ * doc/benchmarks.md).  The window's sorted entries are then left as they are:
+ * a reader takes one way or the other for all its sections.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PCZ_AVX512 __attribute__((target("avx512f")))
+
+static int have_avx512;
+
+static void __attribute__((constructor)) ring_init(void)
+{
+	__builtin_cpu_init();
+	have_avx512 = __builtin_cpu_supports("avx512f");
+}
+
+#if PCZ_MATCH_WINDOW != 64
+#error "ring_match_avx512 takes 8 vectors of 8"
+#endif
+static PCZ_AVX512 uint64_t ring_match_avx512(pcz_window *w, uint64_t d)
+{
+	uint64_t seq = w->seq, best = UINT64_MAX, rows = 0, least;
+	__m512i dv = _mm512_set1_epi64((long long)d), g[8], m;
+	/* Row r's duration is at r mod 64; before row 64, only rows 0 .. seq - 1 are. */
+	uint64_t valid = seq >= PCZ_MATCH_WINDOW ? UINT64_MAX : (1ull << seq) - 1;
+
+	if (seq > 0) {
+		for (int v = 0; v < 8; v++) {
+			__m512i a = _mm512_loadu_si512((const void *)(w->dur_of + 8 * v));
+			g[v] = _mm512_mask_sub_epi64(_mm512_set1_epi64(-1), (__mmask8)(valid >> 8 * v),
+						     _mm512_max_epu64(a, dv), _mm512_min_epu64(a, dv));
+		}
+		m = _mm512_min_epu64(_mm512_min_epu64(_mm512_min_epu64(g[0], g[1]),
+						      _mm512_min_epu64(g[2], g[3])),
+				     _mm512_min_epu64(_mm512_min_epu64(g[4], g[5]),
+						      _mm512_min_epu64(g[6], g[7])));
+		least = _mm512_reduce_min_epu64(m);
+		m = _mm512_set1_epi64((long long)least);
+		for (int v = 0; v < 8; v++)
+			rows |= (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 8 * v), g[v],
+								      m)
+				<< 8 * v;
+		/* Bit r mod 64 to bit r - (seq - 64): the most recent row is the highest bit. */
+		rows = seq % 64 ? rows >> (seq % 64) | rows << (64 - seq % 64) : rows;
+		best = seq - PCZ_MATCH_WINDOW + (uint64_t)(63 - __builtin_clzll(rows));
+	}
+	w->dur_of[seq % PCZ_MATCH_WINDOW] = d;
+	w->seq = seq + 1;
+	return best;
+}
+
+static uint64_t ring_match(pcz_ring *ring, uint64_t d)
+{
+	return have_avx512 ? ring_match_avx512(&ring->win, d) : pcz_window_match_push(&ring->win, d);
+}
+#else
+static uint64_t ring_match(pcz_ring *ring, uint64_t d)
+{
+	return pcz_window_match_push(&ring->win, d);
+}
+#endif
 
 void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
 		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
@@ -535,21 +613,24 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
 
-	/* Two copies of the loop: counting the bits (mpxkit info) or not. */
-	if (bits)
-		decode_numbers(dec, m, z, bits, 1);
-	else
-		decode_numbers(dec, m, z, NULL, 0);
-	/* Then what they are added to. */
+	unsigned b;
+
+	/*
+	 * The start and the duration first, then the match and the ratios they
+	 * give, whose searches and divisions the processor then takes on while
+	 * it decodes the other columns (they wait for no number of them).
+	 */
+	b = decode_columns(dec, m, z, bits, 0, 2, 0);
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
 	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
 	row[1] = row[0] + dur;
 	if (m->match) {
-		uint64_t seq = pcz_window_match_push(&ring->win, dur);
+		uint64_t seq = ring_match(ring, dur);
 		if (seq != UINT64_MAX)
 			mrow = ring->rows + seq * W;
 	}
 	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
+	decode_columns(dec, m, z, bits, 2, W, b);
 	pcz_predict_row(&m->by_pred, &s, p);
 	for (size_t col = 2; col < W; col++)
 		row[col] = p[col] + pcz_unzigzag(z[col]);
