@@ -292,7 +292,6 @@ void pcz_msec_free(pcz_msec *m)
 	free(m->pred);
 	free(m->by_pred.col);
 	free(m->z);
-	free(m->p);
 	free(m->col_ctx);
 	free(m->col_flat);
 	free(m->ctx);
@@ -375,11 +374,10 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 		m->tabs = malloc((PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * sizeof *m->tabs);
 		m->by_pred.col = malloc(W * sizeof *m->by_pred.col);
 		m->z = malloc(W * sizeof *m->z);
-		m->p = malloc(W * sizeof *m->p);
 		m->col_ctx = malloc(W * sizeof *m->col_ctx);
 		m->col_flat = malloc(W);
 		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL || m->by_pred.col == NULL ||
-		    m->z == NULL || m->p == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
+		    m->z == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
 			pcz_msec_free(m);
 			return -MPXKIT_ENOMEM;
 		}
@@ -495,6 +493,11 @@ decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits, co
 		}
 		if (t->L == 0) { /* one symbol: nothing coded */
 			b = t->dec[0] & 0x7F;
+			/* An empty table (the only way to 65), checked here, off the coded symbols' way. */
+			if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+				err = 1;
+				b = 0;
+			}
 		} else {
 			uint32_t e = t->dec[x & t->mask];
 			uint32_t nx = (e >> 7 & 0xFFF) * (x >> t->L) + (e >> 19);
@@ -510,10 +513,6 @@ decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits, co
 			x = y;
 			y = nx;
 			b = e & 0x7F;
-		}
-		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) { /* an empty table */
-			err = 1;
-			b = 0;
 		}
 		if (count)
 			bits[col] += t->cost[b];
@@ -609,7 +608,7 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
 {
 	size_t W = m->W;
-	uint64_t *z = m->z, *p = m->p, dur;
+	uint64_t *z = m->z, dur;
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
 
@@ -631,9 +630,7 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 	}
 	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
 	decode_columns(dec, m, z, bits, 2, W, b);
-	pcz_predict_row(&m->by_pred, &s, p);
-	for (size_t col = 2; col < W; col++)
-		row[col] = p[col] + pcz_unzigzag(z[col]);
+	pcz_predict_row(&m->by_pred, &s, row, z);
 }
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */
@@ -1523,7 +1520,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	pcz_sources src;
 
 	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
-	pcz_predict_row(&c->by_pred, &src, p);
+	pcz_predict_row(&c->by_pred, &src, p, NULL);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
 	put_columns(fp, x, p, 0, C, &prev, &key, 1);
