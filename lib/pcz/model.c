@@ -469,74 +469,6 @@ int pcz_mdec_done(const pcz_mdec *d)
 }
 
 /*
- * A row's numbers into z[0..W), each column's table by the symbol before it;
- * with count, bits[col] grows by their costs.  The states, the word pointer
- * and the bit reader live in locals here, so that the chain from one symbol
- * to the next (a table, a lookup, a multiplication) never goes through
- * memory.
- */
-static inline __attribute__((always_inline)) unsigned
-decode_numbers(pcz_mdec *dec, const pcz_msec *m, uint64_t *z, uint64_t *bits, const int count,
-	       size_t from, size_t to, unsigned b)
-{
-	uint32_t x = dec->x, y = dec->y;
-	const uint8_t *w = dec->w, *w_end = dec->w_end;
-	pcz_bitr r = dec->raw;
-	int err = 0;
-
-	for (size_t col = from; col < to; col++) {
-		const pcz_dtab *t = m->col_ctx[col];
-		/* A branch, not a select: a column of one class then waits for no symbol. */
-		if (!m->col_flat[col]) {
-			__asm__("" : "+r"(t));
-			t += b;
-		}
-		if (t->L == 0) { /* one symbol: nothing coded */
-			b = t->dec[0] & 0x7F;
-			/* An empty table (the only way to 65), checked here, off the coded symbols' way. */
-			if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
-				err = 1;
-				b = 0;
-			}
-		} else {
-			uint32_t e = t->dec[x & t->mask];
-			uint32_t nx = (e >> 7 & 0xFFF) * (x >> t->L) + (e >> 19);
-			if (nx < PCZ_ANS_LOW) {
-				if (w_end - w >= 2) {
-					nx = nx << 16 | (uint32_t)w[0] | (uint32_t)w[1] << 8;
-					w += 2;
-				} else {
-					nx <<= 16;
-					err = 1;
-				}
-			}
-			x = y;
-			y = nx;
-			b = e & 0x7F;
-		}
-		if (count)
-			bits[col] += t->cost[b];
-		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
-	}
-	dec->x = x;
-	dec->y = y;
-	dec->w = w;
-	dec->raw = r;
-	dec->err |= err;
-	return b;
-}
-
-/* decode_numbers of columns from .. to - 1 after symbol b, counting (bits) or not. */
-static inline __attribute__((always_inline)) unsigned decode_columns(pcz_mdec *dec,
-								    const pcz_msec *m, uint64_t *z,
-								    uint64_t *bits, size_t from,
-								    size_t to, unsigned b)
-{
-	return bits ? decode_numbers(dec, m, z, bits, 1, from, to, b)
-		    : decode_numbers(dec, m, z, NULL, 0, from, to, b);
-}
-
-/*
  * MATCH for the reader: pcz_window_match_push's answer, the row among the 64
  * before this one closest in duration, ties to the most recent.  With
  * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
@@ -561,29 +493,43 @@ static void __attribute__((constructor)) ring_init(void)
 #if PCZ_MATCH_WINDOW != 64
 #error "ring_match_avx512 takes 8 vectors of 8"
 #endif
+/* The gaps of the 8 durations at dur from d, and UINT64_MAX in the lanes not in valid. */
+static inline PCZ_AVX512 __m512i ring_gaps(const uint64_t *dur, __m512i d, __mmask8 valid)
+{
+	__m512i a = _mm512_loadu_si512((const void *)dur);
+
+	return _mm512_mask_sub_epi64(_mm512_set1_epi64(-1), valid, _mm512_max_epu64(a, d),
+				     _mm512_min_epu64(a, d));
+}
+
 static PCZ_AVX512 uint64_t ring_match_avx512(pcz_window *w, uint64_t d)
 {
-	uint64_t seq = w->seq, best = UINT64_MAX, rows = 0, least;
-	__m512i dv = _mm512_set1_epi64((long long)d), g[8], m;
-	/* Row r's duration is at r mod 64; before row 64, only rows 0 .. seq - 1 are. */
-	uint64_t valid = seq >= PCZ_MATCH_WINDOW ? UINT64_MAX : (1ull << seq) - 1;
+	uint64_t seq = w->seq, best = UINT64_MAX, rows, valid;
+	__m512i dv = _mm512_set1_epi64((long long)d), g0, g1, g2, g3, g4, g5, g6, g7, m;
 
 	if (seq > 0) {
-		for (int v = 0; v < 8; v++) {
-			__m512i a = _mm512_loadu_si512((const void *)(w->dur_of + 8 * v));
-			g[v] = _mm512_mask_sub_epi64(_mm512_set1_epi64(-1), (__mmask8)(valid >> 8 * v),
-						     _mm512_max_epu64(a, dv), _mm512_min_epu64(a, dv));
-		}
-		m = _mm512_min_epu64(_mm512_min_epu64(_mm512_min_epu64(g[0], g[1]),
-						      _mm512_min_epu64(g[2], g[3])),
-				     _mm512_min_epu64(_mm512_min_epu64(g[4], g[5]),
-						      _mm512_min_epu64(g[6], g[7])));
-		least = _mm512_reduce_min_epu64(m);
-		m = _mm512_set1_epi64((long long)least);
-		for (int v = 0; v < 8; v++)
-			rows |= (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 8 * v), g[v],
-								      m)
-				<< 8 * v;
+		/* Row r's duration is at r mod 64; before row 64, only rows 0 .. seq - 1 are. */
+		valid = seq >= PCZ_MATCH_WINDOW ? UINT64_MAX : (1ull << seq) - 1;
+		g0 = ring_gaps(w->dur_of, dv, (__mmask8)valid);
+		g1 = ring_gaps(w->dur_of + 8, dv, (__mmask8)(valid >> 8));
+		g2 = ring_gaps(w->dur_of + 16, dv, (__mmask8)(valid >> 16));
+		g3 = ring_gaps(w->dur_of + 24, dv, (__mmask8)(valid >> 24));
+		g4 = ring_gaps(w->dur_of + 32, dv, (__mmask8)(valid >> 32));
+		g5 = ring_gaps(w->dur_of + 40, dv, (__mmask8)(valid >> 40));
+		g6 = ring_gaps(w->dur_of + 48, dv, (__mmask8)(valid >> 48));
+		g7 = ring_gaps(w->dur_of + 56, dv, (__mmask8)(valid >> 56));
+		m = _mm512_min_epu64(_mm512_min_epu64(_mm512_min_epu64(g0, g1), _mm512_min_epu64(g2, g3)),
+				     _mm512_min_epu64(_mm512_min_epu64(g4, g5), _mm512_min_epu64(g6, g7)));
+		m = _mm512_set1_epi64((long long)_mm512_reduce_min_epu64(m));
+		/* The rows of the least gap, bit r mod 64 for row r. */
+		rows = (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)valid, g0, m) |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 8), g1, m) << 8 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 16), g2, m) << 16 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 24), g3, m) << 24 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 32), g4, m) << 32 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 40), g5, m) << 40 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 48), g6, m) << 48 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 56), g7, m) << 56;
 		/* Bit r mod 64 to bit r - (seq - 64): the most recent row is the highest bit. */
 		rows = seq % 64 ? rows >> (seq % 64) | rows << (64 - seq % 64) : rows;
 		best = seq - PCZ_MATCH_WINDOW + (uint64_t)(63 - __builtin_clzll(rows));
@@ -604,22 +550,82 @@ static uint64_t ring_match(pcz_ring *ring, uint64_t d)
 }
 #endif
 
-void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
-		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
+/*
+ * The decoder's streams while it decodes a row: the states, the word pointer
+ * and the bit reader in locals (pcz_mdec_row's), so that the chain from one
+ * symbol to the next (a table, a lookup, a multiplication) never goes
+ * through memory.
+ */
+struct row_state {
+	uint32_t x, y;
+	const uint8_t *w, *w_end;
+	pcz_bitr r;
+	int err;
+	unsigned b; /* the last symbol */
+};
+
+/* Column col's number into z[col], its table by the symbol before it; with count, bits[col]
+ * grows by its cost. */
+static inline __attribute__((always_inline)) void decode_number(struct row_state *st,
+								const pcz_msec *m, size_t col,
+								uint64_t *z, uint64_t *bits,
+								const int count)
 {
+	const pcz_dtab *t = m->col_ctx[col];
+	unsigned b = st->b;
+
+	/* A branch, not a select: a column of one class then waits for no symbol. */
+	if (!m->col_flat[col]) {
+		__asm__("" : "+r"(t));
+		t += b;
+	}
+	if (t->L == 0) { /* one symbol: nothing coded */
+		b = t->dec[0] & 0x7F;
+		/* An empty table (the only way to 65), checked here, off the coded symbols' way. */
+		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+			st->err = 1;
+			b = 0;
+		}
+	} else {
+		uint32_t e = t->dec[st->x & t->mask];
+		uint32_t nx = (e >> 7 & 0xFFF) * (st->x >> t->L) + (e >> 19);
+		if (nx < PCZ_ANS_LOW) {
+			if (st->w_end - st->w >= 2) {
+				nx = nx << 16 | (uint32_t)st->w[0] | (uint32_t)st->w[1] << 8;
+				st->w += 2;
+			} else {
+				nx <<= 16;
+				st->err = 1;
+			}
+		}
+		st->x = st->y;
+		st->y = nx;
+		b = e & 0x7F;
+	}
+	if (count)
+		bits[col] += t->cost[b];
+	z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&st->r, b - 1);
+	st->b = b;
+}
+
+/*
+ * pcz_mdec_row, counting the bits or not.  The start and the duration come
+ * first, then the match and the ratios they give, whose searches and
+ * divisions the processor takes on while it decodes the other columns (they
+ * wait for no number of those).
+ */
+static inline __attribute__((always_inline)) void
+decode_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h, const uint64_t *n,
+	   pcz_ring *ring, uint64_t *bits, const int count)
+{
+	struct row_state st = { dec->x, dec->y, dec->w, dec->w_end, dec->raw, 0, 0 };
 	size_t W = m->W;
 	uint64_t *z = m->z, dur;
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
 
-	unsigned b;
-
-	/*
-	 * The start and the duration first, then the match and the ratios they
-	 * give, whose searches and divisions the processor then takes on while
-	 * it decodes the other columns (they wait for no number of them).
-	 */
-	b = decode_columns(dec, m, z, bits, 0, 2, 0);
+	for (size_t col = 0; col < W; col++)
+		decode_number(&st, m, col, z, bits, count);
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
 	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
 	row[1] = row[0] + dur;
@@ -629,8 +635,22 @@ void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_
 			mrow = ring->rows + seq * W;
 	}
 	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
-	decode_columns(dec, m, z, bits, 2, W, b);
+	dec->x = st.x;
+	dec->y = st.y;
+	dec->w = st.w;
+	dec->raw = st.r;
+	dec->err |= st.err;
 	pcz_predict_row(&m->by_pred, &s, row, z);
+}
+
+void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
+{
+	/* Two copies: counting the bits (mpxkit info) or not. */
+	if (bits)
+		decode_row(dec, m, row, h, n, ring, bits, 1);
+	else
+		decode_row(dec, m, row, h, n, ring, NULL, 0);
 }
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */
