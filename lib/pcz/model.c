@@ -609,10 +609,10 @@ static inline __attribute__((always_inline)) void decode_number(struct row_state
 }
 
 /*
- * pcz_mdec_row, counting the bits or not.  The start and the duration come
- * first, then the match and the ratios they give, whose searches and
- * divisions the processor takes on while it decodes the other columns (they
- * wait for no number of those).
+ * pcz_mdec_row, counting the bits or not: the row's numbers, then what they
+ * are added to.  (Taking the match between the duration and the other
+ * columns, to overlap its search with their decoding, was slower: the call
+ * spilled the decoder's state.)
  */
 static inline __attribute__((always_inline)) void
 decode_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h, const uint64_t *n,
