@@ -482,12 +482,14 @@ int pcz_mdec_done(const pcz_mdec *d)
 #include <immintrin.h>
 #define PCZ_AVX512 __attribute__((target("avx512f")))
 
-static int have_avx512;
+/* What the reader's code may use here (ring_match_avx512, decode_row_bmi2). */
+static int have_avx512, have_bmi2;
 
-static void __attribute__((constructor)) ring_init(void)
+static void __attribute__((constructor)) reader_cpu_init(void)
 {
 	__builtin_cpu_init();
 	have_avx512 = __builtin_cpu_supports("avx512f");
+	have_bmi2 = __builtin_cpu_supports("bmi2");
 }
 
 #if PCZ_MATCH_WINDOW != 64
@@ -649,14 +651,6 @@ decode_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h, c
  * (the bit reader's and the states') are one instruction each, without the
  * moves to cl around them, which leaves a register free in the loop.
  */
-static int have_bmi2;
-
-static void __attribute__((constructor)) row_init(void)
-{
-	__builtin_cpu_init();
-	have_bmi2 = __builtin_cpu_supports("bmi2");
-}
-
 static __attribute__((target("bmi2"))) void decode_row_bmi2(pcz_mdec *dec, const pcz_msec *m,
 							     uint64_t *row, const uint64_t *h,
 							     const uint64_t *n, pcz_ring *ring)
