@@ -473,8 +473,8 @@ int pcz_mdec_done(const pcz_mdec *d)
  * before this one closest in duration, ties to the most recent.  With
  * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
  * take 8 vectors, their least one a reduction and the rows that have it a
- * mask, where the sorted window costs two searches and two moves a row (a
- * third of the reader's instructions outside the coded numbers,
+ * mask, where the sorted window costs three searches and up to two moves a
+ * row (10-13 % of the decoding time of the largest validation files,
  * doc/benchmarks.md).  The window's sorted entries are then left as they are:
  * a reader takes one way or the other for all its sections.
  */
