@@ -474,8 +474,7 @@ int pcz_mdec_done(const pcz_mdec *d)
  * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
  * take 8 vectors, their least one a reduction and the rows that have it a
  * mask, where the sorted window costs three searches and up to two moves a
- * row (10-13 % of the decoding time of the largest validation files,
- * doc/benchmarks.md).  The window's sorted entries are then left as they are:
+ * row (10 % of the decoding time of omp-cg-12, doc/benchmarks.md).  The window's sorted entries are then left as they are:
  * a reader takes one way or the other for all its sections.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
