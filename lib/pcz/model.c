@@ -310,7 +310,6 @@ void pcz_msec_free(pcz_msec *m)
 	free(m->pred);
 	free(m->by_pred.col);
 	free(m->z);
-	free(m->p);
 	free(m->col_ctx);
 	free(m->col_flat);
 	free(m->ctx);
@@ -393,11 +392,10 @@ int pcz_msec_read(pcz_msec *m, size_t W, const uint8_t *p, size_t len, size_t *u
 		m->tabs = malloc((PCZ_N_FIELDS + C * PCZ_FINE_CLASSES) * sizeof *m->tabs);
 		m->by_pred.col = malloc(W * sizeof *m->by_pred.col);
 		m->z = malloc(W * sizeof *m->z);
-		m->p = malloc(W * sizeof *m->p);
 		m->col_ctx = malloc(W * sizeof *m->col_ctx);
 		m->col_flat = malloc(W);
 		if (m->pred == NULL || m->ctx == NULL || m->tabs == NULL || m->by_pred.col == NULL ||
-		    m->z == NULL || m->p == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
+		    m->z == NULL || m->col_ctx == NULL || m->col_flat == NULL) {
 			pcz_msec_free(m);
 			return -MPXKIT_ENOMEM;
 		}
@@ -489,88 +487,213 @@ int pcz_mdec_done(const pcz_mdec *d)
 }
 
 /*
- * A row's numbers into z[0..W), each column's table by the symbol before it;
- * with count, bits[col] grows by their costs.  The states, the word pointer
- * and the bit reader live in locals here, so that the chain from one symbol
- * to the next (a table, a lookup, a multiplication) never goes through
- * memory.
+ * MATCH for the reader: pcz_window_match_push's answer, the row among the 64
+ * before this one closest in duration, ties to the most recent.  With
+ * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
+ * take 8 vectors, their least one a reduction and the rows that have it a
+ * mask, where the sorted window costs three searches and up to two moves a
+ * row (10 % of the decoding time of omp-cg-12, doc/benchmarks.md).  The window's sorted entries are then left as they are:
+ * a reader takes one way or the other for all its sections.
  */
-static inline __attribute__((always_inline)) void decode_numbers(pcz_mdec *dec, const pcz_msec *m,
-								 uint64_t *z, uint64_t *bits,
-								 const int count)
-{
-	uint32_t x = dec->x, y = dec->y;
-	const uint8_t *w = dec->w, *w_end = dec->w_end;
-	pcz_bitr r = dec->raw;
-	int err = 0;
-	unsigned b = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PCZ_AVX512 __attribute__((target("avx512f")))
 
-	for (size_t col = 0; col < m->W; col++) {
-		const pcz_dtab *t = m->col_ctx[col];
-		/* A branch, not a select: a column of one class then waits for no symbol. */
-		if (!m->col_flat[col]) {
-			__asm__("" : "+r"(t));
-			t += b;
-		}
-		if (t->L == 0) { /* one symbol: nothing coded */
-			b = t->dec[0] & 0x7F;
-		} else {
-			uint32_t e = t->dec[x & t->mask];
-			uint32_t nx = (e >> 7 & 0xFFF) * (x >> t->L) + (e >> 19);
-			if (nx < PCZ_ANS_LOW) {
-				if (w_end - w >= 2) {
-					nx = nx << 16 | (uint32_t)w[0] | (uint32_t)w[1] << 8;
-					w += 2;
-				} else {
-					nx <<= 16;
-					err = 1;
-				}
-			}
-			x = y;
-			y = nx;
-			b = e & 0x7F;
-		}
-		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) { /* an empty table */
-			err = 1;
-			b = 0;
-		}
-		if (count)
-			bits[col] += t->cost[b];
-		z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&r, b - 1);
-	}
-	dec->x = x;
-	dec->y = y;
-	dec->w = w;
-	dec->raw = r;
-	dec->err |= err;
+/* What the reader's code may use here (ring_match_avx512, decode_row_bmi2). */
+static int have_avx512, have_bmi2;
+
+static void __attribute__((constructor)) reader_cpu_init(void)
+{
+	__builtin_cpu_init();
+	have_avx512 = __builtin_cpu_supports("avx512f");
+	have_bmi2 = __builtin_cpu_supports("bmi2");
 }
 
-void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
-		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
+#if PCZ_MATCH_WINDOW != 64
+#error "ring_match_avx512 takes 8 vectors of 8"
+#endif
+/* The gaps of the 8 durations at dur from d, and UINT64_MAX in the lanes not in valid. */
+static inline PCZ_AVX512 __m512i ring_gaps(const uint64_t *dur, __m512i d, __mmask8 valid)
 {
+	__m512i a = _mm512_loadu_si512((const void *)dur);
+
+	return _mm512_mask_sub_epi64(_mm512_set1_epi64(-1), valid, _mm512_max_epu64(a, d),
+				     _mm512_min_epu64(a, d));
+}
+
+static PCZ_AVX512 uint64_t ring_match_avx512(pcz_window *w, uint64_t d)
+{
+	uint64_t seq = w->seq, best = UINT64_MAX, rows, valid;
+	__m512i dv = _mm512_set1_epi64((long long)d), g0, g1, g2, g3, g4, g5, g6, g7, m;
+
+	if (seq > 0) {
+		/* Row r's duration is at r mod 64; before row 64, only rows 0 .. seq - 1 are. */
+		valid = seq >= PCZ_MATCH_WINDOW ? UINT64_MAX : (1ull << seq) - 1;
+		g0 = ring_gaps(w->dur_of, dv, (__mmask8)valid);
+		g1 = ring_gaps(w->dur_of + 8, dv, (__mmask8)(valid >> 8));
+		g2 = ring_gaps(w->dur_of + 16, dv, (__mmask8)(valid >> 16));
+		g3 = ring_gaps(w->dur_of + 24, dv, (__mmask8)(valid >> 24));
+		g4 = ring_gaps(w->dur_of + 32, dv, (__mmask8)(valid >> 32));
+		g5 = ring_gaps(w->dur_of + 40, dv, (__mmask8)(valid >> 40));
+		g6 = ring_gaps(w->dur_of + 48, dv, (__mmask8)(valid >> 48));
+		g7 = ring_gaps(w->dur_of + 56, dv, (__mmask8)(valid >> 56));
+		m = _mm512_min_epu64(_mm512_min_epu64(_mm512_min_epu64(g0, g1), _mm512_min_epu64(g2, g3)),
+				     _mm512_min_epu64(_mm512_min_epu64(g4, g5), _mm512_min_epu64(g6, g7)));
+		m = _mm512_set1_epi64((long long)_mm512_reduce_min_epu64(m));
+		/* The rows of the least gap, bit r mod 64 for row r. */
+		rows = (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)valid, g0, m) |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 8), g1, m) << 8 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 16), g2, m) << 16 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 24), g3, m) << 24 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 32), g4, m) << 32 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 40), g5, m) << 40 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 48), g6, m) << 48 |
+		       (uint64_t)_mm512_mask_cmpeq_epu64_mask((__mmask8)(valid >> 56), g7, m) << 56;
+		/* Bit r mod 64 to bit r - (seq - 64): the most recent row is the highest bit. */
+		rows = seq % 64 ? rows >> (seq % 64) | rows << (64 - seq % 64) : rows;
+		best = seq - PCZ_MATCH_WINDOW + (uint64_t)(63 - __builtin_clzll(rows));
+	}
+	w->dur_of[seq % PCZ_MATCH_WINDOW] = d;
+	w->seq = seq + 1;
+	return best;
+}
+
+static uint64_t ring_match(pcz_ring *ring, uint64_t d)
+{
+	return have_avx512 ? ring_match_avx512(&ring->win, d) : pcz_window_match_push(&ring->win, d);
+}
+#else
+static uint64_t ring_match(pcz_ring *ring, uint64_t d)
+{
+	return pcz_window_match_push(&ring->win, d);
+}
+#endif
+
+/*
+ * The decoder's streams while it decodes a row: the states, the word pointer
+ * and the bit reader in locals (pcz_mdec_row's), so that the chain from one
+ * symbol to the next (a table, a lookup, a multiplication) never goes
+ * through memory.
+ */
+struct row_state {
+	uint32_t x, y;
+	const uint8_t *w, *w_end;
+	pcz_bitr r;
+	int err;
+	unsigned b; /* the last symbol */
+};
+
+/* Column col's number into z[col], its table by the symbol before it; with count, bits[col]
+ * grows by its cost. */
+static inline __attribute__((always_inline)) void decode_number(struct row_state *st,
+								const pcz_msec *m, size_t col,
+								uint64_t *z, uint64_t *bits,
+								const int count)
+{
+	const pcz_dtab *t = m->col_ctx[col];
+	unsigned b = st->b;
+
+	/* A branch, not a select: a column of one class then waits for no symbol. */
+	if (!m->col_flat[col]) {
+		__asm__("" : "+r"(t));
+		t += b;
+	}
+	if (t->L == 0) { /* one symbol: nothing coded */
+		b = t->dec[0] & 0x7F;
+		/* An empty table (the only way to 65), checked here, off the coded symbols' way. */
+		if (__builtin_expect(b >= PCZ_SYMBOLS, 0)) {
+			st->err = 1;
+			b = 0;
+		}
+	} else {
+		uint32_t e = t->dec[st->x & t->mask];
+		uint32_t nx = (e >> 7 & 0xFFF) * (st->x >> t->L) + (e >> 19);
+		if (nx < PCZ_ANS_LOW) {
+			if (st->w_end - st->w >= 2) {
+				nx = nx << 16 | (uint32_t)st->w[0] | (uint32_t)st->w[1] << 8;
+				st->w += 2;
+			} else {
+				nx <<= 16;
+				st->err = 1;
+			}
+		}
+		st->x = st->y;
+		st->y = nx;
+		b = e & 0x7F;
+	}
+	if (count)
+		bits[col] += t->cost[b];
+	z[col] = b < 2 ? b : 1ull << (b - 1) | pcz_bitr_get_wide(&st->r, b - 1);
+	st->b = b;
+}
+
+/*
+ * pcz_mdec_row, counting the bits or not: the row's numbers, then what they
+ * are added to.  (Taking the match between the duration and the other
+ * columns, to overlap its search with their decoding, was slower: the call
+ * spilled the decoder's state.)
+ */
+static inline __attribute__((always_inline)) void
+decode_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h, const uint64_t *n,
+	   pcz_ring *ring, uint64_t *bits, const int count)
+{
+	struct row_state st = { dec->x, dec->y, dec->w, dec->w_end, dec->raw, 0, 0 };
 	size_t W = m->W;
-	uint64_t *z = m->z, *p = m->p, dur;
+	uint64_t *z = m->z, dur;
 	const uint64_t *mrow = NULL;
 	pcz_sources s;
 
-	/* Two copies of the loop: counting the bits (mpxkit info) or not. */
-	if (bits)
-		decode_numbers(dec, m, z, bits, 1);
-	else
-		decode_numbers(dec, m, z, NULL, 0);
-	/* Then what they are added to. */
+	for (size_t col = 0; col < W; col++)
+		decode_number(&st, m, col, z, bits, count);
 	row[0] = (h ? h[1] : 0) + pcz_unzigzag(z[0]);
 	dur = pcz_v2_predict_duration(m->pred[1], h, n) + pcz_unzigzag(z[1]);
 	row[1] = row[0] + dur;
 	if (m->match) {
-		uint64_t seq = pcz_window_match_push(&ring->win, dur);
+		uint64_t seq = ring_match(ring, dur);
 		if (seq != UINT64_MAX)
 			mrow = ring->rows + seq * W;
 	}
 	pcz_sources_set(&s, dur, h, n, mrow, m->needs);
-	pcz_predict_row(&m->by_pred, &s, p);
-	for (size_t col = 2; col < W; col++)
-		row[col] = p[col] + pcz_unzigzag(z[col]);
+	dec->x = st.x;
+	dec->y = st.y;
+	dec->w = st.w;
+	dec->raw = st.r;
+	dec->err |= st.err;
+	pcz_predict_row(&m->by_pred, &s, row, z);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * decode_row with BMI2 where the processor has it: its shifts by a register
+ * (the bit reader's and the states') are one instruction each, without the
+ * moves to cl around them, which leaves a register free in the loop.
+ */
+static __attribute__((target("bmi2"))) void decode_row_bmi2(pcz_mdec *dec, const pcz_msec *m,
+							     uint64_t *row, const uint64_t *h,
+							     const uint64_t *n, pcz_ring *ring)
+{
+	decode_row(dec, m, row, h, n, ring, NULL, 0);
+}
+#else
+static const int have_bmi2 = 0;
+
+static void decode_row_bmi2(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+			    const uint64_t *n, pcz_ring *ring)
+{
+	decode_row(dec, m, row, h, n, ring, NULL, 0);
+}
+#endif
+
+void pcz_mdec_row(pcz_mdec *dec, const pcz_msec *m, uint64_t *row, const uint64_t *h,
+		  const uint64_t *n, pcz_ring *ring, uint64_t *bits)
+{
+	/* Three copies: counting the bits (mpxkit info), or not, with BMI2 or without. */
+	if (bits)
+		decode_row(dec, m, row, h, n, ring, bits, 1);
+	else if (have_bmi2)
+		decode_row_bmi2(dec, m, row, h, n, ring);
+	else
+		decode_row(dec, m, row, h, n, ring, NULL, 0);
 }
 
 /* ---- MATCH's window ------------------------------------------------------------------------ */
@@ -1470,7 +1593,7 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	pcz_sources src;
 
 	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
-	pcz_predict_row(&c->by_pred, &src, p);
+	pcz_predict_row(&c->by_pred, &src, p, NULL);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
 	put_columns(fp, x, p, 0, C, &prev, &key, 1);

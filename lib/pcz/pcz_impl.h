@@ -436,7 +436,7 @@ typedef struct pcz_msec {
 	const pcz_dtab **col_ctx; /* per column (W): its row of ctx */
 	uint8_t *col_flat;        /* per column: of one class (mode 0), col_ctx[col][0] always */
 	pcz_by_pred by_pred;    /* the event columns by predictor */
-	uint64_t *z, *p;        /* a row's numbers and predictions, W each */
+	uint64_t *z;            /* a row's numbers, W */
 	unsigned needs;         /* the ratios the predictors use (pcz_needs) */
 	pcz_dtab *tabs;         /* every table of the section, in file order */
 	uint32_t *slots;        /* their dec entries, then their costs */
@@ -621,11 +621,24 @@ static inline uint64_t pcz_v2_predict_duration(unsigned pred, const uint64_t *h,
 	return h ? h[1] - h[0] : 0;
 }
 
+/*
+ * The predictions below set p[c] for each listed column c, or with residuals
+ * z (the reader's), p[c] plus unzigzag(z[c]): the row's value, in the same
+ * pass.  z is a constant NULL for the writer, where this inlines away.
+ */
+static inline __attribute__((always_inline)) void pcz_put(uint64_t *p, size_t c, uint64_t v,
+							   const uint64_t *z)
+{
+	p[c] = z ? v + pcz_unzigzag(z[c]) : v;
+}
+
 /* p[c] = src[c], or 0 for each listed column. */
-static inline void pcz_predict_copy(uint64_t *p, const uint32_t *col, size_t n, const uint64_t *src)
+static inline __attribute__((always_inline)) void pcz_predict_copy(uint64_t *p, const uint32_t *col,
+								    size_t n, const uint64_t *src,
+								    const uint64_t *z)
 {
 	for (size_t i = 0; i < n; i++)
-		p[col[i]] = src ? src[col[i]] : 0;
+		pcz_put(p, col[i], src ? src[col[i]] : 0, z);
 }
 
 /*
@@ -648,36 +661,39 @@ static inline uint64_t pcz_scale(uint64_t v, double r)
 }
 
 /* p[c] = scale(src[c], d, d') with r = d / d' (negative: d' = 0, the value itself), or 0 without src. */
-static inline void pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n,
-				      const uint64_t *src, double r)
+static inline __attribute__((always_inline)) void
+pcz_predict_scaled(uint64_t *p, const uint32_t *col, size_t n, const uint64_t *src, double r,
+		   const uint64_t *z)
 {
 	if (src == NULL || r < 0) {
-		pcz_predict_copy(p, col, n, src);
+		pcz_predict_copy(p, col, n, src, z);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
-		p[col[i]] = pcz_scale(src[col[i]], r);
+		pcz_put(p, col[i], pcz_scale(src[col[i]], r), z);
 }
 
 /*
  * The predictions p[c] of a row's event columns, each under its predictor
- * (by b), with the fallbacks of "Rows" when h, n or m is missing.
+ * (by b), with the fallbacks of "Rows" when h, n or m is missing; with z,
+ * the values (pcz_put).
  */
 static inline __attribute__((always_inline)) void pcz_predict_row(const pcz_by_pred *b,
-								   const pcz_sources *s, uint64_t *p)
+								   const pcz_sources *s, uint64_t *p,
+								   const uint64_t *z)
 {
 #define PCZ_COLS(pr) b->col + b->start[pr], b->start[(pr) + 1] - b->start[pr]
 	const uint64_t *ref = s->n ? s->n : s->h;
 	double rref = s->n ? s->rn : s->rh;
 
-	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_HISTORY), s->h);
-	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_NONE), NULL);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_HISTORY), s->h, z);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_NONE), NULL, z);
 	for (size_t i = b->start[PCZ_V2_DURATION]; i < b->start[PCZ_V2_DURATION + 1]; i++)
-		p[b->col[i]] = s->d;
-	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_RATIO), s->h, s->rh);
-	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_REFERENCE), ref);
-	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_REFERENCE_RATIO), ref, rref);
-	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_MATCH), s->m ? s->m : s->h, s->m ? s->rm : s->rh);
+		pcz_put(p, b->col[i], s->d, z);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_RATIO), s->h, s->rh, z);
+	pcz_predict_copy(p, PCZ_COLS(PCZ_V2_REFERENCE), ref, z);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_REFERENCE_RATIO), ref, rref, z);
+	pcz_predict_scaled(p, PCZ_COLS(PCZ_V2_MATCH), s->m ? s->m : s->h, s->m ? s->rm : s->rh, z);
 #undef PCZ_COLS
 }
 
