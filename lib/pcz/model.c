@@ -6,6 +6,27 @@
 
 #include "pcz_impl.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PCZ_AVX2 __attribute__((target("avx2")))
+#define PCZ_AVX512 __attribute__((target("avx512f")))
+
+/*
+ * What the processor has, asked once when the library is loaded: the writer's
+ * MATCH takes AVX2 (match_rows_avx2), the reader's AVX-512F
+ * (ring_match_avx512) and its row decoder BMI2 (decode_row_bmi2).
+ */
+static int have_avx2, have_avx512, have_bmi2;
+
+static void __attribute__((constructor)) cpu_init(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2");
+	have_avx512 = __builtin_cpu_supports("avx512f");
+	have_bmi2 = __builtin_cpu_supports("bmi2");
+}
+#endif
+
 /* ---- Classes of the previous symbol (doc/pcz-format.md, "Contexts") ------------------------- */
 
 const uint8_t pcz_fine_class[PCZ_SYMBOLS] = {
@@ -492,23 +513,11 @@ int pcz_mdec_done(const pcz_mdec *d)
  * AVX-512, the 64 gaps from the durations by row number modulo 64 (dur_of)
  * take 8 vectors, their least one a reduction and the rows that have it a
  * mask, where the sorted window costs three searches and up to two moves a
- * row (10 % of the decoding time of omp-cg-12, doc/benchmarks.md).  The window's sorted entries are then left as they are:
- * a reader takes one way or the other for all its sections.
+ * row (10 % of the decoding time of omp-cg-12, doc/benchmarks.md).  The
+ * window's sorted entries are then left as they are: a reader takes one way
+ * or the other for all its sections.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PCZ_AVX512 __attribute__((target("avx512f")))
-
-/* What the reader's code may use here (ring_match_avx512, decode_row_bmi2). */
-static int have_avx512, have_bmi2;
-
-static void __attribute__((constructor)) reader_cpu_init(void)
-{
-	__builtin_cpu_init();
-	have_avx512 = __builtin_cpu_supports("avx512f");
-	have_bmi2 = __builtin_cpu_supports("bmi2");
-}
-
 #if PCZ_MATCH_WINDOW != 64
 #error "ring_match_avx512 takes 8 vectors of 8"
 #endif
@@ -1099,17 +1108,6 @@ static inline double ratio_or_copy(double r, const uint64_t *row, size_t W)
  * window as the reader keeps it.
  */
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PCZ_AVX2 __attribute__((target("avx2")))
-
-static int have_avx2;
-
-static void __attribute__((constructor)) match_init(void)
-{
-	__builtin_cpu_init();
-	have_avx2 = __builtin_cpu_supports("avx2");
-}
-
 #if PCZ_MATCH_WINDOW != 64
 #error "match_avx2 takes 8 vectors of 8"
 #endif
