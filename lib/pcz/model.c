@@ -1164,22 +1164,36 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
  * match_avx2 in one pass where the durations span less than 2^25: a lane's
  * key is its gap times 64 plus 63 less its place in the window, so that the
  * least key is the most recent row of the least gap (2^31 - 1 at most; no
- * row: 2^32 - 1).
+ * row: 2^32 - 1).  Inlined into match_rows_keyed, unrolled: as a function of
+ * its own the keys went through the stack and each row paid a call.
  */
-static PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d, size_t i)
+static inline __attribute__((always_inline)) PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d,
+									       size_t i, int first)
 {
 	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
 	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8];
 	__m256i back = _mm256_setr_epi32(63, 62, 61, 60, 59, 58, 57, 56);
 
+#pragma GCC unroll 8
 	for (int v = 0; v < 8; v++, back = _mm256_sub_epi32(back, _mm256_set1_epi32(8))) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
 		__m256i g = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
 		k[v] = _mm256_or_si256(_mm256_slli_epi32(g, 6), back);
 	}
-	if (i < PCZ_MATCH_WINDOW)
+	if (first)
 		match_no_row(k, i);
 	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(match_least(k)) & 63);
+}
+
+/* Every row's match from i = 1 on by match_avx2_keyed (the first 64 rows have rows missing). */
+static PCZ_AVX2 void match_rows_keyed(pcz_mchunk *c, const uint32_t *d, size_t n)
+{
+	size_t i = 1;
+
+	for (; i < n && i < PCZ_MATCH_WINDOW; i++)
+		chunk_link(c, i)->match = match_avx2_keyed(d, i, 1);
+	for (; i < n; i++)
+		chunk_link(c, i)->match = match_avx2_keyed(d, i, 0);
 }
 
 /* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
@@ -1201,8 +1215,7 @@ static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 		d[PCZ_MATCH_WINDOW + i] = (uint32_t)(dur[i] - lo);
 	chunk_link(c, 0)->match = SIZE_MAX;
 	if (hi - lo < (1u << 25))
-		for (size_t i = 1; i < n; i++)
-			chunk_link(c, i)->match = match_avx2_keyed(d, i);
+		match_rows_keyed(c, d, n);
 	else
 		for (size_t i = 1; i < n; i++)
 			chunk_link(c, i)->match = match_avx2(d, i);
