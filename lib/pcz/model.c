@@ -809,6 +809,7 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->slab);
 	free(c->dur);
 	free(c->dur32);
+	free(c->ratio);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -880,8 +881,10 @@ void pcz_mchunk_release(pcz_mchunk *c)
 	if (c->cap_dur > PCZ_MPOOL_KEEP / sizeof *c->dur) {
 		free(c->dur);
 		free(c->dur32);
+		free(c->ratio);
 		c->dur = NULL;
 		c->dur32 = NULL;
+		c->ratio = NULL;
 		c->cap_dur = 0;
 	}
 	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
@@ -1240,11 +1243,14 @@ static int match_rows(pcz_mchunk *c)
 	if (n > c->cap_dur) {
 		uint64_t *d = realloc(c->dur, n * sizeof *d);
 		uint32_t *d32 = d ? realloc(c->dur32, (PCZ_MATCH_WINDOW + n) * sizeof *d32) : NULL;
+		double *r = d32 ? realloc(c->ratio, 3 * n * sizeof *r) : NULL;
 		if (d)
 			c->dur = d;
-		if (d32 == NULL)
+		if (d32)
+			c->dur32 = d32;
+		if (r == NULL)
 			return -MPXKIT_ENOMEM;
-		c->dur32 = d32;
+		c->ratio = r;
 		c->cap_dur = n;
 	}
 	dur = c->dur;
@@ -1260,6 +1266,39 @@ static int match_rows(pcz_mchunk *c)
 		chunk_link(c, i)->match = m == UINT64_MAX ? SIZE_MAX : (size_t)m;
 	}
 	return 0;
+}
+
+/* pcz_ratio_of with the rows' durations: d over row j's (j SIZE_MAX: none). */
+static inline double ratio_to(const uint64_t *dur, uint64_t d, size_t j)
+{
+	uint64_t dref = j == SIZE_MAX ? 0 : dur[j];
+
+	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+}
+
+/*
+ * Each row's ratios to its history, reference and match as pcz_sources_set
+ * takes them for needs, into c->ratio, before the forward pass: there each
+ * row's divisions waited on its links and rows, and its predictions on the
+ * divisions; here they follow one another without waiting.
+ */
+static void set_ratios(pcz_mchunk *c, unsigned needs)
+{
+	const uint64_t *dur = c->dur;
+	double *r = c->ratio;
+	int need_r = (needs & (1u << PCZ_V2_RATIO)) != 0;
+	int need_n = (needs & (1u << PCZ_V2_REFERENCE_RATIO)) != 0;
+	int need_m = (needs & (1u << PCZ_V2_MATCH)) != 0;
+
+	for (size_t i = 0; i < c->n_rows; i++, r += 3) {
+		const struct pcz_mlink *l = chunk_link(c, i);
+		uint64_t d = dur[i];
+		int has_n = l->ref != SIZE_MAX, has_m = l->match != SIZE_MAX;
+		r[0] = need_r || (need_n && !has_n) || (need_m && !has_m) ? ratio_to(dur, d, l->hist)
+									  : -1.0;
+		r[1] = need_n && has_n ? ratio_to(dur, d, l->ref) : -1.0;
+		r[2] = need_m && has_m ? ratio_to(dur, d, l->match) : -1.0;
+	}
 }
 
 /*
@@ -1601,9 +1640,9 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 	uint64_t *p = c->pred_row;
 	unsigned prev = 0, key = PCZ_N_FIELDS;
-	pcz_sources src;
+	const double *r = c->ratio + 3 * i;
+	pcz_sources src = { x[1] - x[0], h, nb, mb, r[0], r[1], r[2] };
 
-	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
 	pcz_predict_row(&c->by_pred, &src, p, NULL);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
@@ -2146,6 +2185,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	choose(c, pred, c->cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
+	set_ratios(c, c->needs);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {
