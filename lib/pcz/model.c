@@ -809,6 +809,7 @@ void pcz_mchunk_free(pcz_mchunk *c)
 	free(c->slab);
 	free(c->dur);
 	free(c->dur32);
+	free(c->ratio);
 	pcz_buf_free(&c->names);
 	free(c->slot_of);
 	free(c->slot_gen);
@@ -880,8 +881,10 @@ void pcz_mchunk_release(pcz_mchunk *c)
 	if (c->cap_dur > PCZ_MPOOL_KEEP / sizeof *c->dur) {
 		free(c->dur);
 		free(c->dur32);
+		free(c->ratio);
 		c->dur = NULL;
 		c->dur32 = NULL;
+		c->ratio = NULL;
 		c->cap_dur = 0;
 	}
 	if (c->cap_num > PCZ_MPOOL_KEEP / sizeof *c->key) {
@@ -1164,22 +1167,36 @@ static PCZ_AVX2 size_t match_avx2(const uint32_t *d, size_t i)
  * match_avx2 in one pass where the durations span less than 2^25: a lane's
  * key is its gap times 64 plus 63 less its place in the window, so that the
  * least key is the most recent row of the least gap (2^31 - 1 at most; no
- * row: 2^32 - 1).
+ * row: 2^32 - 1).  Inlined into match_rows_keyed, unrolled: as a function of
+ * its own the keys went through the stack and each row paid a call.
  */
-static PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d, size_t i)
+static inline __attribute__((always_inline)) PCZ_AVX2 size_t match_avx2_keyed(const uint32_t *d,
+									       size_t i, int first)
 {
 	const uint32_t *win = d + i; /* rows i - 64 .. i - 1 */
 	__m256i dv = _mm256_set1_epi32((int)d[PCZ_MATCH_WINDOW + i]), k[8];
 	__m256i back = _mm256_setr_epi32(63, 62, 61, 60, 59, 58, 57, 56);
 
+#pragma GCC unroll 8
 	for (int v = 0; v < 8; v++, back = _mm256_sub_epi32(back, _mm256_set1_epi32(8))) {
 		__m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(win + 8 * v));
 		__m256i g = _mm256_sub_epi32(_mm256_max_epu32(a, dv), _mm256_min_epu32(a, dv));
 		k[v] = _mm256_or_si256(_mm256_slli_epi32(g, 6), back);
 	}
-	if (i < PCZ_MATCH_WINDOW)
+	if (first)
 		match_no_row(k, i);
 	return i - 1 - ((uint32_t)_mm_cvtsi128_si32(match_least(k)) & 63);
+}
+
+/* Every row's match from i = 1 on by match_avx2_keyed (the first 64 rows have rows missing). */
+static PCZ_AVX2 void match_rows_keyed(pcz_mchunk *c, const uint32_t *d, size_t n)
+{
+	size_t i = 1;
+
+	for (; i < n && i < PCZ_MATCH_WINDOW; i++)
+		chunk_link(c, i)->match = match_avx2_keyed(d, i, 1);
+	for (; i < n; i++)
+		chunk_link(c, i)->match = match_avx2_keyed(d, i, 0);
 }
 
 /* Every row's match by match_avx2, when the durations span less than 2^32: 0 if done. */
@@ -1201,8 +1218,7 @@ static int match_rows_avx2(pcz_mchunk *c, const uint64_t *dur, size_t n)
 		d[PCZ_MATCH_WINDOW + i] = (uint32_t)(dur[i] - lo);
 	chunk_link(c, 0)->match = SIZE_MAX;
 	if (hi - lo < (1u << 25))
-		for (size_t i = 1; i < n; i++)
-			chunk_link(c, i)->match = match_avx2_keyed(d, i);
+		match_rows_keyed(c, d, n);
 	else
 		for (size_t i = 1; i < n; i++)
 			chunk_link(c, i)->match = match_avx2(d, i);
@@ -1227,11 +1243,14 @@ static int match_rows(pcz_mchunk *c)
 	if (n > c->cap_dur) {
 		uint64_t *d = realloc(c->dur, n * sizeof *d);
 		uint32_t *d32 = d ? realloc(c->dur32, (PCZ_MATCH_WINDOW + n) * sizeof *d32) : NULL;
+		double *r = d32 ? realloc(c->ratio, 3 * n * sizeof *r) : NULL;
 		if (d)
 			c->dur = d;
-		if (d32 == NULL)
+		if (d32)
+			c->dur32 = d32;
+		if (r == NULL)
 			return -MPXKIT_ENOMEM;
-		c->dur32 = d32;
+		c->ratio = r;
 		c->cap_dur = n;
 	}
 	dur = c->dur;
@@ -1247,6 +1266,39 @@ static int match_rows(pcz_mchunk *c)
 		chunk_link(c, i)->match = m == UINT64_MAX ? SIZE_MAX : (size_t)m;
 	}
 	return 0;
+}
+
+/* pcz_ratio_of with the rows' durations: d over row j's (j SIZE_MAX: none). */
+static inline double ratio_to(const uint64_t *dur, uint64_t d, size_t j)
+{
+	uint64_t dref = j == SIZE_MAX ? 0 : dur[j];
+
+	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+}
+
+/*
+ * Each row's ratios to its history, reference and match as pcz_sources_set
+ * takes them for needs, into c->ratio, before the forward pass: there each
+ * row's divisions waited on its links and rows, and its predictions on the
+ * divisions; here they follow one another without waiting.
+ */
+static void set_ratios(pcz_mchunk *c, unsigned needs)
+{
+	const uint64_t *dur = c->dur;
+	double *r = c->ratio;
+	int need_r = (needs & (1u << PCZ_V2_RATIO)) != 0;
+	int need_n = (needs & (1u << PCZ_V2_REFERENCE_RATIO)) != 0;
+	int need_m = (needs & (1u << PCZ_V2_MATCH)) != 0;
+
+	for (size_t i = 0; i < c->n_rows; i++, r += 3) {
+		const struct pcz_mlink *l = chunk_link(c, i);
+		uint64_t d = dur[i];
+		int has_n = l->ref != SIZE_MAX, has_m = l->match != SIZE_MAX;
+		r[0] = need_r || (need_n && !has_n) || (need_m && !has_m) ? ratio_to(dur, d, l->hist)
+									  : -1.0;
+		r[1] = need_n && has_n ? ratio_to(dur, d, l->ref) : -1.0;
+		r[2] = need_m && has_m ? ratio_to(dur, d, l->match) : -1.0;
+	}
 }
 
 /*
@@ -1588,9 +1640,9 @@ static inline void put_row(pcz_mchunk *c, pcz_fwd *fp, size_t i, const uint8_t *
 	const uint64_t *nb = row_or_null(c, l->ref), *mb = row_or_null(c, l->match);
 	uint64_t *p = c->pred_row;
 	unsigned prev = 0, key = PCZ_N_FIELDS;
-	pcz_sources src;
+	const double *r = c->ratio + 3 * i;
+	pcz_sources src = { x[1] - x[0], h, nb, mb, r[0], r[1], r[2] };
 
-	pcz_sources_set(&src, x[1] - x[0], h, nb, mb, c->needs);
 	pcz_predict_row(&c->by_pred, &src, p, NULL);
 	p[0] = h ? h[1] : 0;
 	p[1] = x[0] + pcz_v2_predict_duration(pred[1], h, nb);
@@ -2136,6 +2188,7 @@ int pcz_mchunk_payload(pcz_mchunk *c, const pcz_dict *dict, int placement, pcz_b
 	choose(c, pred, c->cost, c->zero_row, c->by_pred.col);
 	pcz_by_pred_set(&c->by_pred, pred, W);
 	c->needs = pcz_needs(pred, W);
+	set_ratios(c, c->needs);
 	f = (pcz_fwd){ c->key, 0, c->hist, { c->raw.data, 0, 0 } };
 	c->gen++;
 	for (size_t g = 0; g < c->n_reg; g++) {

@@ -762,6 +762,7 @@ typedef struct pcz_mchunk {
 	 * and the same less the least in 32 bits where they fit, after 64 entries of 0. */
 	uint64_t *dur;
 	uint32_t *dur32;
+	double *ratio; /* per row: d / d' to its history, reference and match (set_ratios) */
 	size_t cap_dur;
 	pcz_buf names;
 	/* Coding state, kept between sections to save allocations. */
