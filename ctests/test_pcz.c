@@ -464,10 +464,14 @@ static void test_names_against_last_region(void)
 		{ "a", "b", NULL },    { "a", "b", NULL },  { "ab", "b", NULL }, { "a", "", NULL },
 		{ "b", "a", NULL },    { "a", "a", NULL },  { "a", "b\n", NULL }, { "a", "b,", NULL },
 		{ "a", NULL, NULL },   { "b", "ab", "a" },  { "b", "ab", "a" }, { "bb", "a", "ab" },
+		/* The last region's first units only, then all of them again, then one twice
+		 * past the last region's units. */
+		{ "a", "b", NULL },    { "a", NULL, NULL }, { "a", "b", "a" },  { "a", "b", NULL },
+		{ "a", "b", "b" },     { "a", "b", "a" },   { "a", "b", "c" },
 	};
 	/* Which add: a bad name, twice in a region, or an empty one fails alone. */
-	static const int ok[] = { 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1 };
-	size_t n_units[] = { 2, 2, 2, 2, 2, 2, 2, 2, 1, 3, 3, 3 };
+	static const int ok[] = { 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1 };
+	size_t n_units[] = { 2, 2, 2, 2, 2, 2, 2, 2, 1, 3, 3, 3, 2, 1, 3, 2, 3, 3, 3 };
 	uint64_t times[2] = { 0, 100 }, values[2] = { 5, 7 };
 	mpxkit_pcz_writer *w;
 	mpxkit_pcz_reader *r;
