@@ -742,6 +742,35 @@ static void test_model_options_checked(void)
 	mpxkit_pcz_writer_abort(w);
 }
 
+/* Event names: a bad one and the first repeat are named, below and above 64 events. */
+static void test_events_checked(void)
+{
+	static char names[100][8];
+	const char *ev[100];
+	mpxkit_pcz_writer *w = NULL;
+	mpxkit_diag d = { 0 };
+	char want[32];
+
+	for (size_t i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof names[i], "E%zu", i);
+		ev[i] = names[i];
+	}
+	for (size_t n = 3; n <= 100; n += 97) {
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), 0);
+		mpxkit_pcz_writer_abort(w);
+		ev[n - 1] = "E1";
+		ev[n - 2] = "E0";
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), -MPXKIT_EINVAL);
+		CU_ASSERT_STRING_EQUAL(d.msg, "event 'E0' given twice");
+		ev[n - 2] = "a,b";
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), -MPXKIT_EINVAL);
+		snprintf(want, sizeof want, "event %zu: bad name", n - 1);
+		CU_ASSERT_STRING_EQUAL(d.msg, want);
+		ev[n - 2] = names[n - 2];
+		ev[n - 1] = names[n - 1];
+	}
+}
+
 /*
  * The bits `mpxkit info` gives each column and the structure add up to the
  * REGIONS payload exactly; a column that is 0 throughout has a one-symbol
@@ -1319,6 +1348,7 @@ static const cutest_case round_trip_cases[] = {
 	{ "version 2 predictors by hand", test_model_predictors_by_hand },
 	{ "version 2 with more events than column models", test_model_many_events },
 	{ "version 2 options checked", test_model_options_checked },
+	{ "event names checked", test_events_checked },
 	{ "version 2 coded bits add up", test_model_coded_bits_add_up },
 	{ "version 2 MATCH window", test_model_match_window },
 	{ NULL, NULL },
