@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Version 2's MODEL codec: bit fields, static tables and rANS, MATCH's window, the section coder. */
 #include <pthread.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,8 +260,7 @@ static unsigned best_rice(const pcz_table *t, uint64_t *bits)
 	return best;
 }
 
-/* r: t's best Rice parameter when known (make_table), else UINT_MAX. */
-static void write_table(pcz_bitw *w, const pcz_table *t, unsigned r)
+static void write_table(pcz_bitw *w, const pcz_table *t)
 {
 	uint64_t bits;
 
@@ -271,8 +269,7 @@ static void write_table(pcz_bitw *w, const pcz_table *t, unsigned r)
 		bitw_gamma(w, t->sym[0] + 1u);
 	if (t->k < 2)
 		return;
-	if (r == UINT_MAX)
-		r = best_rice(t, &bits);
+	unsigned r = best_rice(t, &bits);
 	bitw_put(w, t->L - 1, 4);
 	bitw_put(w, r, 4);
 	for (unsigned i = 0; i < t->k; i++)
@@ -1653,31 +1650,32 @@ static int normalize(pcz_table *t, const uint32_t *h, uint64_t scale_max, unsign
 	return 0;
 }
 
-/* Bits of the table t (k >= 2) as written (write_table), gaps those of its symbols; *r its Rice parameter. */
-static uint64_t table_bits(const pcz_table *t, uint64_t gaps, unsigned *r)
+/* Bits of the table t as written (write_table), gaps those of its symbols. */
+static uint64_t table_bits(const pcz_table *t, uint64_t gaps)
 {
 	uint64_t rice;
 
-	*r = best_rice(t, &rice);
+	if (t->k == 0)
+		return 1;
+	if (t->k == 1)
+		return 3 + gamma_bits(t->sym[0] + 1u);
+	best_rice(t, &rice);
 	return gamma_bits(t->k + 1) + 8 + gaps + rice;
 }
 
 /*
  * The table for the counts cnt[0..n_list) of the symbols list[0..n_list)
  * (ascending; zero counts skipped): the log with the fewest bits, table
- * included.  Returns the bits, in 1/65536; *rice: the table's Rice parameter
- * where the first log tried won (its frequencies were costed), else UINT_MAX.
+ * included.  Returns the bits, in 1/65536.
  */
-static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list,
-			   unsigned *rice)
+static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cnt, unsigned n_list)
 {
 	uint64_t n = 0, gaps = 0, best = UINT64_MAX, tbits = 0, scale_max;
 	uint32_t c[PCZ_SYMBOLS];
-	unsigned best_L = 0, lo, hi, r_first = UINT_MAX;
+	unsigned best_L = 0, lo, hi;
 	int tL = 0;
 	pcz_table try;
 
-	*rice = UINT_MAX;
 	t->k = 0;
 	t->L = 0;
 	for (unsigned i = 0; i < n_list; i++)
@@ -1690,7 +1688,7 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 		}
 	if (t->k < 2) {
 		t->freq[0] = 1;
-		return (uint64_t)(t->k ? 3 + gamma_bits(t->sym[0] + 1u) : 1) << 16;
+		return table_bits(t, gaps) << 16;
 	}
 	lo = ceil_log2(t->k) ? ceil_log2(t->k) : 1;
 	hi = ceil_log2(n) + 1;
@@ -1715,7 +1713,7 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 			/* The sum of c[i] (L - log2 freq[i]) over the symbols. */
 			bits = n * ((uint64_t)L << 16) - wlog;
 			if (tried++ == 0) {
-				tbits = table_bits(&try, gaps, &r_first);
+				tbits = table_bits(&try, gaps);
 				tL = L;
 			}
 			tb = (int64_t)tbits + (int64_t)(L - tL) * (int64_t)(try.k - 1);
@@ -1737,8 +1735,6 @@ static uint64_t make_table(pcz_table *t, const uint8_t *list, const uint32_t *cn
 		}
 	}
 	t->L = best_L;
-	if ((int)best_L == tL)
-		*rice = r_first;
 	return best;
 }
 
@@ -1993,12 +1989,11 @@ static __attribute__((noinline)) int write_tables(pcz_mchunk *c, const uint8_t *
 		}
 		for (unsigned k = 0; k < pcz_mode_classes[mode]; k++, n_tabs++) {
 			size_t where = SIZE_MAX;
-			unsigned rice = UINT_MAX;
 			if (i < PCZ_N_FIELDS || class_used(cc, mode, k))
-				make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list, &rice);
+				make_table(&t, cc->list, mode_counts(cc, mode)[k], cc->n_list);
 			else
 				t.k = t.L = 0; /* make_table's answer, without its loop */
-			write_table(&w, &t, rice);
+			write_table(&w, &t);
 			if (t.k > 1) {
 				unsigned lo = t.sym[0], hi = t.sym[t.k - 1];
 				if (grow_array((void **)&c->esym, &c->cap_tabs, at + hi - lo + 1,
