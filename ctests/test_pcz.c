@@ -464,10 +464,14 @@ static void test_names_against_last_region(void)
 		{ "a", "b", NULL },    { "a", "b", NULL },  { "ab", "b", NULL }, { "a", "", NULL },
 		{ "b", "a", NULL },    { "a", "a", NULL },  { "a", "b\n", NULL }, { "a", "b,", NULL },
 		{ "a", NULL, NULL },   { "b", "ab", "a" },  { "b", "ab", "a" }, { "bb", "a", "ab" },
+		/* The last region's first units only, then all of them again, then one twice
+		 * past the last region's units. */
+		{ "a", "b", NULL },    { "a", NULL, NULL }, { "a", "b", "a" },  { "a", "b", NULL },
+		{ "a", "b", "b" },     { "a", "b", "a" },   { "a", "b", "c" },
 	};
 	/* Which add: a bad name, twice in a region, or an empty one fails alone. */
-	static const int ok[] = { 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1 };
-	size_t n_units[] = { 2, 2, 2, 2, 2, 2, 2, 2, 1, 3, 3, 3 };
+	static const int ok[] = { 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 1 };
+	size_t n_units[] = { 2, 2, 2, 2, 2, 2, 2, 2, 1, 3, 3, 3, 2, 1, 3, 2, 3, 3, 3 };
 	uint64_t times[2] = { 0, 100 }, values[2] = { 5, 7 };
 	mpxkit_pcz_writer *w;
 	mpxkit_pcz_reader *r;
@@ -736,6 +740,35 @@ static void test_model_options_checked(void)
 	o.codec = MPXKIT_PCZ_ZSTD;
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, events8, &w, &d), 0);
 	mpxkit_pcz_writer_abort(w);
+}
+
+/* Event names: a bad one and the first repeat are named, below and above 64 events. */
+static void test_events_checked(void)
+{
+	static char names[100][8];
+	const char *ev[100];
+	mpxkit_pcz_writer *w = NULL;
+	mpxkit_diag d = { 0 };
+	char want[32];
+
+	for (size_t i = 0; i < 100; i++) {
+		snprintf(names[i], sizeof names[i], "E%zu", i);
+		ev[i] = names[i];
+	}
+	for (size_t n = 3; n <= 100; n += 97) {
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), 0);
+		mpxkit_pcz_writer_abort(w);
+		ev[n - 1] = "E1";
+		ev[n - 2] = "E0";
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), -MPXKIT_EINVAL);
+		CU_ASSERT_STRING_EQUAL(d.msg, "event 'E0' given twice");
+		ev[n - 2] = "a,b";
+		CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(NULL, n, ev, &w, &d), -MPXKIT_EINVAL);
+		snprintf(want, sizeof want, "event %zu: bad name", n - 1);
+		CU_ASSERT_STRING_EQUAL(d.msg, want);
+		ev[n - 2] = names[n - 2];
+		ev[n - 1] = names[n - 1];
+	}
 }
 
 /*
@@ -1315,6 +1348,7 @@ static const cutest_case round_trip_cases[] = {
 	{ "version 2 predictors by hand", test_model_predictors_by_hand },
 	{ "version 2 with more events than column models", test_model_many_events },
 	{ "version 2 options checked", test_model_options_checked },
+	{ "event names checked", test_events_checked },
 	{ "version 2 coded bits add up", test_model_coded_bits_add_up },
 	{ "version 2 MATCH window", test_model_match_window },
 	{ NULL, NULL },

@@ -165,22 +165,40 @@ static int copy_events(mpxkit_pcz_writer *w, size_t n_events, const char *const 
 	if (n_events == 0 || n_events > PCZ_MAX_EVENTS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "%zu events: need 1 to %u", n_events,
 				   PCZ_MAX_EVENTS);
+	/* Names are compared only where their hashes agree: a writer opened per dump of a few
+	 * hundred rows spent more on n^2 / 2 strcmp calls than on some of its regions. */
+	size_t few[64], *hash = n_events <= 64 ? few : malloc(n_events * sizeof *hash), len;
+	int rc = 0;
+
 	w->events = calloc(n_events, sizeof *w->events);
-	if (w->events == NULL)
+	if (w->events == NULL || hash == NULL) {
+		if (hash != few)
+			free(hash);
 		return -MPXKIT_ENOMEM;
-	w->n_events = n_events;
-	for (size_t i = 0; i < n_events; i++) {
-		if (events[i] == NULL || !pcz_name_ok(events[i], strlen(events[i])))
-			return mpxkit_fail(diag, MPXKIT_EINVAL, "event %zu: bad name", i + 1);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(events[i], events[j]) == 0)
-				return mpxkit_fail(diag, MPXKIT_EINVAL, "event '%s' given twice",
-						   events[i]);
-		w->events[i] = strdup(events[i]);
-		if (w->events[i] == NULL)
-			return -MPXKIT_ENOMEM;
 	}
-	return 0;
+	w->n_events = n_events;
+	for (size_t i = 0; i < n_events && rc == 0; i++) {
+		if (events[i] == NULL || !pcz_name_scan(events[i], &len, &hash[i])) {
+			rc = mpxkit_fail(diag, MPXKIT_EINVAL, "event %zu: bad name", i + 1);
+			break;
+		}
+		for (size_t j = 0; j < i; j++)
+			if (hash[j] == hash[i] && strcmp(events[i], events[j]) == 0) {
+				rc = mpxkit_fail(diag, MPXKIT_EINVAL, "event '%s' given twice",
+						 events[i]);
+				break;
+			}
+		if (rc == 0) {
+			w->events[i] = malloc(len + 1);
+			if (w->events[i] == NULL)
+				rc = -MPXKIT_ENOMEM;
+			else
+				memcpy(w->events[i], events[i], len + 1);
+		}
+	}
+	if (hash != few)
+		free(hash);
+	return rc;
 }
 
 /* Both sinks share everything but where file_write puts the bytes; path NULL means memory. */
@@ -1160,14 +1178,33 @@ static int code_region_fast(mpxkit_pcz_writer *w, const char *name, size_t n_uni
 	return 0;
 }
 
-/* The MODEL coder's region: dictionary entries here, everything else when the chunk closes. */
+/*
+ * The MODEL coder's region: dictionary entries here, everything else when the
+ * chunk closes.  same: every unit is the last region's at its place
+ * (check_region), whose entries are the first n_units of last_k.
+ */
 static int code_region_model(mpxkit_pcz_writer *w, const char *name, size_t n_units,
-			     const mpxkit_pcz_unit *units, const struct name_key *keys)
+			     const mpxkit_pcz_unit *units, const struct name_key *keys, int same)
 {
-	size_t few[32], *kidx = n_units <= 32 ? few : malloc(n_units * sizeof *kidx);
-	size_t dict_n = w->dict.n;
+	size_t few[32], *kidx, dict_n = w->dict.n;
 	unsigned mode;
-	int rc = kidx ? region_name_mode(w, name, &mode) : -MPXKIT_ENOMEM;
+	int rc;
+
+	if (same) {
+		rc = region_name_mode(w, name, &mode);
+		if (rc == 0)
+			rc = pcz_mchunk_add(&w->mchunk, mode, name, n_units, units, w->last_k,
+					    dict_n);
+		if (rc < 0)
+			return rc;
+		w->n_last = n_units;
+		w->chunk_regions++;
+		w->n_regions++;
+		w->n_units += n_units;
+		return 0;
+	}
+	kidx = n_units <= 32 ? few : malloc(n_units * sizeof *kidx);
+	rc = kidx ? region_name_mode(w, name, &mode) : -MPXKIT_ENOMEM;
 
 	for (size_t u = 0; rc == 0 && u < n_units; u++) {
 		size_t k = keys[u].k;
@@ -1236,14 +1273,15 @@ static int same_as_last(const mpxkit_pcz_writer *w, size_t u, const char *name,
 /*
  * Everything about a region that can be wrong, checked before the shared
  * state is touched.  locked: under the writer's lock, where unit names are
- * first compared with the last region's (same_as_last).
+ * first compared with the last region's (same_as_last).  0, 1 when every
+ * unit is the last region's at its place (locked only), or a negative code.
  */
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
 			const mpxkit_pcz_unit *units, struct name_key *keys, int locked,
 			mpxkit_diag *diag)
 {
 	size_t rlen = strlen(region), n_same = 0;
-	uint64_t bound = 64 + rlen;
+	uint64_t bound, name_bytes = 0, steps = 0;
 	const char **names;
 	int rc = 0;
 
@@ -1269,16 +1307,19 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 			return mpxkit_fail(diag, MPXKIT_EINVAL,
 					   "region '%s': unit '%s': cpu or numa below -1", region,
 					   x->name);
-		/* Worst case: 10-byte varints everywhere, a mask bit per element. */
-		bound += 40 + keys[u].len + 11 * (1 + w->n_events) +
-			 x->n_steps * (20 + w->n_events * 11);
+		name_bytes += keys[u].len;
+		steps += x->n_steps;
 	}
+	/* Worst case: 10-byte varints everywhere, a mask bit per element: the sum over the
+	 * units, regrouped (the same number modulo 2^64 as added unit by unit). */
+	bound = 64 + rlen + n_units * (40 + 11 * (1 + (uint64_t)w->n_events)) + name_bytes +
+		steps * (20 + (uint64_t)w->n_events * 11);
 	if (bound > MPXKIT_PCZ_MAX_SECTION / 2)
 		return mpxkit_fail(diag, MPXKIT_ERANGE, "region '%s' too large for one section",
 				   region);
 	/* Every unit the last region's at its place: distinct, as the last region's were. */
 	if (n_same == n_units)
-		return 0;
+		return 1;
 	if (n_units <= 16) { /* the common case: a few threads, no sort needed */
 		/* A bit per unit, by 6 bits of its name's hash (mixed: names that differ in
 		 * their last digits differ little in any 6 bits of FNV-1a): only a unit whose bit
@@ -1331,11 +1372,11 @@ static int add_region_locked(mpxkit_pcz_writer *w, const char *region, size_t n_
 			     const mpxkit_pcz_unit *units, struct name_key *keys,
 			     const pcz_plan *plan, size_t *members, int check, mpxkit_diag *diag)
 {
-	int rc;
+	int rc, same = 0;
 
 	pthread_mutex_lock(&w->lock);
 	/* check: the region is checked here, under the lock (a bad region fails alone). */
-	if (check && (rc = check_region(w, region, n_units, units, keys, 1, diag)) < 0)
+	if (check && (rc = same = check_region(w, region, n_units, units, keys, 1, diag)) < 0)
 		goto out;
 	if (w->failed) {
 		rc = mpxkit_fail(diag, MPXKIT_ESTATE, "an earlier write failed: %s",
@@ -1345,7 +1386,7 @@ static int add_region_locked(mpxkit_pcz_writer *w, const char *region, size_t n_
 	rc = w->started ? 0 : write_start(w, diag);
 	if (rc == 0)
 		rc = plan	? code_region(w, region, n_units, units, keys, plan, members)
-		     : w->model ? code_region_model(w, region, n_units, units, keys)
+		     : w->model ? code_region_model(w, region, n_units, units, keys, same)
 				: code_region_fast(w, region, n_units, units, keys);
 	if (rc == 0 && chunk_raw_size(w) >= w->opt.chunk_size)
 		rc = flush_chunk(w, diag);
