@@ -2125,18 +2125,15 @@ static __attribute__((noinline)) int encode_ans(pcz_mchunk *c, const pcz_fwd *f)
 		uint32_t at = place[key[i]];
 		const pcz_esym *e;
 		uint64_t q;
-		uint32_t big;
 		if (at == UINT32_MAX) /* one symbol: nothing coded */
 			continue;
 		e = esym + at;
-		/* Without a branch: whether a word goes out is as good as random, and a missed
-		 * prediction cost more than the two bytes stored below o each time (room for
-		 * them: o never comes within 8 bytes of the buffer's start). */
-		big = x >= e->x_max;
-		o[-2] = (uint8_t)x;
-		o[-1] = (uint8_t)(x >> 8);
-		o -= 2 * big;
-		x = big ? x >> 16 : x;
+		if (x >= e->x_max) {
+			o -= 2;
+			o[0] = (uint8_t)x;
+			o[1] = (uint8_t)(x >> 8);
+			x >>= 16;
+		}
 #ifdef __SIZEOF_INT128__
 		q = (uint64_t)(((unsigned __int128)x * e->rcp) >> 64);
 #else
