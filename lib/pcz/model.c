@@ -1305,9 +1305,7 @@ static int match_rows(pcz_mchunk *c)
 /* pcz_ratio_of with the rows' durations: d over row j's (j SIZE_MAX: none). */
 static inline double ratio_to(const uint64_t *dur, uint64_t d, size_t j)
 {
-	uint64_t dref = j == SIZE_MAX ? 0 : dur[j];
-
-	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+	return pcz_ratio(d, j == SIZE_MAX ? 0 : dur[j]);
 }
 
 /*

@@ -574,11 +574,15 @@ static inline double pcz_to_double(uint64_t v)
 	return (int64_t)v >= 0 ? (double)(int64_t)v : (double)v;
 }
 
+/* d over dref, or -1 when dref is 0: writer and reader must round it alike. */
+static inline double pcz_ratio(uint64_t d, uint64_t dref)
+{
+	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+}
+
 static inline double pcz_ratio_of(uint64_t d, const uint64_t *row)
 {
-	uint64_t dref = row ? row[1] - row[0] : 0;
-
-	return dref ? pcz_to_double(d) / pcz_to_double(dref) : -1.0;
+	return pcz_ratio(d, row ? row[1] - row[0] : 0);
 }
 
 /* Which ratios a section's predictors use, for pcz_sources_set: bits of PCZ_V2_RATIO, ... */
