@@ -43,3 +43,9 @@ expect_out() {
 		cat "$tmp/out" >&2
 	fi
 }
+
+# readme_block MARKER: the fenced sh block after the line "<!-- MARKER -->" of README.md.
+readme_block() {
+	awk -v m="<!-- $1 -->" '$0 == m { on = 1; next } on && /^```sh$/ { block = 1; next }
+		block && /^```$/ { exit } block { print }' "$top_srcdir/README.md"
+}

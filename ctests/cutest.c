@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,6 +188,25 @@ int cutest_scratch_entries(void)
 	return n;
 }
 
+void *cutest_fresh_pages(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, n * page, MADV_NOHUGEPAGE);
+	return p;
+}
+
+__attribute__((no_sanitize_address)) void cutest_touch_pages(void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < n; i++)
+		((volatile char *)p)[i * page] = 1;
+}
+
 int cutest_perf_open(const char *name)
 {
 	static const struct {
@@ -219,6 +239,28 @@ int cutest_perf_open(const char *name)
 		return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return -1;
+}
+
+int cutest_kernel_allowed(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	unsigned long long caps = 0;
+	char line[256];
+	int level = 2;
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if ((caps >> 21 & 1) || (caps >> 38 & 1))
+		return 1;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f && fscanf(f, "%d", &level) != 1)
+		level = 2;
+	if (f)
+		fclose(f);
+	return level <= 1;
 }
 
 long long cutest_perf_read(int fd)

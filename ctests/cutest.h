@@ -3,6 +3,7 @@
 #ifndef MPXKIT_CUTEST_H
 #define MPXKIT_CUTEST_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <CUnit/CUnit.h>
@@ -80,7 +81,23 @@ int cutest_scratch_entries(void);
  * kernel refuses.  cutest_perf_read gives its count, or -1.
  */
 int cutest_perf_open(const char *name);
+
+/*
+ * 1 where this process may count kernel mode (CAP_SYS_ADMIN or CAP_PERFMON in
+ * /proc/self/status, or kernel.perf_event_paranoid <= 1): what the default
+ * counting domain of doc/events.md must then include.
+ */
+int cutest_kernel_allowed(void);
 long long cutest_perf_read(int fd);
+
+/*
+ * n anonymous pages never touched, huge pages off (so each first write is
+ * one minor fault, not one per 512 pages), or NULL; munmap them after.
+ * cutest_touch_pages writes one byte to each, uninstrumented: ASan's shadow
+ * writes would add faults of their own.
+ */
+void *cutest_fresh_pages(size_t n);
+void cutest_touch_pages(void *p, size_t n);
 
 /* Directory of the source tree's top, from $top_srcdir, or "." */
 const char *cutest_srcdir(void);

@@ -8,13 +8,15 @@
 #include <zlib.h>
 
 /*
- * usage: png_pixels FILE.png
+ * usage: png_pixels FILE.png [X,Y ...]
  * prints "WIDTH HEIGHT INKED COLOURED": pixels that differ from the corner
  * pixel's colour (the page background) by more than a faint anti-aliasing
  * step, and pixels whose channels spread by 64 or more (chart colours; text
- * and grid lines are grey).  Reads 8-bit, non-interlaced grey, grey+alpha,
- * RGB and RGBA, which is what browsers write for screenshots (PNG spec, ISO
- * 15948: chunks, zlib stream, per-row filters).  Exit 0, or 2 with one line.
+ * and grid lines are grey).  With points, prints "X Y #rrggbb" for each
+ * instead: the colour the screenshot shows there (a legend swatch, a cell).
+ * Reads 8-bit, non-interlaced grey, grey+alpha, RGB and RGBA, which is what
+ * browsers write for screenshots (PNG spec, ISO 15948: chunks, zlib stream,
+ * per-row filters).  Exit 0, 1 usage, or 2 with one line.
  */
 
 static uint32_t be32(const unsigned char *p)
@@ -99,6 +101,36 @@ static unsigned char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* The colour at each "X,Y" of points (rows of 1 + stride bytes, unfiltered): 0, or 1 for a bad
+ * point. */
+static int print_points(const unsigned char *raw, size_t width, size_t height, size_t channels,
+			char **points, int n)
+{
+	size_t stride = width * channels;
+
+	for (int i = 0; i < n; i++) {
+		unsigned long x, y;
+		char *end;
+		x = strtoul(points[i], &end, 10);
+		if (*end != ',' || end == points[i])
+			goto bad;
+		y = strtoul(end + 1, &end, 10);
+		if (*end != '\0' || x >= width || y >= height)
+			goto bad;
+		const unsigned char *p = raw + y * (stride + 1) + 1 + x * channels;
+		if (channels >= 3)
+			printf("%lu %lu #%02x%02x%02x\n", x, y, p[0], p[1], p[2]);
+		else
+			printf("%lu %lu #%02x%02x%02x\n", x, y, p[0], p[0], p[0]);
+		continue;
+	bad:
+		fprintf(stderr, "png_pixels: '%s' is not a point X,Y inside the %zu x %zu image\n",
+			points[i], width, height);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -107,8 +139,8 @@ int main(int argc, char **argv)
 	unsigned long inked = 0, coloured = 0;
 	int rc = 2;
 
-	if (argc != 2) {
-		fputs("usage: png_pixels FILE.png\n", stderr);
+	if (argc < 2) {
+		fputs("usage: png_pixels FILE.png [X,Y ...]\n", stderr);
 		return 1;
 	}
 	if ((file = slurp(argv[1], &len)) == NULL)
@@ -161,6 +193,10 @@ int main(int argc, char **argv)
 		    raw_len != (stride + 1) * height ||
 		    unfilter(raw, height, stride, channels) < 0) {
 			rc = fail(argv[1], "bad image data");
+			goto out;
+		}
+		if (argc > 2) {
+			rc = print_points(raw, width, height, channels, argv + 2, argc - 2);
 			goto out;
 		}
 		bg = raw + 1;

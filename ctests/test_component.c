@@ -16,6 +16,7 @@ int main(void)
 
 #else
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -44,6 +45,8 @@ int main(void)
  * count may fall short of the CPU time burnt by up to this much.
  */
 #define CLOCK_SLACK_NS 1000000ll
+/* Task clock outside PAPI_start and PAPI_stop in the raw window: two ioctls, four clock reads. */
+#define RAW_SLACK_NS 500000ll
 #define SIX_WORK_NS    200000000ll /* 200 ms of CPU time: ~33 rotations of 3 x 2 ms slices */
 
 static int cidx = -1;
@@ -75,7 +78,7 @@ static void test_native_names(void)
 	CU_ASSERT_EQUAL_FATAL(PAPI_enum_cmp_event(&code, PAPI_ENUM_FIRST, cidx), PAPI_OK);
 	do {
 		CU_ASSERT_EQUAL(PAPI_event_code_to_name(code, name), PAPI_OK);
-		CU_ASSERT_EQUAL(strncmp(name, "mpxkit:::perf::", 15), 0);
+		CU_ASSERT_EQUAL(strncmp(name, "mpxkit:::", 9), 0);
 		seen_task_clock |= strcmp(name, "mpxkit:::perf::TASK-CLOCK") == 0;
 		seen_page_faults |= strcmp(name, "mpxkit:::perf::PAGE-FAULTS") == 0;
 		n++;
@@ -89,6 +92,142 @@ static void test_native_names(void)
 	CU_ASSERT_STRING_EQUAL(info.symbol, "mpxkit:::perf::TASK-CLOCK");
 	CU_ASSERT_STRING_EQUAL(info.units, "ns");
 	CU_ASSERT_EQUAL(info.component_index, cidx);
+	/* Every spelling of doc/events.md; perf's and the kernel's name the catalogue's entry. */
+	CU_ASSERT_EQUAL_FATAL(PAPI_event_name_to_code("mpxkit:::task-clock", &code), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_event_code_to_name(code, name), PAPI_OK);
+	CU_ASSERT_STRING_EQUAL(name, "mpxkit:::perf::TASK-CLOCK");
+	CU_ASSERT_EQUAL(PAPI_event_name_to_code("mpxkit:::r003c:u", &code), PAPI_OK);
+	CU_ASSERT_EQUAL(PAPI_event_code_to_name(code, name), PAPI_OK);
+	CU_ASSERT_STRING_EQUAL(name, "mpxkit:::r3c:u");
+	CU_ASSERT_EQUAL(PAPI_event_name_to_code("mpxkit:::task-clock:x", &code), PAPI_ENOEVNT);
+}
+
+/*
+ * libpfm4's events come with their umasks, as PAPI's perf_event component
+ * lists them (PAPI_NTV_ENUM_UMASKS): each umask is EVENT:UMASK and names an
+ * event of its own.  Where libpfm4 knows no PMU here there is none to walk.
+ */
+static void test_umasks(void)
+{
+	int code = PAPI_NATIVE_MASK, umask, n_events = 0, n_umasks = 0;
+	char name[PAPI_MAX_STR_LEN], sub[PAPI_MAX_STR_LEN];
+
+	CU_ASSERT_EQUAL_FATAL(PAPI_enum_cmp_event(&code, PAPI_ENUM_FIRST, cidx), PAPI_OK);
+	do {
+		CU_ASSERT_EQUAL_FATAL(PAPI_event_code_to_name(code, name), PAPI_OK);
+		if (strstr(name + 9, "::") == NULL || strncmp(name, "mpxkit:::perf::", 15) == 0)
+			continue;
+		n_events++;
+		umask = code;
+		while (PAPI_enum_cmp_event(&umask, PAPI_NTV_ENUM_UMASKS, cidx) == PAPI_OK) {
+			char back[PAPI_MAX_STR_LEN];
+			int again;
+			CU_ASSERT_EQUAL_FATAL(PAPI_event_code_to_name(umask, sub), PAPI_OK);
+			CU_ASSERT(strncmp(sub, name, strlen(name)) == 0 && sub[strlen(name)] == ':');
+			CU_ASSERT_EQUAL_FATAL(PAPI_event_name_to_code(sub, &again), PAPI_OK);
+			CU_ASSERT_EQUAL(PAPI_event_code_to_name(again, back), PAPI_OK);
+			CU_ASSERT_STRING_EQUAL(back, sub);
+			n_umasks++;
+		}
+	} while (PAPI_enum_cmp_event(&code, PAPI_ENUM_EVENTS, cidx) == PAPI_OK);
+	printf("\n  %d libpfm4 events, %d umasks ", n_events, n_umasks);
+	if (n_events > 0)
+		CU_ASSERT(n_umasks > 0);
+}
+
+/* The raw perf_event of a tracepoint, from its tracefs id, read here without libmpxkit; or -1. */
+static int raw_tracepoint(const char *sub, const char *name)
+{
+	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	struct perf_event_attr attr;
+	unsigned long long id = 0;
+	char path[256];
+	FILE *f = NULL;
+
+	for (size_t i = 0; f == NULL && i < 2; i++) {
+		snprintf(path, sizeof path, "%s/events/%s/%s/id", roots[i], sub, name);
+		f = fopen(path, "r");
+	}
+	if (f == NULL || fscanf(f, "%llu", &id) != 1) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fclose(f);
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = id;
+	attr.disabled = 1;
+	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/*
+ * A tracepoint through PAPI: write(2) n times, and it counts the thread's
+ * writes between PAPI_start and PAPI_stop exactly (one event on C counters
+ * counts all the time; the thread counts itself only).  Those are the n,
+ * and the engine's own: PAPI_stop wakes the rotation thread with one
+ * eventfd write.  The truth is a raw descriptor of the same tracepoint,
+ * enabled around the whole window.
+ */
+static void test_tracepoint(void)
+{
+	const int n = 321;
+	int es = PAPI_NULL, fd = open("/dev/null", O_WRONLY), raw = raw_tracepoint("syscalls", "sys_enter_write");
+	long long v = -1, truth;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&es), PAPI_OK);
+	if (raw < 0 || PAPI_add_named_event(es, "mpxkit:::syscalls:sys_enter_write") != PAPI_OK) {
+		printf("\n  no syscalls:sys_enter_write here (tracefs not mounted?): not checked ");
+		CU_ASSERT(raw < 0); /* the kernel has none either */
+		PAPI_destroy_eventset(&es);
+		close(fd);
+		return;
+	}
+	ioctl(raw, PERF_EVENT_IOC_ENABLE, 0);
+	CU_ASSERT_EQUAL_FATAL(PAPI_start(es), PAPI_OK);
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(write(fd, "x", 1), 1);
+	CU_ASSERT_EQUAL_FATAL(PAPI_stop(es, &v), PAPI_OK);
+	ioctl(raw, PERF_EVENT_IOC_DISABLE, 0);
+	truth = cutest_perf_read(raw);
+	printf("\n  %d writes; mpxkit:::syscalls:sys_enter_write %lld, raw around it %lld ", n, v,
+	       truth);
+	CU_ASSERT(v >= n && v <= truth);
+	CU_ASSERT(truth - n <= 4);
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+	close(raw);
+	close(fd);
+}
+
+/* The event set's domain, through PAPI_set_opt: PAPI_OK or PAPI's error. */
+static int set_domain(int es, int domain)
+{
+	PAPI_option_t opt;
+
+	memset(&opt, 0, sizeof opt);
+	opt.domain.eventset = es;
+	opt.domain.domain = domain;
+	return PAPI_set_opt(PAPI_DOMAIN, &opt);
+}
+
+/* PAPI's domains (doc/events.md, "Modifiers"): kernel mode by default where the kernel allows it. */
+static void test_domains(void)
+{
+	const PAPI_component_info_t *info = PAPI_get_component_info(cidx);
+	int es = PAPI_NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(info);
+	CU_ASSERT_EQUAL(info->default_domain & PAPI_DOM_USER, PAPI_DOM_USER);
+	CU_ASSERT_EQUAL((info->default_domain & PAPI_DOM_KERNEL) != 0, cutest_kernel_allowed());
+	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&es), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(PAPI_assign_eventset_component(es, cidx), PAPI_OK);
+	CU_ASSERT_NOT_EQUAL(set_domain(es, PAPI_DOM_OTHER), PAPI_OK);
+	CU_ASSERT_EQUAL(set_domain(es, PAPI_DOM_ALL), PAPI_OK);
+	CU_ASSERT_EQUAL(set_domain(es, PAPI_DOM_USER), PAPI_OK);
+	PAPI_destroy_eventset(&es);
 }
 
 static void test_bad_name(void)
@@ -150,10 +289,19 @@ static void test_page_faults_match_raw(void)
 	munmap(p, FRESH_PAGES * page);
 }
 
+/* The calling thread's CPU time, the clock TASK-CLOCK counts. */
+static long long thread_cpu_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static void test_task_clock_match_raw(void)
 {
 	int es = PAPI_NULL, fd = cutest_perf_open("TASK-CLOCK");
-	long long v[2] = {-1, -1}, raw;
+	long long v[2] = {-1, -1}, raw, inside;
 
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&es), PAPI_OK);
@@ -162,16 +310,27 @@ static void test_task_clock_match_raw(void)
 	CU_ASSERT_EQUAL(PAPI_num_events(es), 2);
 
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	inside = -thread_cpu_ns();
 	CU_ASSERT_EQUAL(PAPI_start(es), PAPI_OK);
+	inside += thread_cpu_ns();
 	cutest_burn_cpu(BUSY_NS);
+	inside -= thread_cpu_ns();
 	CU_ASSERT_EQUAL(PAPI_stop(es, v), PAPI_OK);
+	inside += thread_cpu_ns();
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	raw = cutest_perf_read(fd);
 
-	printf("\n  task-clock: PAPI %lld ns, raw perf_event %lld ns ", v[0], raw);
+	printf("\n  task-clock: PAPI %lld ns, raw perf_event %lld ns, %lld ns inside PAPI_start and "
+	       "PAPI_stop ",
+	       v[0], raw, inside);
 	CU_ASSERT(v[0] + CLOCK_SLACK_NS >= BUSY_NS);
 	CU_ASSERT(raw >= v[0]);
-	CU_ASSERT(raw - v[0] <= 2000000); /* PAPI_start and PAPI_stop cost far less than 2 ms */
+	/*
+	 * What the raw count has beyond PAPI's is the thread's time inside PAPI_start
+	 * and PAPI_stop, measured here, so the bound holds on a loaded machine and
+	 * under valgrind alike; the slack is the raw ioctls and the clock reads.
+	 */
+	CU_ASSERT(raw - v[0] <= inside + RAW_SLACK_NS);
 	/* The loop maps no new memory, so a large count here would mean swapped slots. */
 	CU_ASSERT(v[1] >= 0 && v[1] < 64);
 
@@ -249,8 +408,9 @@ static const char *const six_events[SIX] = {
  * Faults come one per 100 us of work, about 20 per 2 ms slice, so each
  * observation is quantised to +-5 %; over ~30 rotations, 10 %.  The window
  * adds PAPI_start's and PAPI_stop's own time (well under 1 ms) and faults
- * (a few) to the truth.  In user mode (PAPI's default domain) context
- * switches and major faults count 0, multiplexed or not.
+ * (a few) to the truth.  In user mode (PAPI_DOM_USER, set here: the default
+ * adds kernel mode where allowed) context switches and major faults count
+ * 0, multiplexed or not.
  */
 static void test_six_events_on_two_counters(void)
 {
@@ -260,6 +420,9 @@ static void test_six_events_on_two_counters(void)
 	for (int i = 0; i < SIX; i++)
 		CU_ASSERT_FATAL((fd[i] = cutest_perf_open(six_events[i])) >= 0);
 	CU_ASSERT_EQUAL_FATAL(PAPI_create_eventset(&es), PAPI_OK);
+	/* User mode, as the truth counts (cutest_perf_open); the default adds kernel mode. */
+	CU_ASSERT_EQUAL_FATAL(PAPI_assign_eventset_component(es, cidx), PAPI_OK);
+	CU_ASSERT_EQUAL_FATAL(set_domain(es, PAPI_DOM_USER), PAPI_OK);
 	for (int i = 0; i < SIX; i++)
 		CU_ASSERT_EQUAL_FATAL(PAPI_add_named_event(es, six_events[i]), PAPI_OK);
 	for (int i = 0; i < SIX; i++)
@@ -292,6 +455,9 @@ static void test_six_events_on_two_counters(void)
 static const cutest_case component_cases[] = {
     {"component active", test_component_active},
     {"native event names", test_native_names},
+    {"libpfm4 umasks", test_umasks},
+    {"a tracepoint counts write(2) calls", test_tracepoint},
+    {"domains", test_domains},
     {"unknown event", test_bad_name},
     {"page faults match raw perf_event", test_page_faults_match_raw},
     {"task clock matches raw perf_event", test_task_clock_match_raw},
@@ -309,6 +475,7 @@ int main(void)
 
 	/* Read once by the component at PAPI_library_init; one or two events stay unmultiplexed. */
 	setenv("MPXKIT_COUNTERS", "2", 1);
+	setenv("MPXKIT_MULTIPLEX", "all", 1); /* software events, multiplexed on purpose */
 	setenv("MPXKIT_SLICE_US", "2000", 1);
 	setenv("MPXKIT_ESTIMATOR", "fixed", 1);
 	unsetenv("MPXKIT_REPLAY");

@@ -6,6 +6,7 @@ if [ -z "${PAPI_PREFIX-}" ]; then
 	exit 77
 fi
 bin=$PAPI_PREFIX/bin
+tmp_err=$(mktemp) || exit 99
 fail() {
 	echo "FAIL: $*"
 	exit 1
@@ -45,9 +46,12 @@ reason=$(disabled_reason MPXKIT_ESTIMATOR=ref-rate)
 echo "$reason" | grep -q '^MPXKIT_ESTIMATOR=ref-rate: it needs a reference' ||
 	fail "ref-rate without MPXKIT_REFERENCE: disabled reason '$reason'"
 reason=$(disabled_reason MPXKIT_REFERENCE=perf::NOPE)
-echo "$reason" | grep -q '^MPXKIT_REFERENCE=perf::NOPE: .*no such perf event' ||
+echo "$reason" | grep -q '^MPXKIT_REFERENCE=perf::NOPE: .*no such event' ||
 	fail "MPXKIT_REFERENCE=perf::NOPE: disabled reason '$reason'"
 # Bad schedules: an unknown name that is no file, a bad key, a bad group file.
+reason=$(disabled_reason MPXKIT_MULTIPLEX=some)
+echo "$reason" | grep -qx "MPXKIT_MULTIPLEX=some: not 'hardware' or 'all'" ||
+	fail "MPXKIT_MULTIPLEX=some: disabled reason '$reason'"
 reason=$(disabled_reason MPXKIT_SCHEDULE=nosuch)
 echo "$reason" | grep -q "^MPXKIT_SCHEDULE=nosuch: no schedule of that name (round-robin, prior, adaptive) and no such group file$" ||
 	fail "MPXKIT_SCHEDULE=nosuch: disabled reason '$reason'"
@@ -60,16 +64,31 @@ reason=$(disabled_reason MPXKIT_SCHEDULE="$groups")
 rm -f "$groups"
 echo "$reason" | grep -q "^MPXKIT_SCHEDULE=$groups: $groups:2: event 'perf::TASK-CLOCK' is already in group 1" ||
 	fail "MPXKIT_SCHEDULE=bad group file: disabled reason '$reason'"
-# adaptive through PAPI's own tool: 1 ms slices, so its short workload outlasts the start-up
+# A bad value reaches the user once on stderr, not only as PAPI_add_event's "Event does not
+# exist"; a misspelt MPXKIT_ name is warned about once and changes nothing (issue 25).
+MPXKIT_COUNTERS=abc "$bin/papi_command_line" mpxkit:::perf::TASK-CLOCK >/dev/null 2>"$tmp_err"
+[ "$(grep -c '^mpxkit: ' "$tmp_err")" = 1 ] &&
+	grep -qx 'mpxkit: MPXKIT_COUNTERS=abc: not a whole number in \[1, 64\]; the mpxkit component is disabled' "$tmp_err" ||
+	fail "MPXKIT_COUNTERS=abc through papi_command_line: stderr '$(cat "$tmp_err")'"
+out=$(MPXKIT_COUNTER=4 "$bin/papi_command_line" mpxkit:::perf::TASK-CLOCK 2>"$tmp_err") ||
+	fail "papi_command_line with MPXKIT_COUNTER=4 exited with $?"
+[ "$(grep -c '^mpxkit: ' "$tmp_err")" = 1 ] &&
+	grep -qx 'mpxkit: warning: MPXKIT_COUNTER: no such mpxkit setting, ignored (did you mean MPXKIT_COUNTERS?)' "$tmp_err" ||
+	fail "MPXKIT_COUNTER=4: stderr '$(cat "$tmp_err")'"
+echo "$out" | grep -q '^mpxkit:::perf::TASK-CLOCK : ' || fail "MPXKIT_COUNTER=4 stopped the count: $out"
+rm -f "$tmp_err"
+# adaptive through PAPI's own tool (software events multiplexed on purpose): 1 ms slices, so its short workload outlasts the start-up
 # phase, in which page faults hold the one counter.
-out=$(MPXKIT_SCHEDULE=adaptive MPXKIT_COUNTERS=1 MPXKIT_SLICE_US=1000 "$bin/papi_command_line" \
+out=$(MPXKIT_MULTIPLEX=all MPXKIT_SCHEDULE=adaptive MPXKIT_COUNTERS=1 MPXKIT_SLICE_US=1000 \
+	"$bin/papi_command_line" \
 	mpxkit:::perf::TASK-CLOCK mpxkit:::perf::PAGE-FAULTS) ||
 	fail "papi_command_line with MPXKIT_SCHEDULE=adaptive exited with $?"
 value=$(echo "$out" | sed -n "s/^mpxkit:::perf::TASK-CLOCK :[[:space:]]*\([0-9][0-9]*\).*/\1/p")
 [ -n "$value" ] && [ "$value" -gt 0 ] || fail "adaptive: TASK-CLOCK '$value'"
 
 # ref-rate online, task-clock in every slice, through PAPI's own tool.
-out=$(MPXKIT_ESTIMATOR=ref-rate MPXKIT_REFERENCE=perf::TASK-CLOCK MPXKIT_COUNTERS=1 \
+out=$(MPXKIT_MULTIPLEX=all MPXKIT_ESTIMATOR=ref-rate MPXKIT_REFERENCE=perf::TASK-CLOCK \
+	MPXKIT_COUNTERS=1 \
 	"$bin/papi_command_line" mpxkit:::perf::CPU-CLOCK mpxkit:::perf::PAGE-FAULTS) ||
 	fail "papi_command_line with ref-rate exited with $?"
 echo "$out"

@@ -453,6 +453,7 @@ int main(void)
 	snprintf(dump_file, sizeof dump_file, "%s/threads.pcz", dump_dir);
 	setenv("MPXKIT_DUMP", dump_file, 1);
 	setenv("MPXKIT_COUNTERS", "2", 1); /* 3 events: two groups, multiplexed */
+	setenv("MPXKIT_MULTIPLEX", "all", 1); /* software events, multiplexed on purpose */
 	setenv("MPXKIT_SLICE_US", "2000", 1);
 	unsetenv("MPXKIT_REPLAY");
 	unsetenv("MPXKIT_REFERENCE");

@@ -80,6 +80,7 @@ static void run_here(const char *mode, const char *trace, run *r)
 	r->fewest_reads = ~0ul;
 	setenv("MPXKIT_READ", mode, 1);
 	setenv("MPXKIT_COUNTERS", "4", 1);
+	setenv("MPXKIT_MULTIPLEX", "all", 1); /* software events, multiplexed on purpose */
 	setenv("MPXKIT_SLICE_US", "2000", 1);
 	if (trace)
 		setenv("MPXKIT_REPLAY", trace, 1);

@@ -181,6 +181,7 @@ static int run_child(const char *estimator, const char *model, const char *datad
 		close(fds[0]);
 		setenv("MPXKIT_ESTIMATOR", estimator, 1);
 		setenv("MPXKIT_COUNTERS", child_counters ? child_counters : replay ? "2" : "1", 1);
+		setenv("MPXKIT_MULTIPLEX", "all", 1); /* software events, multiplexed on purpose */
 		setenv("MPXKIT_SLICE_US", child_slice_us ? child_slice_us : "2000", 1);
 		unsetenv("MPXKIT_REFERENCE");
 		set_or_unset("MPXKIT_DUMP", child_dump);

@@ -26,6 +26,7 @@ int main(void)
 
 #include "mpxkit/estimator.h"
 #include "mpxkit/mpx.h"
+#include "mpxkit/papi.h"
 #include "mpxkit/schedule.h"
 #include "mpxkit/trace.h"
 
@@ -34,6 +35,7 @@ int main(void)
 #define REFERENCE "ev6" /* with a reference, ev0 .. ev5 are multiplexed and ev6 counted always */
 
 static char trace_path[256];
+static char short_path[256]; /* 2 steps of the trace: shorter than any rotation of G >= 3 */
 static char groups_path[256];
 static mpxkit_trace *trace;
 /* The schedule of the runs (MPXKIT_SCHEDULE, mpxkit_mpx_config.schedule); NULL: round-robin. */
@@ -59,6 +61,17 @@ static int make_trace(void)
 	}
 	snprintf(trace_path, sizeof trace_path, "%s/replay.csv", dir);
 	snprintf(groups_path, sizeof groups_path, "%s/groups.txt", dir);
+	snprintf(short_path, sizeof short_path, "%s/short.csv", dir);
+	{
+		mpxkit_trace *two = NULL;
+		int bad = mpxkit_trace_new(&two, NULL, N_EVENTS, names, NULL) < 0 ||
+			  mpxkit_trace_append(two, 0, trace->values) < 0 ||
+			  mpxkit_trace_append(two, 1, trace->values + N_EVENTS) < 0 ||
+			  mpxkit_trace_write(two, short_path, NULL) < 0;
+		mpxkit_trace_free(two);
+		if (bad)
+			return -1;
+	}
 	/* Groups in another order than the columns', with one of three events. */
 	FILE *g = fopen(groups_path, "w");
 	if (g == NULL || fputs("ev4 ev1\nev0\nev5, ev3 # and\nev2 ev6\n", g) < 0 || fclose(g) != 0)
@@ -271,6 +284,151 @@ static void test_every_schedule(void)
 	printf("\n  ");
 }
 
+/* ---- intervals through PAPI (mpxkit/papi.h) -------------------------------------------- */
+
+typedef struct papi_iv {
+	long long value[N_EVENTS];
+	int status[N_EVENTS];
+	double lo[N_EVENTS], hi[N_EVENTS];
+	int before_start, bad_index; /* what the call says before PAPI_start, and past the end */
+} papi_iv;
+
+/* In a child: replay path with fixed on C counters, stop, and ask each value's interval. */
+static int papi_iv_child(const char *path, size_t C, int fd)
+{
+	papi_iv r;
+	char buf[32];
+	int es = PAPI_NULL, rc;
+	double lo, hi;
+
+	memset(&r, 0, sizeof r);
+	setenv("MPXKIT_REPLAY", path, 1);
+	setenv("MPXKIT_ESTIMATOR", "fixed", 1);
+	setenv("MPXKIT_LEVEL", "0.8", 1);
+	snprintf(buf, sizeof buf, "%zu", C);
+	setenv("MPXKIT_COUNTERS", buf, 1);
+	if (PAPI_library_init(PAPI_VER_CURRENT) != PAPI_VER_CURRENT)
+		return 2;
+	rc = PAPI_create_eventset(&es);
+	for (size_t e = 0; rc == PAPI_OK && e < N_EVENTS; e++) {
+		snprintf(buf, sizeof buf, "mpxkit:::%s", trace->events[e]);
+		rc = PAPI_add_named_event(es, buf);
+	}
+	r.before_start = mpxkit_papi_interval(es, 0, &lo, &hi);
+	if (rc == PAPI_OK)
+		rc = PAPI_start(es);
+	if (rc == PAPI_OK)
+		rc = PAPI_stop(es, r.value);
+	if (rc != PAPI_OK)
+		return 3;
+	for (int e = 0; e < N_EVENTS; e++)
+		r.status[e] = mpxkit_papi_interval(es, e, &r.lo[e], &r.hi[e]);
+	r.bad_index = mpxkit_papi_interval(es, N_EVENTS, &lo, &hi);
+	PAPI_cleanup_eventset(es);
+	PAPI_destroy_eventset(&es);
+	PAPI_shutdown();
+	return write(fd, &r, sizeof r) == (ssize_t)sizeof r ? 0 : 4;
+}
+
+static int papi_iv_run(const char *path, size_t C, papi_iv *r)
+{
+	int fds[2], status = -1;
+	pid_t pid;
+	ssize_t got;
+
+	if (pipe(fds) != 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(papi_iv_child(path, C, fds[1]));
+	}
+	close(fds[1]);
+	got = read(fds[0], r, sizeof *r);
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && got == (ssize_t)sizeof *r ? 0 : -1;
+}
+
+/*
+ * The library's total intervals of fixed on the trace with C counters at
+ * 0.8, as mpxkit_estimator_run_series_iv gives them.
+ */
+static int offline_iv(size_t C, mpxkit_interval *total)
+{
+	mpxkit_mpx_config cfg = {C, NULL, NULL, 0, trace_path, NULL, 0};
+	mpxkit_mpx_run *run = NULL;
+	mpxkit_estimator *est = NULL;
+	double *out = NULL;
+	mpxkit_series series;
+	int rc = mpxkit_mpx_simulate(trace, &cfg, &run, NULL);
+
+	if (rc == 0)
+		rc = mpxkit_estimator_new(&est, "fixed", &run->layout, NULL, NULL);
+	if (rc == 0)
+		rc = mpxkit_estimator_set_interval(est, 0.8, 0);
+	if (rc == 0 && (out = calloc(run->n_rotations * N_EVENTS, sizeof *out)) == NULL)
+		rc = -1;
+	if (rc == 0) {
+		series = mpxkit_mpx_series(run);
+		rc = mpxkit_estimator_run_series_iv(est, &series, out, NULL, total);
+	}
+	free(out);
+	mpxkit_estimator_free(est);
+	mpxkit_mpx_run_free(run);
+	return rc;
+}
+
+/*
+ * Each value's interval from C, through the real libpapi: multiplexed (C =
+ * 2), the library's offline interval at MPXKIT_LEVEL, holding the value
+ * PAPI_stop returned; counted all the time (C = 7), exact, lo = hi = the
+ * value = the column's sum over the whole rotations (every step); a replay
+ * shorter than a rotation, not counted, where PAPI_stop's 0 is no
+ * measurement.  Before PAPI_start and past the last event, errors.
+ */
+static void test_papi_intervals(void)
+{
+	papi_iv r;
+	mpxkit_interval want[N_EVENTS];
+
+	CU_ASSERT_EQUAL_FATAL(papi_iv_run(trace_path, 2, &r), 0);
+	CU_ASSERT_EQUAL_FATAL(offline_iv(2, want), 0);
+	CU_ASSERT_EQUAL(r.before_start, PAPI_ENOTRUN);
+	CU_ASSERT_EQUAL(r.bad_index, PAPI_EINVAL);
+	for (size_t e = 0; e < N_EVENTS; e++) {
+		CU_ASSERT_EQUAL(r.status[e], MPXKIT_PAPI_ESTIMATED);
+		CU_ASSERT_EQUAL(memcmp(&r.lo[e], &want[e].lo, sizeof r.lo[e]), 0);
+		CU_ASSERT_EQUAL(memcmp(&r.hi[e], &want[e].hi, sizeof r.hi[e]), 0);
+		CU_ASSERT(r.lo[e] <= (double)r.value[e] + 0.5 &&
+			  (double)r.value[e] - 0.5 <= r.hi[e]);
+		CU_ASSERT(r.hi[e] > r.lo[e]);
+	}
+	printf("\n  C=2 ev0: %lld in [%.0f, %.0f] at 0.8", r.value[0], r.lo[0], r.hi[0]);
+
+	CU_ASSERT_EQUAL_FATAL(papi_iv_run(trace_path, N_EVENTS, &r), 0);
+	for (size_t e = 0; e < N_EVENTS; e++) {
+		double sum = 0;
+		for (size_t k = 0; k < N_STEPS; k++)
+			sum += (double)trace->values[k * N_EVENTS + e];
+		CU_ASSERT_EQUAL(r.status[e], MPXKIT_PAPI_EXACT);
+		CU_ASSERT_EQUAL(r.lo[e], r.hi[e]);
+		CU_ASSERT_EQUAL(r.lo[e], sum);
+		CU_ASSERT_EQUAL((double)r.value[e], sum);
+	}
+
+	CU_ASSERT_EQUAL_FATAL(papi_iv_run(short_path, 2, &r), 0);
+	for (size_t e = 0; e < N_EVENTS; e++) {
+		CU_ASSERT_EQUAL(r.status[e], MPXKIT_PAPI_NOT_COUNTED);
+		CU_ASSERT_EQUAL(r.value[e], 0);
+		CU_ASSERT_EQUAL(r.lo[e], 0.0);
+		CU_ASSERT(isinf(r.hi[e]));
+	}
+	printf("\n  ");
+}
+
 /* The estimators differ on this trace, so an exact match is not the same number five times. */
 static void test_estimators_differ(void)
 {
@@ -290,6 +448,7 @@ static const cutest_case replay_cases[] = {
     {"estimators differ on the trace", test_estimators_differ},
     {"every estimator: PAPI replay = offline", test_every_estimator},
     {"every schedule: PAPI replay = the simulator", test_every_schedule},
+    {"mpxkit_papi_interval: estimated, exact, not counted", test_papi_intervals},
     {NULL, NULL},
 };
 
@@ -306,6 +465,7 @@ int main(void)
 	rc = cutest_run("test_component_replay", suites);
 	unlink(trace_path);
 	unlink(groups_path);
+	unlink(short_path);
 	*strrchr(trace_path, '/') = '\0';
 	rmdir(trace_path);
 	mpxkit_trace_free(trace);

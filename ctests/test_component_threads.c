@@ -126,6 +126,7 @@ int main(void)
 	int rc;
 
 	setenv("MPXKIT_COUNTERS", "2", 1); /* 3 events: two groups, multiplexed */
+	setenv("MPXKIT_MULTIPLEX", "all", 1); /* software events, multiplexed on purpose */
 	setenv("MPXKIT_SLICE_US", "2000", 1);
 	unsetenv("MPXKIT_REPLAY");
 	rc = PAPI_library_init(PAPI_VER_CURRENT);

@@ -54,12 +54,43 @@ static void test_diag_message_falls_back(void)
 	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, -MPXKIT_ETRUNC), "truncated input");
 }
 
+/* A 100,000-byte name is shortened in the line, and the reason after it survives (issue 25). */
+static void test_long_words_are_bounded(void)
+{
+	static char name[100001];
+	char want[256];
+	mpxkit_diag d = { 0 };
+
+	memset(name, 'x', sizeof name - 1);
+	name[0] = 'A';
+	name[sizeof name - 2] = 'Z';
+	mpxkit_fail(&d, MPXKIT_ENOENT, "event '%s': no such event", name);
+	/* The word is 'A...Z': with its quotes and colon, 100,003 bytes: 100 of them, 40 at its end. */
+	snprintf(want, sizeof want, "event '%.99s...[100003 bytes]...%.37sZ': no such event",
+		 name, name + 1000);
+	CU_ASSERT_STRING_EQUAL(d.msg, want);
+	/* A word of MPXKIT_ECHO_MAX bytes is kept whole. */
+	name[MPXKIT_ECHO_MAX] = '\0';
+	mpxkit_fail(&d, MPXKIT_ENOENT, "%s", name);
+	CU_ASSERT_EQUAL(strlen(d.msg), MPXKIT_ECHO_MAX);
+	/* No UTF-8 character is cut: "é" is 2 bytes, the head's 100th byte would split one. */
+	{
+		char utf[400] = "x";
+		for (int i = 0; i < 150; i++)
+			strcat(utf, "\xc3\xa9");
+		mpxkit_fail(&d, MPXKIT_EINVAL, "%s", utf);
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "x\xc3\xa9"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "\xc3\xa9...[301 bytes]...\xc3\xa9"));
+	}
+}
+
 static const cutest_case error_cases[] = {
 	{ "every code has text", test_every_code_has_text },
 	{ "unknown code never NULL", test_unknown_code_never_null },
 	{ "fail fills diag", test_fail_fills_diag },
 	{ "fail_sys keeps errno", test_fail_sys_keeps_errno },
 	{ "diag message falls back", test_diag_message_falls_back },
+	{ "long words are bounded", test_long_words_are_bounded },
 	{ NULL, NULL },
 };
 

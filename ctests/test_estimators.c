@@ -491,6 +491,111 @@ static void test_learned_flat_windows(void)
 	}
 }
 
+/* ---- events that count nothing ------------------------------------------------------------ */
+
+/*
+ * A run whose event zero_event counts nothing until rotation first (n: not
+ * at all), while the others count at random, with a burst in rotation 0
+ * (a program's start, where the learned models expect every event to burst).
+ */
+typedef struct unseen_run {
+	const mpxkit_layout *l;
+	size_t n, zero_event, first;
+	const uint64_t *obs, *ref;
+} unseen_run;
+
+static void fill_unseen(unseen_run *r, uint64_t *obs, uint64_t *ref, unsigned *seed)
+{
+	size_t ne = r->l->n_events, ng = r->l->n_groups;
+
+	for (size_t k = 0; k < r->n; k++) {
+		for (size_t e = 0; e < ne; e++) {
+			uint64_t v = k == 0 ? 50000 + (uint64_t)(rand_r(seed) % 1000)
+					    : (uint64_t)(rand_r(seed) % 300);
+			obs[k * ne + e] = e == r->zero_event && k < r->first ? 0 : v;
+		}
+		for (size_t j = 0; j < ng; j++)
+			ref[k * ng + j] = (uint64_t)(rand_r(seed) % 1000);
+	}
+	r->obs = obs;
+	r->ref = r->l->has_reference ? ref : NULL;
+}
+
+/*
+ * Offline, whole-run and online with a peek after each push: rotation k of
+ * the unseen event is 0 wherever its window ends before the event's first
+ * count, for every estimator (the interpolating ones by their formulas,
+ * fixed's; the learned ones by the library's rule, whatever their model
+ * says), and the three paths agree.
+ */
+static void expect_unseen_zero(mpxkit_estimator *est, void *arg)
+{
+	const unseen_run *r = arg;
+	const mpxkit_layout *l = r->l;
+	size_t ne = l->n_events, len = r->n * ne, got = 0, z = r->zero_event;
+	unsigned ahead = mpxkit_estimator_info_of(est)->lookahead;
+	double *off = malloc(len * sizeof *off), *whole = malloc(len * sizeof *whole);
+	double *on = malloc(len * sizeof *on), peek[8];
+	int zero = 1;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run(est, r->n, r->obs, r->ref, off), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run_whole(est, r->n, r->obs, r->ref, whole, NULL), 0);
+	mpxkit_estimator_reset(est);
+	for (size_t k = 0; k < r->n; k++) {
+		mpxkit_rotation rot = {r->obs + k * ne, r->ref ? r->ref + k * l->n_groups : NULL,
+				       NULL, NULL};
+		got += mpxkit_estimator_push(est, &rot, on + got * ne) == 1;
+		CU_ASSERT(mpxkit_estimator_peek(est, peek) >= 0);
+		/* What is held back is estimated with the rotations pushed so far. */
+		if (k < r->first)
+			zero &= peek[z] == 0.0;
+	}
+	while (mpxkit_estimator_flush(est, on + got * ne) == 1)
+		got++;
+	CU_ASSERT_EQUAL(got, r->n);
+	CU_ASSERT(memcmp(on, off, len * sizeof *on) == 0);
+	for (size_t k = 0; k < r->n; k++)
+		if (k + ahead < r->first || r->first >= r->n)
+			zero &= off[k * ne + z] == 0.0 && whole[k * ne + z] == 0.0;
+	if (!zero)
+		printf("\n  %s: a count for an event that counted nothing (run of %zu, first count "
+		       "%zu, G = %zu)",
+		       mpxkit_estimator_info_of(est)->name, r->n, r->first, l->n_groups);
+	CU_ASSERT(zero);
+	free(off);
+	free(whole);
+	free(on);
+}
+
+/*
+ * Issue 25: mlp gave 83 context switches and 83 migrations, bigru 43, where
+ * none happened; the models add a start-up burst to every event that missed
+ * one.  Every estimator, on the test's models and the shipped ones: an event
+ * that never counts is 0 in every rotation, on runs of 1 to 40 rotations with
+ * 2 to 6 groups, with and without a reference; one that counts first at
+ * rotation F is 0 in the rotations whose window ends before F.
+ */
+static void test_unseen_events(void)
+{
+	enum { MAX_N = 40, MAX_E = 6 };
+	unsigned seed = 2525;
+
+	for (int trial = 0; trial < 40; trial++) {
+		size_t ng = 2 + (size_t)rand_r(&seed) % 5, ne = 2 + (size_t)rand_r(&seed) % 5;
+		size_t n = 1 + (size_t)rand_r(&seed) % MAX_N, slice[MAX_E];
+		uint64_t obs[MAX_N * MAX_E], ref[MAX_N * 6];
+		mpxkit_layout l = {ne, ng, slice, trial % 2, 0};
+		unseen_run r = {&l, n, (size_t)rand_r(&seed) % ne, n, NULL, NULL};
+
+		for (size_t e = 0; e < ne; e++)
+			slice[e] = e % ng;
+		if (trial % 4 == 3) /* it counts, late */
+			r.first = 1 + (size_t)rand_r(&seed) % n;
+		fill_unseen(&r, obs, ref, &seed);
+		for_each_estimator(&l, expect_unseen_zero, &r);
+	}
+}
+
 static void test_registry(void)
 {
 	const mpxkit_estimator_info *info = NULL;
@@ -1315,7 +1420,84 @@ static void test_bigru_shipped_model(void)
 	mpxkit_model_free(m);
 }
 
+/*
+ * The run-total anchor by hand: linear-dira's event 0 over g4_obs is
+ * 55 50 0 7.5 20 (132.5 in all, test_linear_dira), fixed's 40 80 0 0 20
+ * (140): anchored, dira's windows times 140 / 132.5.  Event 1 is 28 in
+ * every window under both, so it does not move.  The totals' intervals are
+ * those of run_series_iv on the anchored windows.
+ */
+static void test_anchor_series(void)
+{
+	const double dira[N_ROT] = {55, 50, 0, 7.5, 20};
+	mpxkit_series run = {N_ROT, g4_obs, NULL, NULL, NULL};
+	mpxkit_estimator *est = NULL;
+	double out[N_ROT * 2], sum = 0;
+	mpxkit_interval iv[N_ROT * 2], total[2];
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&est, "linear-dira", &g4, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_run_series(est, &run, out), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_anchor_series(est, &run, out, iv, total), 0);
+	for (int k = 0; k < N_ROT; k++) {
+		CU_ASSERT_DOUBLE_EQUAL(out[2 * k], dira[k] * 140.0 / 132.5, EPS);
+		CU_ASSERT_DOUBLE_EQUAL(out[2 * k + 1], 28.0, EPS);
+		sum += out[2 * k];
+	}
+	CU_ASSERT_DOUBLE_EQUAL(sum, 140.0, EPS);
+	CU_ASSERT(total[0].lo <= 140.0 && 140.0 <= total[0].hi);
+	CU_ASSERT_EQUAL(mpxkit_estimator_anchor_series(est, NULL, out, NULL, NULL), -MPXKIT_EINVAL);
+	mpxkit_estimator_free(est);
+}
+
+/* The anchor's arithmetic: scaled to fixed's sum; a zero column takes fixed's; 0 stays 0. */
+static void test_anchor_totals(void)
+{
+	/* Three rows of four events: columns (fixed | out). */
+	const double fixed[12] = {4, 3, 0, 0, 0, 1, 0, 5, 0, 0, 0, 0};
+	double out[12] = {1, 0, 0, 2, 1, 0, 0, 2, 2, 0, 0, 0};
+	const double want[12] = {1, 3, 0, 2.5, 1, 1, 0, 2.5, 2, 0, 0, 0};
+
+	mpxkit_anchor_totals(3, 4, fixed, out);
+	for (int i = 0; i < 12; i++)
+		CU_ASSERT_DOUBLE_EQUAL(out[i], want[i], EPS);
+}
+
+/*
+ * The relations by hand.  PAGE-FAULTS 10 10 (20) against MINOR 5 5 and
+ * MAJOR 2 0 (12): both sides become 16, PAGE-FAULTS scaled by 16/20, the
+ * parts by 16/12; the fourth event is in no relation.  raw_syscalls 3
+ * against read 4 and write 2 (6 > 3): both 4.5.  Already held (raw 9), or
+ * with MAJOR missing, nothing moves.
+ */
+static void test_relations(void)
+{
+	const char *names[4] = {"perf::PAGE-FAULTS", "perf::MINOR-FAULTS", "perf::MAJOR-FAULTS",
+				"other"};
+	double out[8] = {10, 5, 2, 7, 10, 5, 0, 1};
+	const double want[8] = {8, 5 * 16.0 / 12, 2 * 16.0 / 12, 7, 8, 5 * 16.0 / 12, 0, 1};
+	const char *sys[3] = {"raw_syscalls:sys_enter", "syscalls:sys_enter_read",
+			      "syscalls:sys_enter_write"};
+	double s[3] = {3, 4, 2}, held[3] = {9, 4, 2}, two[4] = {10, 5, 10, 5};
+
+	mpxkit_relations_apply(names, 4, 2, out);
+	for (int i = 0; i < 8; i++)
+		CU_ASSERT_DOUBLE_EQUAL(out[i], want[i], EPS);
+	mpxkit_relations_apply(sys, 3, 1, s);
+	CU_ASSERT_DOUBLE_EQUAL(s[0], 4.5, EPS);
+	CU_ASSERT_DOUBLE_EQUAL(s[1], 3.0, EPS);
+	CU_ASSERT_DOUBLE_EQUAL(s[2], 1.5, EPS);
+	mpxkit_relations_apply(sys, 3, 1, held);
+	CU_ASSERT_DOUBLE_EQUAL(held[0], 9.0, EPS);
+	CU_ASSERT_DOUBLE_EQUAL(held[1], 4.0, EPS);
+	mpxkit_relations_apply(names, 2, 2, two); /* MAJOR-FAULTS not there */
+	CU_ASSERT_DOUBLE_EQUAL(two[0], 10.0, EPS);
+	CU_ASSERT_DOUBLE_EQUAL(two[1], 5.0, EPS);
+}
+
 static const cutest_case estimator_cases[] = {
+    {"the relations between events by hand", test_relations},
+    {"the run-total anchor by hand", test_anchor_series},
+    {"the anchor's arithmetic", test_anchor_totals},
     {"fixed", test_fixed},
     {"linear-dira", test_linear_dira},
     {"linear-tam", test_linear_tam},
@@ -1327,6 +1509,7 @@ static const cutest_case estimator_cases[] = {
     {"constant runs of 1-20 rotations: exact", test_constant_runs},
     {"learned: runs of 1-10 rotations are fixed's", test_learned_short_runs},
     {"learned: flat windows are fixed's", test_learned_flat_windows},
+    {"an event that counts nothing is 0", test_unseen_events},
     {"registry", test_registry},
     {"online equals offline", test_online_equals_offline},
     {"lower bound", test_estimates_bound_below},

@@ -131,14 +131,14 @@ expect "directory without traces" 2 "no \*.csv or \*.csv.gz trace" "$tmp/empty"
 # linear-tam: b = (2x3, 2x(3+2)/2 + (2-3)/2) = (6, 4.5): RA = 1 - 2.5/8 = 0.6875.
 run -c 1 -f csv "$tmp/small.csv"
 check_csv() {
-	line=$(grep -F ",$1,$2," "$tmp/out")
+	line=$(grep -F ",$1,$2," "$tmp/out" | cut -d, -f1-7)
 	if [ "$line" = "$tmp/small.csv,$1,$2,$3,round-robin" ]; then
 		ok "csv: $1 by $2 = $3"
 	else
 		not_ok "csv: $1 by $2: got '$line', want '...,$3'"
 	fi
 }
-if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw,schedule" ] &&
+if [ "$status" -eq 0 ] && [ "$(head -1 "$tmp/out")" = "trace,event,estimator,ra,total_accuracy,dtw,schedule,interval_coverage,total_in_interval,half_width,merge" ] &&
 	[ "$(wc -l <"$tmp/out")" -eq 11 ]; then
 	ok "csv: header and 2 events x 5 estimators"
 else
@@ -159,8 +159,8 @@ cp "$tmp/out" "$tmp/small.out.csv"
 # 0.077760; b is seen in step 2 (2): 4 against 3 + 2 = 5, RA 0.8, DTW log10(6/5) = 0.079181.
 run -c 1 -f csv -e fixed --from-step 1 "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(wc -l <"$tmp/out")" -eq 3 ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760,round-robin" "$tmp/out" &&
-	grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181,round-robin" "$tmp/out"; then
+	cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/small.csv,a,fixed,0.800000,0.800000,0.077760,round-robin" &&
+	cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/small.csv,b,fixed,0.800000,0.800000,0.079181,round-robin"; then
 	ok "--from-step 1: hand-computed scores of the rotation after it"
 else
 	not_ok "--from-step 1: status $status"
@@ -179,7 +179,7 @@ fi
 printf '# b alone, then a\nb\n\na\n' >"$tmp/ba.txt"
 run -c 1 -f csv -e fixed -g "$tmp/ba.txt" "$tmp/small.csv"
 if [ "$status" -eq 0 ] && [ "$(sed -n 2p "$tmp/out" | cut -d, -f2)" = b ] &&
-	grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,groups" "$tmp/out"; then
+	cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,groups"; then
 	ok "group file: order and slice follow the file"
 else
 	not_ok "group file: status $status"
@@ -218,7 +218,8 @@ fi
 run -c 1 -f json -r b "$tmp/small.csv"
 if [ "$status" -eq 0 ] &&
 	jq -e 'type == "array" and length == 6 and
-		all(.[]; (keys == ["dtw", "estimator", "event", "ra", "schedule", "total_accuracy", "trace"])
+		all(.[]; (keys == ["dtw", "estimator", "event", "half_width", "interval_coverage", "merge", "ra",
+				  "schedule", "total_accuracy", "total_in_interval", "trace"])
 			and (.ra | type) == "number" and (.dtw | type) == "number")' "$tmp/out" >/dev/null &&
 	[ "$(jq -r '[.[].estimator] | join(",")' "$tmp/out")" = "fixed,linear-dira,linear-tam,cam,dcam,ref-rate" ] &&
 	[ "$(jq -r '[.[].event] | unique | join(",")' "$tmp/out")" = "a" ]; then
@@ -234,6 +235,89 @@ else
 	not_ok "json: ref-rate RA $(jq -r '.[] | select(.estimator == "ref-rate") | .ra' "$tmp/out")"
 fi
 
+# --- merging steps into slices ----------------------------------------------------------------
+# 9 steps of a and b on one counter; --merge 2 sums steps 2j and 2j+1 into slice j (step 8 left
+# out): a 4 12 4 4, b 2 2 4 4, the trace coarse.csv holds by hand.  G = 2: a is seen in slices 0
+# and 2 (4, 4) and truly counts 16 and 8, so fixed's 8 and 8 score RA 1 - 8/24 = 0.666667 and
+# total accuracy 1 - 8/24; b is seen in slices 1 and 3 (2, 4) for 4 and 8: fixed is exact.
+printf 'step,a,b\n0,1,2\n1,3,0\n2,5,1\n3,7,1\n4,2,2\n5,2,2\n6,4,0\n7,0,4\n8,9,9\n' >"$tmp/fine.csv"
+printf 'step,a,b\n0,4,2\n2,12,2\n4,4,4\n6,4,4\n' >"$tmp/coarse.csv"
+run -c 1 -f csv -e fixed,linear-dira,cam --merge 2 "$tmp/fine.csv"
+sed "s|^$tmp/fine.csv,||; s|,2\$||" "$tmp/out" >"$tmp/merged.out"
+if [ "$status" -eq 0 ] && [ "$(cut -d, -f11 "$tmp/out" | sort -u)" = "$(printf '2\nmerge')" ] &&
+	cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/fine.csv,a,fixed,0.666667,0.666667,[0-9.]*,round-robin" &&
+	cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/fine.csv,b,fixed,1.000000,1.000000,0.000000,round-robin"; then
+	ok "--merge 2: fixed's hand-computed scores, merge column 2"
+else
+	not_ok "--merge 2: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+run -c 1 -f csv -e fixed,linear-dira,cam "$tmp/coarse.csv"
+sed "s|^$tmp/coarse.csv,||; s|,1\$||" "$tmp/out" >"$tmp/coarse.out"
+if [ "$status" -eq 0 ] && [ "$(wc -l <"$tmp/coarse.out")" -eq 7 ] && cmp -s "$tmp/merged.out" "$tmp/coarse.out"; then
+	ok "--merge 2 scores as the trace summed by hand, for every estimator"
+else
+	not_ok "--merge 2 differs from the hand-merged trace"
+	diff "$tmp/merged.out" "$tmp/coarse.out" | sed 's/^/#   /'
+fi
+run -c 1 -f json -e fixed --merge 1,2 "$tmp/fine.csv"
+if [ "$status" -eq 0 ] && jq -e 'length == 4 and ([.[].merge] | unique) == [1, 2]' "$tmp/out" >/dev/null; then
+	ok "--merge 1,2: a row per value"
+else
+	not_ok "--merge 1,2 json: status $status"
+fi
+run -c 1 -e fixed --merge 1,2 "$tmp/fine.csv"
+if [ "$status" -eq 0 ] && grep -q '^# slices of 1 step$' "$tmp/out" && grep -q '^# slices of 2 steps$' "$tmp/out" &&
+	[ "$(grep -c '^mean' "$tmp/out")" -eq 2 ]; then
+	ok "table: one table per --merge value"
+else
+	not_ok "table with --merge: status $status"
+	sed 's/^/#   /' "$tmp/out" "$tmp/err"
+fi
+expect "--merge 0" 1 "--merge takes whole numbers >= 1, comma-separated" --merge 0 "$tmp/fine.csv"
+expect "--merge x" 1 "--merge takes whole numbers >= 1, comma-separated" --merge 2,x "$tmp/fine.csv"
+expect "--merge twice" 1 "--merge: 2 given twice" --merge 2,2 "$tmp/fine.csv"
+expect "--merge past the trace" 2 "fine.csv: trace: 9 steps are fewer than the 10 of one merged step" \
+	--merge 10 "$tmp/fine.csv"
+expect "--plot with two --merge values" 1 "--plot takes one --merge value" --merge 1,2 \
+	--plot "$tmp/m.svg" --trace "$tmp/fine.csv" --event a
+
+# --- intervals --------------------------------------------------------------------------------
+# With b the reference and one counter, G = 1: every estimator counts a in every slice, so its
+# intervals are the counts themselves: every window and the total hold the truth, half-width 0.
+if jq -e 'all(.[]; .interval_coverage == 1 and .total_in_interval == true and .half_width == 0)' \
+	"$tmp/out" >/dev/null; then
+	ok "json: the intervals of an event counted all the time are exact"
+else
+	not_ok "json: intervals at G = 1"
+	sed 's/^/#   /' "$tmp/out"
+fi
+# Round-robin, G = 2: fixed's first window of a has no spread yet (a's one counted slice so
+# far), an open bound, so a's median half-width over its 2 windows is infinite.
+if [ "$(grep -F ',a,fixed,' "$tmp/small.out.csv" | cut -d, -f8-10)" = "1.000000,true,inf" ]; then
+	ok "csv: an open bound holds the truth and has an infinite half-width"
+else
+	not_ok "csv: open bound: $(grep -F ',a,fixed,' "$tmp/small.out.csv")"
+fi
+expect "bad --level" 1 "--level takes a number above 0 and at most 0.99" --level 1 "$tmp/small.csv"
+expect "bad --level text" 1 "--level takes" --level 0.9x "$tmp/small.csv"
+run -c 1 -f csv -e linear-dira --level 0.5 "$tmp/small.csv"
+narrow=$(grep -F ',a,linear-dira,' "$tmp/out" | cut -d, -f10)
+run -c 1 -f csv -e linear-dira --level 0.99 "$tmp/small.csv"
+wide=$(grep -F ',a,linear-dira,' "$tmp/out" | cut -d, -f10)
+if [ -n "$narrow" ] && awk -v a="$narrow" -v b="$wide" 'BEGIN { exit !(a + 0 > 0 && a + 0 < b + 0) }'; then
+	ok "--level: a higher level, a wider interval ($narrow < $wide)"
+else
+	not_ok "--level: half-widths $narrow and $wide"
+fi
+run -c 1 "$tmp/small.csv"
+if [ "$status" -eq 0 ] && grep -q '^coverage ' "$tmp/out" && grep -q '^total cov\. ' "$tmp/out" &&
+	grep -q '^half-width ' "$tmp/out"; then
+	ok "table: coverage and width per estimator"
+else
+	not_ok "table: interval rows"
+fi
+
 # --- schedules ---------------------------------------------------------------------------------
 # Two schedules x two estimators: 2 events x 4 rows, each with its schedule; windows of 2 slices.
 run -c 1 -f json -w 2 -s round-robin,adaptive -e fixed,linear-dira "$tmp/small.csv"
@@ -247,7 +331,7 @@ else
 fi
 # A group file given as the schedule is --groups FILE.
 run -c 1 -f csv -e fixed -s "$tmp/ba.txt" "$tmp/small.csv"
-if [ "$status" -eq 0 ] && grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,$tmp/ba.txt" "$tmp/out"; then
+if [ "$status" -eq 0 ] && cut -d, -f1-7 "$tmp/out" | grep -qx "$tmp/small.csv,a,fixed,0.750000,0.750000,0.172546,$tmp/ba.txt"; then
 	ok "--schedule FILE: the group file's groups"
 else
 	not_ok "--schedule FILE: status $status"
@@ -437,6 +521,54 @@ if [ ! -e "$tmp/q.svg" ]; then
 	ok "plot: nothing written on failure"
 else
 	not_ok "plot: $tmp/q.svg written on failure"
+fi
+
+# DTW's band (doc/evaluation.md): 72 rotations by default, --band full for the whole matrix.
+lu="$top_srcdir/data/corpus/lu.csv.gz"
+$mpxkit eval -f csv "$lu" >"$tmp/band-default.csv" 2>"$tmp/err" &&
+	$mpxkit eval -f csv --band 72 "$lu" >"$tmp/band-72.csv" 2>>"$tmp/err" &&
+	$mpxkit eval -f csv --band full "$lu" >"$tmp/band-full.csv" 2>>"$tmp/err" &&
+	$mpxkit eval -f csv --band 1000 "$lu" >"$tmp/band-1000.csv" 2>>"$tmp/err" || not_ok "band runs: $(cat "$tmp/err")"
+cmp -s "$tmp/band-default.csv" "$tmp/band-72.csv" && ok "band: the default is --band 72" ||
+	not_ok "band: the default is not --band 72"
+cmp -s "$tmp/band-full.csv" "$tmp/band-1000.csv" && ok "band: full is a band wider than the trace" ||
+	not_ok "band: --band full differs from --band 1000 on a 114-rotation trace"
+# 2,400 steps of lu (600 rotations): a band only removes paths, so its cost is never below the
+# full matrix's, and here it is above it somewhere (the default really is banded).
+gzip -dc "$lu" | awk -F, '/^#/ { next } !h { print; h = 1; next } { r[n++] = $0 }
+	END { for (i = 0; i < 2400; i++) { x = r[i % n]; sub(/^[^,]*/, i, x); print x } }' >"$tmp/long.csv"
+$mpxkit eval -f csv "$tmp/long.csv" >"$tmp/long-band.csv" 2>"$tmp/err" &&
+	$mpxkit eval -f csv --band full "$tmp/long.csv" >"$tmp/long-full.csv" 2>>"$tmp/err" ||
+	not_ok "band on a long trace: $(cat "$tmp/err")"
+# The dtw column found by its header, each file's in the pasted row.
+verdict=$(paste -d, "$tmp/long-band.csv" "$tmp/long-full.csv" | awk -F, 'NR == 1 {
+	m = NF / 2; for (i = 1; i <= m; i++) if ($i == "dtw") k = i; next }
+	{ n++; if ($k + 1e-9 < $(m + k)) below++; if ($k > $(m + k) + 1e-6) above++ }
+	END { printf "%d %d %d", n, below + 0, above + 0 }')
+set -- $verdict
+if [ "$1" -gt 0 ] && [ "$2" -eq 0 ] && [ "$3" -gt 0 ]; then
+	ok "band on 600 rotations: never below the full matrix, above it on $3 of $1 scores"
+else
+	not_ok "band on 600 rotations: $1 scores, $2 below the full matrix, $3 above"
+fi
+expect "band: not a number" 1 "--band x: not 'full' or a whole number" --band x "$lu"
+
+# --anchor: every estimator's run total is fixed's (so its total accuracy is fixed's, event by
+# event and schedule by schedule); without it some estimator's differs, so the flag does work.
+anchor_spread() { # anchor_spread FILE: (trace, event, schedule) keys whose total accuracies differ
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		{ k = $c["trace"] SUBSEP $c["event"] SUBSEP $c["schedule"]; v = $c["total_accuracy"]
+		  if (k in lo) { if (v < lo[k]) lo[k] = v; if (v > hi[k]) hi[k] = v } else lo[k] = hi[k] = v }
+		END { for (k in lo) n += hi[k] - lo[k] > 1e-9; print n + 0 }' "$1"
+}
+run -f csv -s round-robin,adaptive -e fixed,linear-dira,cam,mlp --anchor "$lu"
+cp "$tmp/out" "$tmp/anchored.csv"
+run -f csv -s round-robin,adaptive -e fixed,linear-dira,cam,mlp "$lu"
+if [ "$(anchor_spread "$tmp/anchored.csv")" -eq 0 ] && [ "$(anchor_spread "$tmp/out")" -gt 0 ] &&
+	[ "$(wc -l <"$tmp/anchored.csv")" -eq "$(wc -l <"$tmp/out")" ]; then
+	ok "anchor: every estimator's total accuracy is fixed's"
+else
+	not_ok "anchor: $(anchor_spread "$tmp/anchored.csv") keys differ anchored, $(anchor_spread "$tmp/out") not"
 fi
 
 exit $failed

@@ -92,6 +92,7 @@ static mpxkit_sched *new_sched(mpxkit_source *src, size_t C, uint64_t slice_ns,
 	int rc;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = C;
 	cfg.slice_ns = slice_ns;
 	snprintf(cfg.schedule, sizeof cfg.schedule, "%s", schedule);
@@ -399,6 +400,69 @@ static void test_shortcut_equals_general(void)
 	target_stop(&t);
 }
 
+/* ---- parts: a switch's system calls, and what it reads --------------------------------------- */
+
+/*
+ * Parts (lib/source/perf.c): the six events in three parts of two, for a
+ * thread that works between switches and waits during them.  A switch makes
+ * 2 ioctl(2) and 3 read(2), one read more the first time a part comes on.
+ * The closed part's counts and times are its slots' own (read one by one
+ * after the switch: nothing moves while the target waits), its task clock
+ * member counted its part's running time exactly, and a snapshot of the
+ * part now on is one read(2) whose clock is the clock's own read, bit for
+ * bit (the anchor is exact when no target time passed during the switch).
+ */
+static void test_parts_switch(void)
+{
+	static const size_t part[N_EVENTS] = {0, 0, 1, 1, 2, 2};
+	mpxkit_source *src = NULL;
+	mpxkit_source_count counts[N_EVENTS], own[N_EVENTS];
+	uint64_t clock, snap_clock, clock_now, v[2];
+	int seen[3] = {0, 0, 0};
+	target t;
+
+	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
+	{
+		mpxkit_source_target who = {t.tid, -1, 0, 0};
+		CU_ASSERT_FATAL(open_source(&src, &who, N_EVENTS, 0) == 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_partition(src, part, 3, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_switch_part(src, MPXKIT_SOURCE_NO_PART, 0, counts, &clock),
+			0);
+	seen[0] = 1;
+	for (int k = 0; k < 9; k++) {
+		size_t from = (size_t)k % 3, to = (size_t)(k + 1) % 3,
+		       slots[2] = {2 * to, 2 * to + 1};
+		size_t closed[2] = {2 * from, 2 * from + 1};
+		target_work(&t, 500000 + 100000 * (uint64_t)k);
+		count_from_here();
+		CU_ASSERT_EQUAL(mpxkit_source_switch_part(src, from, to, counts, &clock), 0);
+		calls_so_far();
+		CU_ASSERT_EQUAL(n_ioctl, 2);
+		CU_ASSERT_EQUAL(n_read, 3 + !seen[to]);
+		seen[to] = 1;
+		CU_ASSERT_EQUAL(mpxkit_source_read_slots(src, closed, 2, own), 0);
+		for (size_t i = 0; i < 2; i++) {
+			const mpxkit_source_count *a = &counts[closed[i]], *b = &own[closed[i]];
+			CU_ASSERT_EQUAL(a->value, b->value);
+			CU_ASSERT_EQUAL(a->time_enabled, b->time_enabled);
+			CU_ASSERT_EQUAL(a->time_running, b->time_running);
+		}
+		if (from == 0) /* TASK-CLOCK: exactly its part's running time */
+			CU_ASSERT_EQUAL(counts[0].value, counts[0].time_running);
+		count_from_here();
+		CU_ASSERT_EQUAL(mpxkit_source_snapshot(src, slots, 2, v, &snap_clock), 1);
+		CU_ASSERT_EQUAL(calls_so_far(), 1);
+		CU_ASSERT_EQUAL(mpxkit_source_clock(src, &clock_now), 0);
+		CU_ASSERT_EQUAL(snap_clock, clock_now);
+		CU_ASSERT_EQUAL(snap_clock, clock);
+	}
+	printf("\n  9 switches: 2 ioctl and 3 read each (4 the first time), the clock carried "
+	       "exactly\n  ");
+	mpxkit_source_free(src);
+	target_stop(&t);
+}
+
 /* ---- the group: a clock member runs as soon as it is enabled ------------------------------ */
 
 /*
@@ -674,6 +738,7 @@ int main(void)
 	    {"every event on: the shortcut = the general read, bit for bit",
 	     test_shortcut_equals_general},
 	    {"a clock member runs once enabled (the kick)", test_clock_member_runs},
+    {"parts: a switch's system calls and reads, the clock exact", test_parts_switch},
 	    {"real pages of software events: the group read", test_real_pages_fall_back},
 	    {"rdpmc on simulated pages: no system call, the clock carried", test_simulated_rdpmc},
 	    {"the engine on simulated counters: no system call", test_engine_no_syscall},

@@ -116,7 +116,7 @@ else
 fi
 pack_rank "$tmp/extra.3.pcz" 3 4711 A,B,C extra
 run merge -o "$tmp/m2.pcz" "$tmp/job.0.pcz" "$tmp/job.1.pcz" "$tmp/job.2.pcz" "$tmp/extra.3.pcz"
-if [ "$status" -eq 0 ] && grep -q "note: 1 ranks' regions differ .*rank 3 has more regions than rank 0's 2" "$tmp/err"; then
+if [ "$status" -eq 0 ] && grep -q "note: 1 rank's regions differ .*rank 3 has more regions than rank 0's 2" "$tmp/err"; then
 	ok "misaligned regions: merged, with a note"
 else
 	not_ok "misaligned: $(cat "$tmp/err")"

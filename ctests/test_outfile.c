@@ -156,7 +156,7 @@ static void test_fifo_written_through(void)
 	struct stat st;
 
 	CU_ASSERT_EQUAL_FATAL(mkfifo(r.path, 0600), 0);
-	CU_ASSERT_EQUAL(mpxkit_outfile_check(r.path, NULL), 0); /* must not wait for a reader */
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(r.path, NULL, 0, NULL), 0); /* must not wait for a reader */
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, read_fifo, &r), 0);
 	CU_ASSERT_EQUAL(mpxkit_outfile_write_all(r.path, "through\n", 8, NULL), 0);
 	pthread_join(t, NULL);
@@ -244,7 +244,7 @@ static void test_directory_refused(void)
 	snprintf(path, sizeof path, "%s/", cutest_scratch());
 	CU_ASSERT_EQUAL(mpxkit_outfile_open(&f, path, &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
-	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch(), &d), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch(), NULL, 0, &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "Is a directory"));
 	CU_ASSERT_EQUAL(cutest_scratch_entries(), 0);
 }
@@ -255,10 +255,10 @@ static void test_check_leaves_nothing(void)
 	const char *path = cutest_scratch_path("checked.txt");
 	struct stat st;
 
-	CU_ASSERT_EQUAL(mpxkit_outfile_check(path, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(path, NULL, 0, &d), 0);
 	CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
 	CU_ASSERT_EQUAL(cutest_scratch_entries(), 0);
-	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch_path("no/dir/x"), &d), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(cutest_scratch_path("no/dir/x"), NULL, 0, &d), -MPXKIT_ESYS);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "No such file or directory"));
 }
 
@@ -272,6 +272,86 @@ static void test_stdout_dash(void)
 	CU_ASSERT_EQUAL(mpxkit_outfile_commit(f, NULL), 0);
 	/* Standard output stays open for the caller. */
 	CU_ASSERT_NOT_EQUAL(fcntl(1, F_GETFD), -1);
+}
+
+
+/* Writes text to path (a scratch file) as an input would be. */
+static void make_input(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "wb");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_output_that_is_an_input_refused(void)
+{
+	char in[4096], other[4096], link_[4096], hard[4096], fresh[4096];
+	const char *inputs[3];
+	mpxkit_diag d = { 0 };
+
+	snprintf(in, sizeof in, "%s", cutest_scratch_path("in.csv"));
+	snprintf(other, sizeof other, "%s", cutest_scratch_path("other.csv"));
+	snprintf(link_, sizeof link_, "%s", cutest_scratch_path("link.csv"));
+	snprintf(hard, sizeof hard, "%s", cutest_scratch_path("hard.csv"));
+	snprintf(fresh, sizeof fresh, "%s", cutest_scratch_path("fresh.csv"));
+	make_input(in, "a\n1\n");
+	make_input(other, "b\n2\n");
+	CU_ASSERT_EQUAL_FATAL(symlink("in.csv", link_), 0);
+	CU_ASSERT_EQUAL_FATAL(link(in, hard), 0);
+	inputs[0] = other;
+	inputs[1] = NULL; /* an input not given is skipped */
+	inputs[2] = in;
+
+	/* The input itself, a link whose target it is, a hard link of it. */
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(in, inputs, 3, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(d.code, -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "is the same file as the input"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "in.csv"));
+	CU_ASSERT_PTR_NULL(strchr(d.msg, '\n'));
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(link_, inputs, 3, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(hard, inputs, 3, &d), -MPXKIT_EINVAL);
+	/* The input named through the link, the output by its own name. */
+	inputs[2] = link_;
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(in, inputs, 3, &d), -MPXKIT_EINVAL);
+	/* Not compared when no inputs are given, and a new file is no input. */
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(in, NULL, 0, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(fresh, inputs, 3, &d), 0);
+	/* An input that does not exist is left to its reader. */
+	inputs[0] = cutest_scratch_path("missing.csv");
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(other, inputs, 1, &d), 0);
+	/* Nothing was changed or left behind. */
+	CU_ASSERT_EQUAL(cutest_scratch_entries(), 4);
+	unlink(in), unlink(other), unlink(link_), unlink(hard);
+}
+
+static void test_standard_input_compared(void)
+{
+	const char *in = cutest_scratch_path("stdin.csv");
+	const char *inputs[] = { "-" };
+	mpxkit_diag d = { 0 };
+	int saved = dup(STDIN_FILENO), fd;
+
+	make_input(in, "x\n");
+	fd = open(in, O_RDONLY);
+	CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+	CU_ASSERT_EQUAL_FATAL(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+	close(fd);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check(in, inputs, 1, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "(standard input)"));
+	dup2(saved, STDIN_FILENO);
+	close(saved);
+	unlink(in);
+}
+
+static void test_devices_never_compared(void)
+{
+	const char *inputs[] = { "/dev/null" };
+
+	/* A device read and written at once (a terminal, /dev/null) replaces nothing. */
+	CU_ASSERT_EQUAL(mpxkit_outfile_check("/dev/null", inputs, 1, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_outfile_check("-", inputs, 1, NULL), 0);
 }
 
 static const cutest_case outfile_cases[] = {
@@ -289,6 +369,9 @@ static const cutest_case outfile_cases[] = {
 	{ "a directory is refused", test_directory_refused },
 	{ "check leaves nothing behind", test_check_leaves_nothing },
 	{ "- is standard output", test_stdout_dash },
+	{ "an output that is an input is refused", test_output_that_is_an_input_refused },
+	{ "standard input is compared", test_standard_input_compared },
+	{ "devices are never compared", test_devices_never_compared },
 	{ NULL, NULL },
 };
 

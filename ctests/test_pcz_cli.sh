@@ -112,6 +112,13 @@ done
 $mpxkit pack - -o "$tmp/stdin.pcz" <"$golden/two-threads.csv" 2>"$tmp/err"
 run unpack "$tmp/stdin.pcz"
 cmp -s "$tmp/out" "$golden/two-threads.csv" && ok "pack from stdin" || not_ok "pack from stdin"
+# unpack from a pipe: the bytes arrive once, and are checked whole before any is written.
+cat "$tmp/stdin.pcz" | $mpxkit unpack - -o "$tmp/pipe.csv" 2>"$tmp/err"
+[ $? -eq 0 ] && cmp -s "$tmp/pipe.csv" "$golden/two-threads.csv" && ok "unpack from a pipe" ||
+	not_ok "unpack from a pipe: $(cat "$tmp/err")"
+head -c 40 "$tmp/stdin.pcz" | $mpxkit unpack - -o "$tmp/never.csv" 2>"$tmp/err"
+[ $? -eq 2 ] && [ ! -e "$tmp/never.csv" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	ok "unpack of a cut pipe: one line, no output" || not_ok "unpack of a cut pipe"
 
 # info and verify.
 name=$(basename "$(ls "$top_srcdir"/data/threads/*.csv | head -n 1)" .csv)

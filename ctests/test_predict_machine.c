@@ -362,6 +362,8 @@ static void test_live(void)
 	mpxkit_sched_config_default(&o.sched);
 	CU_ASSERT_FATAL(mpxkit_sched_config_set(&o.sched, "MPXKIT_REPLAY", write_trace(), NULL) ==
 			0);
+	/* The periods below are worked out for 10 ms slices, one replayed step each. */
+	CU_ASSERT_FATAL(mpxkit_sched_config_set(&o.sched, "MPXKIT_SLICE_US", "10000", NULL) == 0);
 	o.arg = &got;
 	rc = mpxkit_predict_live(&o, argv, &status, &diag);
 	if (rc < 0)

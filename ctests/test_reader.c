@@ -173,6 +173,9 @@ static void test_gzip_transparent(void)
 	path = put_file("cut.gz", whole, n - 6);
 	CU_ASSERT_EQUAL(read_lines(path, &gz, got, sizeof got, &d), -MPXKIT_ETRUNC);
 	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "gzip stream"));
+	/* The file's name, once, and not zlib's name of the descriptor (issue 25). */
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "cut.gz: gzip stream: unexpected end of file"));
+	CU_ASSERT_PTR_NULL(strstr(d.msg, "<fd:"));
 }
 
 static void test_gzip_bound_counts_inflated_bytes(void)

@@ -9,19 +9,11 @@ unset MPXKIT_DATADIR
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mpxkit-test-readme.XXXXXX") || exit 99
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failed=0
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; failed=1; }
-
-# block MARKER: the fenced block after "<!-- MARKER -->".
-block() {
-	awk -v m="<!-- $1 -->" '$0 == m { on = 1; next } on && /^```sh$/ { block = 1; next }
-		block && /^```$/ { exit } block { print }' "$top_srcdir/README.md"
-}
-block usage >"$tmp/lines"
+. "$top_srcdir/ctests/cli_lib.sh"
+readme_block usage >"$tmp/lines"
 [ -s "$tmp/lines" ] || { echo "FAIL: no usage block in README.md"; exit 1; }
 # The lines that read the measurements next to the tree (../shared/data, never in git).
-block usage-data >"$tmp/data-lines"
+readme_block usage-data >"$tmp/data-lines"
 [ -s "$tmp/data-lines" ] || { echo "FAIL: no usage-data block in README.md"; exit 1; }
 shared=no
 shared_dir=${MPXKIT_SHARED:-$top_srcdir/../shared}
@@ -42,11 +34,24 @@ done
 # perf_event: stat and list count with it; where the kernel refuses, their lines are skipped,
 # and said so.
 perf=yes
-(cd "$tmp/tree" && utils/mpxkit list >/dev/null 2>&1) || perf=no
+# (mpxkit list opens nothing, so it says nothing about perf_event_open: a count does.)
+(cd "$tmp/tree" && utils/mpxkit stat -e task-clock -- true >/dev/null 2>&1) || perf=no
+
+# Tracepoints need tracefs mounted (mpxkit never mounts it; doc/events.md).
+tracefs=no
+[ -d /sys/kernel/tracing/events ] || [ -d /sys/kernel/debug/tracing/events ] && tracefs=yes
 
 n=0
 while IFS= read -r line; do
 	n=$((n + 1))
+	case $line in
+	*"syscalls:"*)
+		if [ $tracefs = no ]; then
+			echo "ok - line $n # SKIP tracefs is not mounted here: $line"
+			continue
+		fi
+		;;
+	esac
 	case $line in
 	*"mpxkit stat "* | *"mpxkit list"*)
 		if [ $perf = no ]; then

@@ -92,6 +92,15 @@ if grep -q '^# exit_status=2$' "$tmp/failed.csv"; then
 else
 	not_ok "exit_status=2 recorded"
 fi
+# Killed by a signal: the trace is kept, but the run is a failure all the same (status 2), as
+# profile --keep-failed says (issue 25, item 8).
+expect "--keep-failed, killed by SIGINT: kept, status 2" 2 "sh was killed by signal 2; trace kept" -- \
+	--keep-failed -o "$tmp/killed.csv" -- sh -c 'kill -INT $$'
+if [ -s "$tmp/killed.csv" ]; then
+	ok "the killed command's trace was written"
+else
+	not_ok "the killed command's trace was written"
+fi
 
 # --- a real recording, checked against callgrind run directly ------------------------------------
 geometry="--I1=32768,8,64 --D1=32768,8,64 --LL=2097152,16,64"

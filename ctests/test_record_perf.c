@@ -118,6 +118,43 @@ static void test_two_runs_and_status(void)
 	mpxkit_trace_free(t);
 }
 
+/*
+ * Software events with C = 0: all at once, one run, every interval kept, the
+ * one the program ended in too, so the columns are the program's totals: at
+ * least its 300 ms of CPU time (which it measures itself) and its pages.
+ */
+static void test_all_at_once(void)
+{
+	const char *events[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS", "perf::MINOR-FAULTS",
+				"perf::MAJOR-FAULTS"};
+	char *quick[] = {"true", NULL};
+	mpxkit_record_perf_options o = {0, 1000000000ull, 0};
+	mpxkit_record_status st = {-1, -1};
+	mpxkit_trace *t = NULL;
+	mpxkit_diag diag = {0};
+
+	CU_ASSERT_EQUAL_FATAL(record(events, 4, 0, "0", &t, &st, &diag), 0);
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(t, "mode"), "all-at-once");
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(t, "runs"), "1");
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(t, "counters"), "4");
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(t, "reads_per_step"), "1");
+	CU_ASSERT_PTR_NOT_NULL(mpxkit_trace_get_meta(t, "last_step_ns"));
+	CU_ASSERT(t->n_steps >= 30);
+	printf("\n  %zu steps, task-clock %llu ns, page faults %llu", t->n_steps,
+	       (unsigned long long)column_sum(t, 0), (unsigned long long)column_sum(t, 1));
+	CU_ASSERT(column_sum(t, 0) >= 300000000u);
+	CU_ASSERT(column_sum(t, 0) <= 330000000u);
+	CU_ASSERT(column_sum(t, 1) >= PAGES && column_sum(t, 1) <= 2 * PAGES);
+	mpxkit_trace_free(t);
+	t = NULL;
+	/* A program that ends in its first interval is one step, its whole run. */
+	CU_ASSERT_EQUAL_FATAL(mpxkit_record_perf(&o, events + 1, 1, quick, &t, &st, &diag), 0);
+	CU_ASSERT_EQUAL(t->n_steps, 1);
+	CU_ASSERT(t->values[0] > 0);
+	mpxkit_trace_free(t);
+	printf("\n  ");
+}
+
 static void test_errors(void)
 {
 	const char *unknown[] = {"perf::TASK-CLOCK", "perf::NOPE"};
@@ -149,6 +186,7 @@ static void test_errors(void)
 static const cutest_case cases[] = {
     {"3 software events, C = 1: 3 runs", test_three_runs},
     {"C = 2: 2 runs; exit status", test_two_runs_and_status},
+    {"C = 0, software events: all at once", test_all_at_once},
     {"bad events, programs, options", test_errors},
     {NULL, NULL},
 };

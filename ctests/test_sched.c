@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The multiplexing engine: settings, replay against the offline path, perf against OCOE truth. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +13,8 @@
 #include <unistd.h>
 
 #include <linux/perf_event.h>
+
+#include "../lib/source/perf_page.h"
 
 #include "cutest.h"
 #include "mpxkit/estimator.h"
@@ -35,8 +39,9 @@ static void test_config_defaults(void)
 	mpxkit_sched_config cfg;
 
 	mpxkit_sched_config_default(&cfg);
+	CU_ASSERT_EQUAL(cfg.multiplex, MPXKIT_SCHED_MULTIPLEX_HARDWARE);
 	CU_ASSERT_EQUAL(cfg.counters, 0);
-	CU_ASSERT_EQUAL(cfg.slice_ns, 10000000u);
+	CU_ASSERT_EQUAL(cfg.slice_ns, (uint64_t)MPXKIT_SCHED_DEFAULT_SLICE_US * 1000u);
 	CU_ASSERT_STRING_EQUAL(cfg.estimator, "fixed");
 	CU_ASSERT_STRING_EQUAL(cfg.model, "");
 	CU_ASSERT_STRING_EQUAL(cfg.replay, "");
@@ -103,7 +108,7 @@ static void test_config_env(void)
 	setenv("MPXKIT_ESTIMATOR", "cam", 1);
 	CU_ASSERT_EQUAL(mpxkit_sched_config_env(&cfg, &diag), 0);
 	CU_ASSERT_EQUAL(cfg.counters, 3);
-	CU_ASSERT_EQUAL(cfg.slice_ns, 10000000u);
+	CU_ASSERT_EQUAL(cfg.slice_ns, (uint64_t)MPXKIT_SCHED_DEFAULT_SLICE_US * 1000u);
 	CU_ASSERT_STRING_EQUAL(cfg.estimator, "cam");
 	setenv("MPXKIT_SLICE_US", "often", 1);
 	CU_ASSERT_EQUAL(mpxkit_sched_config_env(&cfg, &diag), -MPXKIT_EINVAL);
@@ -112,6 +117,28 @@ static void test_config_env(void)
 	unsetenv("MPXKIT_COUNTERS");
 	unsetenv("MPXKIT_SLICE_US");
 	unsetenv("MPXKIT_ESTIMATOR");
+}
+
+/* A misspelt MPXKIT_ name is found, with the known name nearest to it (issue 25). */
+static void test_config_unknown_env(void)
+{
+	char *known[] = {"PATH=/bin", "MPXKIT_COUNTERS=2", "MPXKIT_SHARED=/x", "MPXKIT=1",
+			 "MPXKIT_DUMP=", NULL};
+	char *misspelt[] = {"MPXKIT_COUNTERS=2", "MPXKIT_COUNTER=4", "MPXKIT_SLICEUS=9", NULL};
+	char *far[] = {"MPXKIT_ZZZZZZZZZZ=1", NULL};
+	mpxkit_diag diag = {0};
+
+	CU_ASSERT_EQUAL(mpxkit_sched_config_unknown_env(known, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_unknown_env(misspelt, &diag), 1);
+	CU_ASSERT_STRING_EQUAL(diag.msg, "MPXKIT_COUNTER: no such mpxkit setting, ignored (did "
+					 "you mean MPXKIT_COUNTERS?)");
+	CU_ASSERT_EQUAL(mpxkit_sched_config_unknown_env(far, &diag), 1);
+	CU_ASSERT_STRING_EQUAL(diag.msg, "MPXKIT_ZZZZZZZZZZ: no such mpxkit setting, ignored "
+					 "(see doc/component.md)");
+	setenv("MPXKIT_ESTIMATR", "cam", 1);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_unknown_env(NULL, &diag), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(diag.msg, "did you mean MPXKIT_ESTIMATOR?"));
+	unsetenv("MPXKIT_ESTIMATR");
 }
 
 /* ref-rate is a setting like any other, but only together with a reference. */
@@ -464,6 +491,7 @@ typedef struct series {
 	size_t n, next;
 	int in_order;
 	double sum[8];
+	mpxkit_interval *iv; /* with on_rotation_iv: next x n intervals, or NULL */
 } series;
 
 static void on_rotation(void *arg, size_t k, const double *est)
@@ -475,6 +503,15 @@ static void on_rotation(void *arg, size_t k, const double *est)
 		se->sum[e] += est[e];
 }
 
+static void on_rotation_iv(void *arg, size_t k, const double *est, const mpxkit_interval *iv)
+{
+	series *se = arg;
+
+	if (se->iv)
+		memcpy(se->iv + k * se->n, iv, se->n * sizeof *iv);
+	on_rotation(arg, k, est);
+}
+
 /* On a replay the series is every rotation in order, and adds up to the totals exactly. */
 static void test_replay_series(void)
 {
@@ -482,7 +519,7 @@ static void test_replay_series(void)
 	mpxkit_sched_config cfg;
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s = NULL;
-	series se = {5, 0, 1, {0}};
+	series se = {5, 0, 1, {0}, NULL};
 	double est[5];
 
 	mpxkit_sched_config_default(&cfg);
@@ -502,6 +539,215 @@ static void test_replay_series(void)
 	CU_ASSERT_EQUAL(memcmp(se.sum, est, sizeof est), 0);
 	mpxkit_sched_free(s);
 	mpxkit_trace_free(t);
+}
+
+/* ---- intervals through the engine ----------------------------------------------------- */
+
+static mpxkit_mpx_run *simulate(const mpxkit_trace *t, size_t C, const char *reference);
+
+/* A trace of n_events columns, n_steps rows, value(e, step) in each cell. */
+static mpxkit_trace *trace_of(size_t n_events, size_t n_steps, uint64_t (*value)(size_t, size_t))
+{
+	static const char *names[] = {"ev0", "ev1", "ev2", "ev3", "ev4", "ev5"};
+	uint64_t row[6];
+	mpxkit_trace *t = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_new(&t, NULL, n_events, names, NULL), 0);
+	for (size_t k = 0; k < n_steps; k++) {
+		for (size_t e = 0; e < n_events; e++)
+			row[e] = value(e, k);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_trace_append(t, k, row), 0);
+	}
+	return t;
+}
+
+/* A replay of t through the engine with C counters, started and stopped. */
+static mpxkit_sched *replay_stopped(const mpxkit_trace *t, size_t C, const char *estimator,
+				    double level, series *se)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = C;
+	cfg.level = level;
+	snprintf(cfg.estimator, sizeof cfg.estimator, "%s", estimator);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_replay(&src, t, 1000, NULL), 0);
+	for (size_t e = 0; e < t->n_events; e++)
+		CU_ASSERT_EQUAL_FATAL(mpxkit_source_add(src, t->events[e], NULL), (int)e);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	if (se)
+		CU_ASSERT_EQUAL(mpxkit_sched_on_rotation_iv(s, on_rotation_iv, se), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_start(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	return s;
+}
+
+static uint64_t bursty(size_t e, size_t k)
+{
+	return (uint64_t)((k * 7919u + e * 104729u) % 1000u) * (1 + k % 3) + 10;
+}
+
+static uint64_t constant(size_t e, size_t k)
+{
+	(void)k;
+	return 100u * (e + 1);
+}
+
+/*
+ * Counted all the time (C >= events, G = 1): every total is the sum of its
+ * column, with a zero-width interval, at any level and for every estimator.
+ */
+static void test_iv_always_counted(void)
+{
+	mpxkit_trace *t = trace_of(3, 25, bursty);
+	static const char *const names[] = {"fixed", "linear-dira", "cam"};
+
+	for (size_t i = 0; i < 3; i++) {
+		mpxkit_sched *s = replay_stopped(t, 3, names[i], 0.5, NULL);
+		double est[3], fid[3];
+		mpxkit_interval iv[3];
+		CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, fid, NULL, iv), 25);
+		for (size_t e = 0; e < 3; e++) {
+			double want = 0;
+			for (size_t k = 0; k < 25; k++)
+				want += (double)bursty(e, k);
+			CU_ASSERT_DOUBLE_EQUAL(est[e], want, 1e-6);
+			CU_ASSERT_EQUAL(iv[e].lo, iv[e].hi);
+			CU_ASSERT_DOUBLE_EQUAL(iv[e].lo, want, 1e-6);
+			CU_ASSERT_EQUAL(iv[e].flags, 0u);
+		}
+		mpxkit_sched_free(s);
+	}
+	mpxkit_trace_free(t);
+}
+
+/*
+ * Never counted: a replay shorter than one rotation (2 steps, G = 3)
+ * estimates no window, and its trailing partial rotation is dropped, so no
+ * event has a measurement: each is unobserved, [0, inf), never a bare 0.
+ * Before any run the same holds.
+ */
+static void test_iv_never_counted(void)
+{
+	mpxkit_trace *t = trace_of(3, 2, bursty);
+	mpxkit_sched *s = replay_stopped(t, 1, "fixed", 0.9, NULL);
+	double est[3];
+	mpxkit_interval iv[3];
+
+	CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, NULL, NULL, iv), 0);
+	for (size_t e = 0; e < 3; e++) {
+		CU_ASSERT_EQUAL(iv[e].flags, MPXKIT_INTERVAL_UNOBSERVED);
+		CU_ASSERT_EQUAL(iv[e].lo, 0.0);
+		CU_ASSERT(isinf(iv[e].hi));
+	}
+	CU_ASSERT_EQUAL(mpxkit_sched_reset(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, NULL, NULL, iv), 0);
+	CU_ASSERT_EQUAL(iv[0].flags, MPXKIT_INTERVAL_UNOBSERVED);
+	mpxkit_sched_free(s);
+	mpxkit_trace_free(t);
+}
+
+/*
+ * A constant series, one slice in G = 2 (C = 1, fixed): each window
+ * estimates 2 x its one slice, which is the truth, and successive slices'
+ * rates never differ, so the spread is 0 and the interval [truth, truth]
+ * once a second window has shown it.
+ */
+static void test_iv_constant(void)
+{
+	mpxkit_trace *t = trace_of(2, 20, constant);
+	mpxkit_sched *s = replay_stopped(t, 1, "fixed", 0.9, NULL);
+	double est[2];
+	mpxkit_interval iv[2];
+
+	CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, NULL, NULL, iv), 10);
+	for (size_t e = 0; e < 2; e++) {
+		double want = 20.0 * (double)constant(e, 0);
+		CU_ASSERT_DOUBLE_EQUAL(est[e], want, 1e-9);
+		CU_ASSERT_DOUBLE_EQUAL(iv[e].lo, want, 1e-9);
+		CU_ASSERT_DOUBLE_EQUAL(iv[e].hi, want, 1e-9);
+		CU_ASSERT_EQUAL(iv[e].flags, 0u);
+	}
+	mpxkit_sched_free(s);
+	mpxkit_trace_free(t);
+}
+
+/*
+ * One slice in G = 2 of a varying series (C = 1, fixed): the total's
+ * interval is the offline path's for the same windows, bit for bit, at the
+ * engine's level; it holds the estimate, its lower bound is at least what
+ * the counted slices saw (the even or odd steps, summed by hand), and it has
+ * width.  The series callback gets each window's interval, the offline
+ * path's too.
+ */
+static void test_iv_one_slice_in_g(void)
+{
+	const size_t n = 2, steps = 40, K = steps / 2;
+	mpxkit_trace *t = trace_of(n, steps, bursty);
+	series se = {n, 0, 1, {0}, NULL};
+	mpxkit_sched *s;
+	mpxkit_mpx_run *run = simulate(t, 1, NULL);
+	mpxkit_series sr = mpxkit_mpx_series(run);
+	mpxkit_estimator *off = NULL;
+	double est[2], *out = calloc(K * n, sizeof *out);
+	mpxkit_interval iv[2], total[2], *win = calloc(K * n, sizeof *win);
+
+	se.iv = calloc(K * n, sizeof *se.iv);
+	s = replay_stopped(t, 1, "fixed", 0.8, &se);
+	CU_ASSERT_DOUBLE_EQUAL(mpxkit_sched_level(s), 0.8, 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, NULL, NULL, iv), (int)K);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_estimator_new(&off, "fixed", &run->layout, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_set_interval(off, 0.8, 0), 0);
+	CU_ASSERT_EQUAL(mpxkit_estimator_run_series_iv(off, &sr, out, win, total), 0);
+	CU_ASSERT_EQUAL(se.next, K);
+	for (size_t e = 0; e < n; e++) {
+		double seen = 0;
+		for (size_t k = e; k < steps; k += 2)
+			seen += (double)bursty(e, k);
+		CU_ASSERT_EQUAL(memcmp(&iv[e].lo, &total[e].lo, sizeof iv[e].lo), 0);
+		CU_ASSERT_EQUAL(memcmp(&iv[e].hi, &total[e].hi, sizeof iv[e].hi), 0);
+		CU_ASSERT(iv[e].lo >= seen);
+		CU_ASSERT(iv[e].lo <= est[e] && est[e] <= iv[e].hi);
+		CU_ASSERT(iv[e].hi > iv[e].lo && isfinite(iv[e].hi));
+		for (size_t k = 0; k < K; k++) {
+			CU_ASSERT_EQUAL(
+			    memcmp(&se.iv[k * n + e].lo, &win[k * n + e].lo, sizeof(double)), 0);
+			CU_ASSERT_EQUAL(
+			    memcmp(&se.iv[k * n + e].hi, &win[k * n + e].hi, sizeof(double)), 0);
+		}
+	}
+	/* Window 0 is the run's first counted slice of each event, with no spread seen yet. */
+	CU_ASSERT(se.iv[0].flags & MPXKIT_INTERVAL_OPEN);
+	mpxkit_estimator_free(off);
+	mpxkit_mpx_run_free(run);
+	mpxkit_sched_free(s);
+	mpxkit_trace_free(t);
+	free(out);
+	free(win);
+	free(se.iv);
+}
+
+/* A level is checked where it is set: MPXKIT_LEVEL, strictly. */
+static void test_iv_level_setting(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_diag diag = {0};
+	static const char *const bad[] = {"0",	  "1",	 "0.995", "-0.5", "0.9x",
+					  " 0.9", "nan", "",	  "90"};
+
+	mpxkit_sched_config_default(&cfg);
+	CU_ASSERT_DOUBLE_EQUAL(cfg.level, 0.9, 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_LEVEL", "0.5", &diag), 0);
+	CU_ASSERT_DOUBLE_EQUAL(cfg.level, 0.5, 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_LEVEL", "0.99", &diag), 0);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_LEVEL", bad[i], &diag),
+				-MPXKIT_EINVAL);
+		CU_ASSERT(strstr(diag.msg, "MPXKIT_LEVEL") != NULL);
+	}
+	CU_ASSERT_DOUBLE_EQUAL(cfg.level, 0.99, 0);
 }
 
 /* ---- the whole-run pass (bigru) ------------------------------------------------------- */
@@ -672,7 +918,7 @@ static void test_whole_replay(void)
 		size_t n = run->layout.n_events, K = run->n_rotations;
 		double *whole = calloc(K * n, sizeof *whole), *win = calloc(K * n, sizeof *win);
 		double sum[8], wsum[8], read[8], stop[8];
-		series se = {n, 0, 1, {0}};
+		series se = {n, 0, 1, {0}, NULL};
 		mpxkit_sched_whole w;
 		int rotations;
 		mpxkit_sched *s =
@@ -743,7 +989,7 @@ static void test_whole_cap(void)
 	row_sums(win, 33, 6, wsum);
 	for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
 		double read[6], stop[6];
-		series se = {6, 0, 1, {0}};
+		series se = {6, 0, 1, {0}, NULL};
 		mpxkit_sched_whole w;
 		int rotations;
 		mpxkit_sched *s =
@@ -874,10 +1120,19 @@ __attribute__((no_sanitize_address)) static void steady_work(uint64_t total_ns, 
 	munmap((void *)p, max * page);
 }
 
+/*
+ * User mode only, as the truth of cutest_perf_open counts: in kernel mode
+ * (the default where it is allowed) context switches count in the hundreds
+ * under load, a rare and bursty event these accuracy checks are not about.
+ */
 static int open_events(mpxkit_source **out, size_t n)
 {
+	mpxkit_source_target user = MPXKIT_SOURCE_SELF;
 	mpxkit_diag diag = {0};
-	int rc = mpxkit_source_open_perf(out, NULL, &diag);
+	int rc;
+
+	user.domain = MPXKIT_DOM_USER;
+	rc = mpxkit_source_open_perf(out, &user, &diag);
 
 	for (size_t e = 0; rc >= 0 && e < n; e++)
 		rc = mpxkit_source_add(*out, sw_events[e], &diag);
@@ -938,9 +1193,11 @@ static void test_perf_six_on_two(void)
 	mpxkit_sched *s = NULL;
 	exact_counts tc;
 	double est[SW_EVENTS], fid[SW_EVENTS];
+	mpxkit_interval iv[SW_EVENTS];
 	int rotations;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 2;
 	cfg.slice_ns = 2000000; /* 2 ms: 50 rotations of 3 slices in 300 ms */
 	CU_ASSERT_EQUAL_FATAL(open_events(&src, SW_EVENTS), 0);
@@ -949,9 +1206,15 @@ static void test_perf_six_on_two(void)
 
 	CU_ASSERT_EQUAL_FATAL(exact_start(&tc), 0);
 	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
-	steady_work(300000000, 100000);
+	steady_work(150000000, 100000);
+	/* Mid-run, the window in progress included: every estimate inside its interval. */
+	CU_ASSERT(mpxkit_sched_read_iv(s, est, fid, NULL, iv) >= 0);
+	for (size_t e = 0; e < SW_EVENTS; e++)
+		CU_ASSERT(iv[e].lo <= est[e] && est[e] <= iv[e].hi);
+	steady_work(150000000, 100000);
 	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
 	exact_stop(&tc);
+	CU_ASSERT(mpxkit_sched_read_iv(s, est, fid, NULL, iv) >= 0);
 	rotations = mpxkit_sched_read(s, est, fid);
 	CU_ASSERT(rotations >= 0);
 	if (cutest_under_valgrind())
@@ -962,8 +1225,15 @@ static void test_perf_six_on_two(void)
 	printf("\n  %d rotations", rotations);
 	for (size_t e = 0; e < SW_EVENTS; e++) {
 		double want = tc.value[e];
-		printf("\n  %-24s estimate %12.0f  truth %12.0f  counted %.3f", sw_events[e],
-		       est[e], want, fid[e]);
+		printf("\n  %-24s estimate %12.0f  truth %12.0f  counted %.3f  in [%.0f, %.0f]",
+		       sw_events[e], est[e], want, fid[e], iv[e].lo, iv[e].hi);
+		/*
+		 * The stop's interval holds the stop's estimate, and past two
+		 * rotations the run has shown every event's spread.  Whether it
+		 * holds the truth is a matter of coverage, measured by eval.
+		 */
+		CU_ASSERT(iv[e].lo <= est[e] && est[e] <= iv[e].hi);
+		CU_ASSERT(rotations < 3 || (iv[e].flags == 0 && isfinite(iv[e].hi)));
 		/* Each group was counted about a third of the time (valgrind runs threads in turn).
 		 */
 		CU_ASSERT(cutest_under_valgrind() || (fid[e] > 0.25 && fid[e] < 0.42));
@@ -977,6 +1247,291 @@ static void test_perf_six_on_two(void)
 	}
 	printf("\n  ");
 	mpxkit_sched_free(s);
+}
+
+/* ---- perf: what is multiplexed (MPXKIT_MULTIPLEX) ------------------------------------- */
+
+/* This process's threads now, from /proc/self/task. */
+static size_t thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	size_t n = 0;
+
+	while (d && (e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* n write(2) calls of one byte to /dev/null: as many syscalls:sys_enter_write for this thread. */
+static void writes(int fd, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (write(fd, "x", 1) != 1)
+			break;
+}
+
+/*
+ * The default, hardware: six software events, none of which takes a
+ * counter, are counted all the time on C = 2 (no rotation at all: no
+ * wake-up of a rotation thread in 40 slices' time), each exactly, against
+ * the same events counted by raw descriptors around the run.  The truth's
+ * window encloses the engine's, so no count may pass it, and what lies
+ * between the two is the start's and the stop's own work: a few page
+ * faults of their first calls; the clocks within 0.2 % either way (seen: 3
+ * us of 80 ms past the truth, cpu-clock read on another CPU's clock).
+ */
+static void test_perf_counted_all_the_time(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	exact_counts tc;
+	double est[SW_EVENTS], fid[SW_EVENTS], run_ns = 0;
+	mpxkit_interval iv[SW_EVENTS];
+	size_t threads;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 2;
+	cfg.slice_ns = 2000000;
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, SW_EVENTS), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_events, SW_EVENTS);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, 1);
+	CU_ASSERT_STRING_EQUAL(mpxkit_sched_estimator(s), "exact");
+	threads = thread_count();
+	CU_ASSERT_EQUAL_FATAL(exact_start(&tc), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	CU_ASSERT_EQUAL(thread_count(), threads); /* no rotation thread */
+	steady_work(80000000, 100000);
+	CU_ASSERT_EQUAL(mpxkit_sched_read_timed(s, est, fid, &run_ns), 0);
+	CU_ASSERT(run_ns > 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	exact_stop(&tc);
+	CU_ASSERT_EQUAL(mpxkit_sched_wakeups(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_read(s, est, fid), 0);
+	/* Exact counts: intervals of zero width, at the default level. */
+	CU_ASSERT_EQUAL(mpxkit_sched_read_iv(s, est, NULL, NULL, iv), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_level(s), MPXKIT_INTERVAL_LEVEL);
+	for (size_t e = 0; e < SW_EVENTS; e++)
+		CU_ASSERT(iv[e].lo == est[e] && iv[e].hi == est[e] && iv[e].flags == 0);
+	for (size_t e = 0; e < SW_EVENTS; e++) {
+		double want = tc.value[e];
+		printf("\n  %-24s count %12.0f  truth %12.0f  counted %.3f", sw_events[e], est[e],
+		       want, fid[e]);
+		CU_ASSERT_EQUAL(fid[e], 1.0);
+		if (strstr(sw_events[e], "CLOCK")) {
+			/*
+			 * Two clocks read on CPUs whose local clocks differ by microseconds;
+			 * under valgrind the start and stop take milliseconds of the truth's.
+			 */
+			CU_ASSERT(est[e] <= 1.002 * want);
+			CU_ASSERT(cutest_under_valgrind() || est[e] >= 0.998 * want);
+		} else {
+			CU_ASSERT(est[e] <= want);
+			CU_ASSERT(cutest_under_valgrind() || est[e] >= want - 16);
+		}
+	}
+	printf("\n  ");
+	mpxkit_sched_free(s);
+}
+
+typedef struct series_rows {
+	size_t n, events;
+	double sum[8];
+	int negative;
+} series_rows;
+
+static void sum_rows(void *arg, size_t k, const double *est)
+{
+	series_rows *r = arg;
+
+	(void)k;
+	r->n++;
+	for (size_t e = 0; e < r->events; e++) {
+		r->sum[e] += est[e];
+		r->negative |= est[e] < 0;
+	}
+}
+
+/*
+ * Both kinds in one scheduler: a tracepoint and context switches counted all
+ * the time beside three events multiplexed on one counter (taken as events
+ * that take a counter, mpxkit__perf_force_counter: there is no hardware PMU
+ * here).  The tracepoint counts the test's own 321 write(2) calls exactly,
+ * with fidelity 1; the three are counted about a third of the time each,
+ * their group rotating, and the task clock comes within 3 % of a raw
+ * descriptor's count around the run; the series holds every event in the
+ * caller's order, the tracepoint's rows adding up to no more than 321.
+ */
+static void test_perf_mixed(void)
+{
+	static const char *const names[] = {"syscalls:sys_enter_write", "perf::TASK-CLOCK",
+					    "perf::CONTEXT-SWITCHES", "perf::PAGE-FAULTS",
+					    "perf::CPU-CLOCK"};
+	static const int forced[] = {0, 1, 0, 1, 1};
+	const size_t n = sizeof names / sizeof names[0];
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_diag diag = {0};
+	series_rows rows = {0};
+	double est[5], fid[5], truth;
+	int fd = open("/dev/null", O_WRONLY), clock_fd = cutest_perf_open("perf::TASK-CLOCK"), rc;
+
+	rows.events = n;
+	CU_ASSERT_FATAL(fd >= 0 && clock_fd >= 0);
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 1;
+	cfg.slice_ns = 2000000;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&src, NULL, &diag), 0);
+	for (size_t e = 0; e < n; e++) {
+		rc = mpxkit_source_add(src, names[e], &diag);
+		if (rc < 0 && e == 0) {
+			printf("\n  %s: not checked ", mpxkit_diag_message(&diag, rc));
+			mpxkit_source_free(src);
+			close(fd);
+			close(clock_fd);
+			return;
+		}
+		CU_ASSERT_EQUAL_FATAL(rc, (int)e);
+		if (forced[e])
+			CU_ASSERT_EQUAL(mpxkit__perf_force_counter(src, (int)e, PERF_TYPE_RAW), 0);
+		CU_ASSERT_EQUAL(mpxkit_source_takes_counter(src, (int)e), forced[e]);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_events, n);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, 3);
+	CU_ASSERT_EQUAL(mpxkit_sched_counters(s), 1);
+	CU_ASSERT_EQUAL(mpxkit_sched_on_rotation(s, sum_rows, &rows), 0);
+	ioctl(clock_fd, PERF_EVENT_IOC_ENABLE, 0);
+	rc = mpxkit_sched_start(s);
+	if (rc < 0)
+		printf("\n  start: %s ", mpxkit_strerror(rc));
+	CU_ASSERT_EQUAL(rc, 0);
+	writes(fd, 100);
+	steady_work(150000000, 100000);
+	writes(fd, 221);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	ioctl(clock_fd, PERF_EVENT_IOC_DISABLE, 0);
+	truth = (double)cutest_perf_read(clock_fd);
+	rc = mpxkit_sched_read(s, est, fid);
+	CU_ASSERT(rc >= 0);
+	CU_ASSERT(cutest_under_valgrind() || (rc > 0 && mpxkit_sched_wakeups(s) > 0));
+	printf("\n  %d rotations, %zu wake-ups, %zu series rows", rc, mpxkit_sched_wakeups(s),
+	       rows.n);
+	for (size_t e = 0; e < n; e++)
+		printf("\n  %-26s %12.0f  counted %.3f  series sum %12.0f", names[e], est[e], fid[e],
+		       rows.sum[e]);
+	CU_ASSERT_EQUAL(est[0], 321);
+	CU_ASSERT_EQUAL(fid[0], 1.0);
+	{
+		mpxkit_interval iv[5];
+		CU_ASSERT(mpxkit_sched_read_iv(s, est, NULL, NULL, iv) >= 0);
+		CU_ASSERT(iv[0].lo == 321 && iv[0].hi == 321);
+		CU_ASSERT(iv[1].lo <= est[1] && iv[1].hi >= est[1]); /* the engine's own */
+	}
+	CU_ASSERT_EQUAL(fid[2], 1.0);
+	CU_ASSERT(rows.sum[0] <= 321);
+	CU_ASSERT(!rows.negative);
+	CU_ASSERT_EQUAL(rows.n, (size_t)rc);
+	for (size_t e = 1; e < n; e++)
+		if (forced[e])
+			CU_ASSERT(cutest_under_valgrind() || (fid[e] > 0.25 && fid[e] < 0.42));
+	printf("\n  task clock %.0f, truth %.0f\n  ", est[1], truth);
+	CU_ASSERT(cutest_under_valgrind() || fabs(est[1] - truth) <= 0.03 * truth);
+	mpxkit_sched_free(s);
+	close(fd);
+	close(clock_fd);
+}
+
+/*
+ * C per PMU: two events taken as the core PMU's and two as another PMU's
+ * (type 99, as an uncore PMU would be), with a tracepoint, on C = 1.  Each
+ * PMU's pair rotates on its own counter, so each event is counted about
+ * half the time (one engine for the four would give a quarter), and the
+ * tracepoint all the time: 64 write(2) calls exactly.  Groups never mix
+ * PMUs: the kernel would refuse such a perf group.  With two PMUs there is
+ * no one series (each rotates on its own clock): asking for one is refused.
+ */
+static void test_perf_per_pmu(void)
+{
+	static const char *const names[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS",
+					    "syscalls:sys_enter_write", "perf::CPU-CLOCK",
+					    "perf::MINOR-FAULTS"};
+	static const int pmu[] = {PERF_TYPE_RAW, 99, -1, PERF_TYPE_RAW, 99};
+	const size_t n = sizeof names / sizeof names[0];
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_diag diag = {0};
+	series_rows rows = {0};
+	double est[5], fid[5];
+	int fd = open("/dev/null", O_WRONLY), rc;
+	size_t threads = thread_count();
+
+	CU_ASSERT_FATAL(fd >= 0);
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 1;
+	cfg.slice_ns = 2000000;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&src, NULL, &diag), 0);
+	for (size_t e = 0; e < n; e++) {
+		rc = mpxkit_source_add(src, names[e], &diag);
+		if (rc < 0 && e == 2) {
+			printf("\n  %s: not checked ", mpxkit_diag_message(&diag, rc));
+			mpxkit_source_free(src);
+			close(fd);
+			return;
+		}
+		CU_ASSERT_EQUAL_FATAL(rc, (int)e);
+		if (pmu[e] >= 0)
+			CU_ASSERT_EQUAL(mpxkit__perf_force_counter(src, (int)e, pmu[e]), 0);
+		CU_ASSERT_EQUAL(mpxkit_source_counter_pmu(src, (int)e), pmu[e]);
+	}
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, &diag), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_n_multiplexed(s), 4);
+	CU_ASSERT_EQUAL(mpxkit_sched_layout(s)->n_groups, 2);
+	CU_ASSERT_EQUAL(mpxkit_sched_on_rotation(s, sum_rows, &rows), -MPXKIT_ENOSUPP);
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	CU_ASSERT_EQUAL(thread_count(), threads + 2); /* a rotation thread per PMU */
+	writes(fd, 30);
+	steady_work(120000000, 100000);
+	writes(fd, 34);
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	rc = mpxkit_sched_read(s, est, fid);
+	CU_ASSERT(rc >= 0);
+	printf("\n  %d rotations of the first PMU, %zu wake-ups", rc, mpxkit_sched_wakeups(s));
+	for (size_t e = 0; e < n; e++) {
+		printf("\n  %-26s PMU %3d %12.0f  counted %.3f", names[e], pmu[e], est[e], fid[e]);
+		if (pmu[e] < 0) {
+			CU_ASSERT_EQUAL(fid[e], 1.0);
+		} else {
+			CU_ASSERT(cutest_under_valgrind() || (fid[e] > 0.4 && fid[e] < 0.6));
+		}
+	}
+	printf("\n  ");
+	CU_ASSERT_EQUAL(est[2], 64);
+	mpxkit_sched_free(s);
+	close(fd);
+}
+
+/* A reference counted in every slice needs slices: refused when nothing is multiplexed. */
+static void test_perf_reference_nothing_multiplexed(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_diag diag = {0};
+
+	mpxkit_sched_config_default(&cfg);
+	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_REFERENCE", "perf::TASK-CLOCK", &diag),
+			0);
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, 2), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_new(&s, src, &cfg, &diag), -MPXKIT_EINVAL);
+	CU_ASSERT(strstr(diag.msg, "nothing is multiplexed") != NULL);
+	mpxkit_source_free(src);
 }
 
 /*
@@ -1031,6 +1586,7 @@ static double burst_run(const char *schedule, uint64_t slice_ns, uint64_t work_n
 	int rotations;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 2;
 	cfg.slice_ns = slice_ns;
 	snprintf(cfg.schedule, sizeof cfg.schedule, "%s", schedule);
@@ -1105,6 +1661,7 @@ static void test_perf_reference(void)
 	int rotations;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 2;
 	cfg.slice_ns = 2000000;
 	CU_ASSERT_EQUAL(mpxkit_sched_config_set(&cfg, "MPXKIT_ESTIMATOR", "ref-rate", NULL), 0);
@@ -1159,8 +1716,10 @@ static void test_perf_never_counted(void)
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s = NULL;
 	double est[SW_EVENTS], fid[SW_EVENTS];
+	mpxkit_interval iv[SW_EVENTS];
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 2;
 	cfg.slice_ns = 1000000000;
 	CU_ASSERT_EQUAL_FATAL(open_events(&src, SW_EVENTS), 0);
@@ -1180,6 +1739,23 @@ static void test_perf_never_counted(void)
 			CU_ASSERT_EQUAL(fid[e], 0.0);
 			CU_ASSERT_EQUAL(est[e], 0.0);
 		}
+		/*
+		 * The intervals: no window is done, so group 0's events have
+		 * their first slice only, open above from what it saw; the
+		 * others are not counted.
+		 */
+		CU_ASSERT(mpxkit_sched_read_iv(s, est, fid, NULL, iv) >= 0);
+		for (size_t e = 0; e < SW_EVENTS; e++) {
+			if (mpxkit_sched_layout(s)->slice[e] == 0) {
+				CU_ASSERT_EQUAL(iv[e].flags, MPXKIT_INTERVAL_OPEN);
+				CU_ASSERT(isinf(iv[e].hi));
+				CU_ASSERT(iv[e].lo <= est[e]);
+				continue;
+			}
+			CU_ASSERT_EQUAL(iv[e].flags, MPXKIT_INTERVAL_UNOBSERVED);
+			CU_ASSERT_EQUAL(iv[e].lo, 0.0);
+			CU_ASSERT(isinf(iv[e].hi));
+		}
 	}
 	CU_ASSERT(est[0] > 0); /* task-clock, group 0 */
 	mpxkit_sched_free(s);
@@ -1194,6 +1770,7 @@ static void test_perf_restart_reset(void)
 	uint64_t t0, used;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 1;
 	cfg.slice_ns = 1000000;
 	CU_ASSERT_EQUAL_FATAL(open_events(&src, 3), 0); /* task-clock, page faults, cpu-clock */
@@ -1236,6 +1813,7 @@ static void test_perf_whole(void)
 	if (m == NULL)
 		return;
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 1;
 	cfg.slice_ns = 2000000;
 	strcpy(cfg.estimator, "bigru");
@@ -1260,7 +1838,14 @@ static void test_perf_whole(void)
 	/* The windows as the engine kept them: each slice's counts and its real length. */
 	mpxkit_series kept = {w.n_rotations, w.obs, NULL, w.val, w.len};
 	CU_ASSERT_EQUAL(mpxkit_bigru_run_series(m, mpxkit_sched_layout(s), &kept, rows, NULL), 0);
-	CU_ASSERT_EQUAL(memcmp(rows, w.est, w.n_rotations * 3 * sizeof *rows), 0);
+	/*
+	 * A run of fewer than MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS rotations is
+	 * fixed's by the learned rules (test_estimators checks that rule), not the
+	 * network's: under valgrind this run makes 9 and the comparison with the
+	 * bare network failed there now and then.
+	 */
+	if (w.n_rotations >= MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS)
+		CU_ASSERT_EQUAL(memcmp(rows, w.est, w.n_rotations * 3 * sizeof *rows), 0);
 	row_sums(w.est, w.n_rotations, 3, sum);
 	printf("\n  %d rotations; task-clock %.0f ns (whole series %.0f), cpu %llu ns", rotations,
 	       est[0], sum[0], (unsigned long long)used);
@@ -1295,6 +1880,63 @@ static void test_perf_whole(void)
 	mpxkit_model_free(m);
 }
 
+/*
+ * The stop's own work is not counted.  After the counters stop, the stop
+ * flushes the estimator (the series callback with it) and runs the
+ * whole-run pass on the stopping thread, which a per-thread clock goes on
+ * counting; the window in progress must end at the disable.  A callback that
+ * burns 40 ms of CPU in the stop's flush (linear-dira holds one rotation back)
+ * must leave task-clock and cpu-clock at the run's CPU time, 150 ms: ced039f
+ * read the window in progress after the flush and added the 40 ms (the
+ * sanitizers' slow bigru pass added 7 to 14 ms to test_perf_whole's).
+ */
+static int stopping;
+
+static void burn_at_stop(void *arg, size_t k, const double *est)
+{
+	(void)arg;
+	(void)k;
+	(void)est;
+	if (stopping)
+		cutest_burn_cpu(40000000);
+}
+
+static void test_perf_stop_work(void)
+{
+	mpxkit_sched_config cfg;
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	double est[3];
+	uint64_t t0, used;
+
+	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
+	cfg.counters = 1;
+	cfg.slice_ns = 2000000;
+	strcpy(cfg.estimator, "linear-dira");
+	CU_ASSERT_EQUAL_FATAL(open_events(&src, 3), 0); /* task-clock, page faults, cpu-clock */
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, NULL), 0);
+	CU_ASSERT_EQUAL(mpxkit_sched_on_rotation(s, burn_at_stop, NULL), 0);
+	t0 = cutest_thread_cpu_ns();
+	CU_ASSERT_EQUAL(mpxkit_sched_start(s), 0);
+	steady_work(150000000, 100000);
+	used = cutest_thread_cpu_ns() - t0;
+	stopping = 1;
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	stopping = 0;
+	CU_ASSERT(mpxkit_sched_read(s, est, NULL) >= 0);
+	printf("\n  task-clock %.0f ns, cpu-clock %.0f ns, cpu %llu ns", est[0], est[2],
+	       (unsigned long long)used);
+	if (cutest_under_valgrind()) {
+		printf("\n  under valgrind: accuracy not checked");
+	} else {
+		CU_ASSERT(fabs(est[0] - (double)used) <= tolerance("CLOCK") * (double)used);
+		CU_ASSERT(fabs(est[2] - (double)used) <= tolerance("CLOCK") * (double)used);
+	}
+	printf("\n  ");
+	mpxkit_sched_free(s);
+}
+
 /* ---- threads ------------------------------------------------------------------------- */
 
 #define N_THREADS 8
@@ -1315,6 +1957,7 @@ static void *thread_main(void *arg)
 	uint64_t t0;
 
 	mpxkit_sched_config_default(&cfg);
+	cfg.multiplex = MPXKIT_SCHED_MULTIPLEX_ALL; /* software events, multiplexed on purpose */
 	cfg.counters = 2;
 	cfg.slice_ns = 1000000;
 	if (open_events(&src, 3) < 0 || mpxkit_sched_new(&s, src, &cfg, NULL) < 0)
@@ -1356,6 +1999,7 @@ static const cutest_case config_cases[] = {
     {"good values", test_config_values},
     {"bad values", test_config_bad_values},
     {"environment", test_config_env},
+    {"a misspelt MPXKIT_ variable", test_config_unknown_env},
     {"reference", test_config_reference},
     {"default C: PMU or 4", test_default_counters},
     {NULL, NULL},
@@ -1376,13 +2020,27 @@ static const cutest_case replay_cases[] = {
     {NULL, NULL},
 };
 
+static const cutest_case interval_cases[] = {
+    {"MPXKIT_LEVEL", test_iv_level_setting},
+    {"always counted: zero width", test_iv_always_counted},
+    {"never counted: unobserved", test_iv_never_counted},
+    {"a constant series: zero width at the truth", test_iv_constant},
+    {"one slice in G: the offline path's, bounded by what was seen", test_iv_one_slice_in_g},
+    {NULL, NULL},
+};
+
 static const cutest_case perf_cases[] = {
     {"6 software events on 2 counters", test_perf_six_on_two},
+    {"hardware: software events counted all the time, no wake-up", test_perf_counted_all_the_time},
+    {"hardware: counted all the time beside multiplexed", test_perf_mixed},
+    {"hardware: a reference with nothing multiplexed", test_perf_reference_nothing_multiplexed},
+    {"hardware: C per PMU, one engine each", test_perf_per_pmu},
     {"reference perf::TASK-CLOCK, ref-rate", test_perf_reference},
     {"never counted: fidelity 0, estimate 0", test_perf_never_counted},
     {"restart and reset", test_perf_restart_reset},
     {"a start-up burst of page faults: adaptive within 10 %", test_perf_startup_burst},
     {"bigru: the whole-run pass at the stop", test_perf_whole},
+    {"the stop's own work is not counted", test_perf_stop_work},
     {"8 threads", test_threads},
     {NULL, NULL},
 };
@@ -1400,10 +2058,12 @@ int main(void)
 {
 	const cutest_suite all[] = {{"settings", config_cases, NULL, NULL},
 				    {"replay", replay_cases, NULL, NULL},
+				    {"intervals", interval_cases, NULL, NULL},
 				    {"perf", perf_cases, NULL, NULL},
 				    {NULL, NULL, NULL, NULL}};
 	const cutest_suite no_perf[] = {{"settings", config_cases, NULL, NULL},
 					{"replay", replay_cases, NULL, NULL},
+					{"intervals", interval_cases, NULL, NULL},
 					{NULL, NULL, NULL, NULL}};
 
 	if (!perf_allowed())

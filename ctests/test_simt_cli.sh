@@ -42,6 +42,18 @@ sed 's/^0018 ffff0000 1 R4 IADD 1 R3 0$/0018 ffff0000 1 R4 IADD 1 R3 0 extra/' \
 expect_fail "bad trace line" 2 "kernel-1.traceg:26: unexpected field 'extra'" simt \
 	--gpu "$gpu" -o "$tmp/never.txt" "$tmp/bad"
 [ -e "$tmp/never.txt" ] && not_ok "a failed run wrote its output"
+# A trace that holds fewer blocks than its grid, and a copy that wraps past 2^64 (issue 25): on
+# ced039f both were timed as if whole, exit 0.
+mkdir "$tmp/short"
+printf 'kernel-1.traceg\n' >"$tmp/short/kernelslist.g"
+sed 's/^-grid dim = (2,1,1)$/-grid dim = (8,1,1)/' "$golden/trace/kernel-1.traceg" >"$tmp/short/kernel-1.traceg"
+expect_fail "grid of 8 blocks, 2 in the trace" 2 \
+	"kernel-1.traceg: holds 2 of the grid's 8 thread blocks (grid dim = (8,1,1))" simt \
+	--gpu "$gpu" -o "$tmp/never.txt" "$tmp/short"
+printf 'MemcpyHtoD,0xffffffffffffff00,512\nkernel-1.traceg\n' >"$tmp/short/kernelslist.g"
+expect_fail "a copy past 2^64" 2 "kernelslist.g:1: MemcpyHtoD of 512 bytes at 0xffffffffffffff00 ends past 2^64" \
+	simt --gpu "$gpu" -o "$tmp/never.txt" "$tmp/short"
+[ -e "$tmp/never.txt" ] && not_ok "a refused trace wrote its output"
 sed 's/ FADD / FOO /' "$golden/trace/kernel-1.traceg" >"$tmp/bad/kernel-1.traceg"
 expect_fail "opcode missing from the GPU" 2 "opcode 'FOO' is not in the GPU description" simt \
 	--gpu "$gpu" "$tmp/bad"

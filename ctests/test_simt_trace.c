@@ -15,6 +15,8 @@
 	"-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"                           \
 	"-accelsim tracer version = " v "\n"
 #define WARP0(n) "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = " n "\n"
+/* A block that ran no warp: a trace holds every block of its grid (HEAD's has two). */
+#define BLOCK(xyz) "#BEGIN_TB\nthread block = " xyz "\n#END_TB\n"
 
 typedef struct seen {
 	unsigned blocks, warps, insts, ends;
@@ -90,7 +92,7 @@ static const char *vecadd_like = HEAD(
 	 "0098 000000ff 1 R4 LDG.E.CG 1 R4 4 1 0x7f2b2d500000 4 \n"
 	 "00a0 00000005 1 R5 LDG.E.64 1 R6 8 0 0x10 0x20\n"
 	 "00a8 0000000d 0 STG.E 2 R6 R0 4 2 0x1000 -8 1000\n"
-	 "00b0 00000000 0 EXIT 0 0 \n\nwarp = 0\ninsts = 0\n#END_TB\n";
+	 "00b0 00000000 0 EXIT 0 0 \n\nwarp = 0\ninsts = 0\n#END_TB\n" BLOCK("0,0,0");
 
 static void test_header_and_events(void)
 {
@@ -156,6 +158,10 @@ static void test_header_and_events(void)
 	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_WARP);
 	CU_ASSERT_EQUAL(st.insts, 0);
 	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_BLOCK_END);
+	/* the grid's other block, which ran no warp */
+	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_BLOCK);
+	CU_ASSERT_EQUAL(st.block[0], 0);
+	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_BLOCK_END);
 	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_END);
 	CU_ASSERT_EQUAL(mpxkit_simt_trace_next(t, &st, &d), MPXKIT_SIMT_END);
 	CU_ASSERT_EQUAL(mpxkit_simt_trace_n_opcodes(t), 4);
@@ -168,7 +174,7 @@ static void test_versions(void)
 	seen s;
 
 	expect_good(HEAD("2") "#BEGIN_TB\nthread block = 1,0,0\nwarp = 1\ninsts = 1\n"
-			      "1 0 0 1 0090 000000ff 0 BRA 0 0\n#END_TB\n",
+			      "1 0 0 1 0090 000000ff 0 BRA 0 0\n#END_TB\n" BLOCK("0,0,0"),
 		    &s);
 	CU_ASSERT_EQUAL(s.insts, 1);
 	CU_ASSERT_EQUAL(s.last.pc, 0x90);
@@ -176,16 +182,19 @@ static void test_versions(void)
 	expect_good(
 	    "-kernel name = k\n-grid dim = (2,1,1)\n-block dim = (40,1,1)\n"
 	    "#BEGIN_TB\nthread block = 0,0,0\nwarp = 0\ninsts = 1\n0 0 0 0 0010 1 0 NOP 0 0\n"
-	    "#END_TB\n",
+	    "#END_TB\n" BLOCK("1,0,0"),
 	    &s);
 	CU_ASSERT_EQUAL(s.insts, 1);
 	expect_good(
-	    HEAD("5") WARP0("2") "0010 ffffffff 1 R2 IADD3 2 R0 R1 0 -5\n"
-				 "0018 ffffffff 1 R3 LDG.E 1 R2 4 1 0x100 4 2147483647 \n#END_TB\n",
+	    HEAD("5")
+		WARP0("2") "0010 ffffffff 1 R2 IADD3 2 R0 R1 0 -5\n"
+			   "0018 ffffffff 1 R3 LDG.E 1 R2 4 1 0x100 4 2147483647 \n#END_TB\n" BLOCK(
+			       "1,0,0"),
 	    &s);
 	CU_ASSERT_EQUAL(s.last.has_imm, 1);
 	CU_ASSERT_EQUAL(s.last.imm, 2147483647);
-	expect_good(HEAD("4") "-enable lineinfo = 1\n" WARP0("1") "77 0010 1 0 NOP 0 0\n#END_TB\n",
+	expect_good(HEAD("4") "-enable lineinfo = 1\n" WARP0(
+			"1") "77 0010 1 0 NOP 0 0\n#END_TB\n" BLOCK("1,0,0"),
 		    &s);
 	CU_ASSERT_EQUAL(s.last.source_line, 77);
 	/* CRLF line ends */
@@ -234,6 +243,11 @@ static void test_bad_structure(void)
 		   "bad.traceg:6: 'thread block = X,Y,Z' expected after '#BEGIN_TB'");
 	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 5,0,0\n", MPXKIT_ERANGE,
 		   "bad.traceg:6: thread block x = 5 is outside the grid (2)");
+	/* A trace holds every block of its grid, once: fewer or more is refused (issue 25). */
+	expect_bad(HEAD("4") BLOCK("1,0,0"), MPXKIT_ETRUNC,
+		   "bad.traceg: holds 1 of the grid's 2 thread blocks (grid dim = (2,1,1))");
+	expect_bad(HEAD("4") BLOCK("1,0,0") BLOCK("0,0,0") BLOCK("1,0,0"), MPXKIT_EFORMAT,
+		   "bad.traceg:12: more thread blocks than the grid's 2 (grid dim = (2,1,1))");
 	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 0,0\n", MPXKIT_EFORMAT,
 		   "bad.traceg:6: 'thread block = X,Y,Z' expected");
 	expect_bad(HEAD("4") "#BEGIN_TB\nthread block = 0,0,0\nwarp = 2\n", MPXKIT_ERANGE,
@@ -409,6 +423,11 @@ static void test_kernelslist(void)
 	     "kernelslist.g:1: kernel file name with a blank or control character"},
 	    {"hello\n", "kernelslist.g:1: neither 'MemcpyHtoD,...', 'MemcpyDtoH,...' nor a "
 			"kernel-N.traceg file name"},
+	    /* a copy that ends past 2^64 (issue 25); the last byte at 2^64 - 1 is fine */
+	    {"MemcpyHtoD,0xfffffffffffffff0,17\n",
+	     "kernelslist.g:1: MemcpyHtoD of 17 bytes at 0xfffffffffffffff0 ends past 2^64"},
+	    {"MemcpyHtoD,0xfffffffffffffff0,16\nMemcpyDtoH,0xffffffffffffffff,2\n",
+	     "kernelslist.g:2: MemcpyDtoH of 2 bytes at 0xffffffffffffffff ends past 2^64"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		put(list, bad[i].text, 0);

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The perf counter source against work whose cost is known independently of perf. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,29 +36,6 @@ static mpxkit_source *open_self(void)
 	mpxkit_source *s = NULL;
 	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, NULL, NULL), 0);
 	return s;
-}
-
-/*
- * Maps n pages that were never touched and writes one byte to each.  Each
- * first write to an anonymous private page is one minor fault; huge pages are
- * turned off for the mapping so the kernel cannot serve 512 pages per fault.
- */
-static void *map_fresh(size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *p = mmap(NULL, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	madvise(p, n * page, MADV_NOHUGEPAGE);
-	return p;
-}
-
-/* Not instrumented: ASan's shadow writes would add a fault per 8 pages touched. */
-__attribute__((no_sanitize_address)) static void touch(void *p, size_t n)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	for (size_t i = 0; i < n; i++)
-		((volatile char *)p)[i * page] = 1;
 }
 
 static int has_event(mpxkit_source *s, const char *name)
@@ -97,13 +79,17 @@ static void test_names(void)
 	CU_ASSERT_PTR_NULL(mpxkit_source_slot_name(s, -1));
 
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::NO-SUCH-EVENT", &d), -MPXKIT_ENOENT);
-	CU_ASSERT_STRING_EQUAL(d.msg, "perf::NO-SUCH-EVENT: no such perf event");
-	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::TASK-CLOCK:u", &d), -MPXKIT_ENOENT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "modifiers"));
-	CU_ASSERT_EQUAL(mpxkit_source_add(s, "", NULL), -MPXKIT_ENOENT);
-	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::", NULL), -MPXKIT_ENOENT);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "perf::NO-SUCH-EVENT: no such event; closest: "));
+	/* Modifiers (doc/events.md): the canonical name carries them. */
+	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::TASK-CLOCK:u", &d), 3);
+	CU_ASSERT_STRING_EQUAL(mpxkit_source_slot_name(s, 3), "perf::TASK-CLOCK:u");
+	CU_ASSERT_EQUAL(mpxkit_source_add(s, "task-clock:x", &d), -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "task-clock:x: bad modifier 'x'"));
+	CU_ASSERT_EQUAL(mpxkit_source_add(s, "", NULL), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::TASK CLOCK", NULL), -MPXKIT_EINVAL);
+	CU_ASSERT(mpxkit_source_add(s, "perf::", NULL) < 0);
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, NULL, NULL), -MPXKIT_EINVAL);
-	CU_ASSERT_EQUAL(mpxkit_source_n_slots(s), 3); /* failures add nothing */
+	CU_ASSERT_EQUAL(mpxkit_source_n_slots(s), 4); /* failures add nothing */
 	mpxkit_source_free(s);
 	mpxkit_source_free(NULL);
 
@@ -146,7 +132,7 @@ static void test_hardware_event(void)
 
 	if (rc < 0) {
 		CU_ASSERT_EQUAL(rc, -MPXKIT_ENOSUPP);
-		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "perf::CYCLES: no hardware PMU"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "perf::CYCLES: not on this machine"));
 		CU_ASSERT(!has_event(s, "perf::CYCLES"));
 	} else {
 		CU_ASSERT(has_event(s, "perf::CYCLES"));
@@ -162,13 +148,14 @@ static void test_kernel_mode(void)
 	mpxkit_diag d = {0};
 	int rc;
 
-	target.kernel = 1;
+	target.domain = MPXKIT_DOM_USER | MPXKIT_DOM_KERNEL;
 	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, &target, NULL), 0);
 	rc = mpxkit_source_add(s, "perf::TASK-CLOCK", &d);
 	if (rc != 0) {
 		CU_ASSERT_EQUAL(rc, -MPXKIT_EPERM);
-		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "in kernel mode: perf_event_open refused "
-						     "(kernel.perf_event_paranoid="));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "perf::TASK-CLOCK in kernel mode: not allowed "
+						     "(perf_event_open: "));
+		CU_ASSERT_PTR_NOT_NULL(strstr(d.msg, "kernel.perf_event_paranoid="));
 		printf("\n  kernel mode refused here: %s ", d.msg);
 	}
 	mpxkit_source_free(s);
@@ -178,14 +165,14 @@ static void test_page_faults(void)
 {
 	mpxkit_source *s = open_self();
 	mpxkit_source_count c[3];
-	void *p = map_fresh(FRESH_PAGES);
+	void *p = cutest_fresh_pages(FRESH_PAGES);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::PAGE-FAULTS", NULL), 0);
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::MINOR-FAULTS", NULL), 1);
 	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::MAJOR-FAULTS", NULL), 2);
 	CU_ASSERT_EQUAL(mpxkit_source_enable(s, MPXKIT_SOURCE_ALL), 0);
-	touch(p, FRESH_PAGES);
+	cutest_touch_pages(p, FRESH_PAGES);
 	CU_ASSERT_EQUAL(mpxkit_source_disable(s, MPXKIT_SOURCE_ALL), 0);
 	CU_ASSERT_EQUAL(mpxkit_source_read(s, c, 3), 3);
 
@@ -258,7 +245,7 @@ struct toucher {
 static void *toucher_main(void *arg)
 {
 	struct toucher *t = arg;
-	touch(t->pages, FRESH_PAGES);
+	cutest_touch_pages(t->pages, FRESH_PAGES);
 	return NULL;
 }
 
@@ -269,7 +256,7 @@ static void test_inherit(void)
 		mpxkit_source_target target = MPXKIT_SOURCE_SELF;
 		mpxkit_source *s = NULL;
 		mpxkit_source_count c[1];
-		struct toucher t = {map_fresh(FRESH_PAGES)};
+		struct toucher t = {cutest_fresh_pages(FRESH_PAGES)};
 		pthread_t th;
 
 		CU_ASSERT_PTR_NOT_NULL_FATAL(t.pages);
@@ -294,6 +281,251 @@ static void test_inherit(void)
 	}
 }
 
+/*
+ * Counting from the exec: a child held on a pipe touches FRESH_PAGES fresh
+ * pages once released, then execs true.  Enabled before the release, its
+ * minor faults hold those pages; counted from the exec, only true's own
+ * (a few dozen), as perf stat would count "true".
+ */
+static uint64_t faults_of_child(int from_exec)
+{
+	mpxkit_source_target target = {0, -1, 1, 0};
+	mpxkit_source *s = NULL;
+	mpxkit_source_count c[1] = {{0, 0, 0}};
+	int go[2], status;
+	char byte = 'g';
+	pid_t pid;
+
+	CU_ASSERT_EQUAL_FATAL(pipe(go), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		void *p;
+		close(go[1]);
+		if (read(go[0], &byte, 1) != 1 || (p = cutest_fresh_pages(FRESH_PAGES)) == NULL)
+			_exit(1);
+		cutest_touch_pages(p, FRESH_PAGES);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	target.pid = pid;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, &target, NULL), 0);
+	if (from_exec)
+		CU_ASSERT_EQUAL(mpxkit_source_perf_count_from_exec(s), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_add(s, "perf::MINOR-FAULTS", NULL), 0);
+	if (!from_exec)
+		CU_ASSERT_EQUAL(mpxkit_source_enable(s, 0), 0);
+	CU_ASSERT_EQUAL(write(go[1], &byte, 1), 1);
+	close(go[1]);
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(mpxkit_source_read(s, c, 1), 1);
+	CU_ASSERT_EQUAL(mpxkit_source_perf_count_from_exec(s), -MPXKIT_ESTATE);
+	mpxkit_source_free(s);
+	return c[0].value;
+}
+
+static void test_count_from_exec(void)
+{
+	uint64_t before = faults_of_child(0), from_exec = faults_of_child(1);
+
+	printf("\n  minor faults: enabled before the release %llu, from the exec %llu ",
+	       (unsigned long long)before, (unsigned long long)from_exec);
+	CU_ASSERT(before >= FRESH_PAGES);
+	CU_ASSERT(from_exec > 0 && from_exec < FRESH_PAGES / 2);
+}
+
+/*
+ * Parts: a partition is checked whole (every slot in a part that exists,
+ * every part with a slot, once per source); then enabling one slot switches
+ * its whole part.  Four page-fault events in two parts, part 0 on while
+ * FRESH_PAGES fresh pages are touched: both its slots see them all, the
+ * other part's none.
+ */
+static void test_parts(void)
+{
+	static const char *const faults[2] = {"perf::PAGE-FAULTS", "perf::MINOR-FAULTS"};
+	mpxkit_source *s = open_self();
+	mpxkit_diag d = {0};
+	const size_t part[4] = {0, 0, 1, 1}, bad[4] = {0, 0, 2, 2}, empty[4] = {0, 0, 0, 0};
+	mpxkit_source_count c[4];
+	size_t len = (size_t)sysconf(_SC_PAGESIZE) * FRESH_PAGES;
+	void *p;
+
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(mpxkit_source_add(s, faults[i / 2], NULL), i);
+	CU_ASSERT_EQUAL(mpxkit_source_partition(s, part, 0, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_source_partition(s, bad, 2, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_source_partition(s, empty, 2, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_source_partition(NULL, part, 2, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_partition(s, part, 2, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_partition(s, part, 2, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_EQUAL(mpxkit_source_reset(s, MPXKIT_SOURCE_ALL), 0);
+	p = cutest_fresh_pages(FRESH_PAGES);
+	CU_ASSERT_FATAL(p != NULL);
+	CU_ASSERT_EQUAL(mpxkit_source_enable(s, 1), 0); /* slot 1: part 0, slots 0 and 1 */
+	cutest_touch_pages(p, FRESH_PAGES);
+	CU_ASSERT_EQUAL(mpxkit_source_disable(s, 0), 0);
+	CU_ASSERT_EQUAL(mpxkit_source_read(s, c, 4), 4);
+	printf("\n  part 0 on: %llu and %llu faults; part 1 off: %llu and %llu\n  ",
+	       (unsigned long long)c[0].value, (unsigned long long)c[1].value,
+	       (unsigned long long)c[2].value, (unsigned long long)c[3].value);
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT(c[i].value >= FRESH_PAGES);
+		CU_ASSERT(c[i].value < FRESH_PAGES + FRESH_PAGES / 2);
+		CU_ASSERT_EQUAL(c[2 + i].value, 0);
+		CU_ASSERT(c[i].time_enabled > 0 && c[i].time_running > 0);
+		CU_ASSERT_EQUAL(c[2 + i].time_enabled, 0);
+	}
+	munmap(p, len);
+	mpxkit_source_free(s);
+}
+
+/* A thread that pins itself to one CPU and waits there, for the CPU of its source. */
+typedef struct pinned {
+	int cpu;
+	pid_t tid;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int quit;
+} pinned;
+
+static void *pinned_main(void *arg)
+{
+	pinned *t = arg;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(t->cpu, &one);
+	sched_setaffinity(0, sizeof one, &one);
+	cutest_burn_cpu(1000000); /* runs there at least once */
+	pthread_mutex_lock(&t->lock);
+	t->tid = (pid_t)syscall(SYS_gettid);
+	pthread_cond_broadcast(&t->cond);
+	while (!t->quit)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/*
+ * mpxkit_source_target_cpu: a thread pinned to each CPU this process may
+ * use in turn, and this thread itself (sched_getcpu, while pinned too).
+ */
+static void test_target_cpu(void)
+{
+	cpu_set_t allowed;
+	int tried = 0;
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
+		pinned t = {.cpu = cpu};
+		mpxkit_source_target who = {0, -1, 0, 0};
+		mpxkit_source *s = NULL;
+		pthread_t th;
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		pthread_mutex_init(&t.lock, NULL);
+		pthread_cond_init(&t.cond, NULL);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, pinned_main, &t), 0);
+		pthread_mutex_lock(&t.lock);
+		while (t.tid == 0)
+			pthread_cond_wait(&t.cond, &t.lock);
+		pthread_mutex_unlock(&t.lock);
+		who.pid = t.tid;
+		CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, &who, NULL), 0);
+		CU_ASSERT(mpxkit_source_add(s, "perf::TASK-CLOCK", NULL) >= 0);
+		CU_ASSERT_EQUAL(mpxkit_source_target_cpu(s), cpu);
+		mpxkit_source_free(s);
+		pthread_mutex_lock(&t.lock);
+		t.quit = 1;
+		pthread_cond_broadcast(&t.cond);
+		pthread_mutex_unlock(&t.lock);
+		pthread_join(th, NULL);
+		tried++;
+	}
+	{
+		/* This thread, pinned where it runs, through a source of its own (pid 0). */
+		mpxkit_source *s = open_self();
+		cpu_set_t one;
+		int here = sched_getcpu();
+		CPU_ZERO(&one);
+		CPU_SET(here, &one);
+		CU_ASSERT_EQUAL(sched_setaffinity(0, sizeof one, &one), 0);
+		here = sched_getcpu();
+		CU_ASSERT(mpxkit_source_add(s, "perf::TASK-CLOCK", NULL) >= 0);
+		CU_ASSERT_EQUAL(mpxkit_source_target_cpu(s), here);
+		sched_setaffinity(0, sizeof allowed, &allowed);
+		mpxkit_source_free(s);
+	}
+	CU_ASSERT_EQUAL(mpxkit_source_target_cpu(NULL), -1);
+	printf("\n  %d pinned thread(s) found on their CPUs\n  ", tried);
+}
+
+static void *spin_forever(void *arg)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(*(int *)arg, &one);
+	sched_setaffinity(0, sizeof one, &one);
+	for (volatile unsigned long i = 0;; i++)
+		;
+	return NULL;
+}
+
+/*
+ * A process counted with its threads whose main thread only waits for a
+ * worker: the worker's CPU (pinned to the last CPU allowed), not main's
+ * (pinned to the first, where there are two).
+ */
+static void test_target_cpu_worker(void)
+{
+	cpu_set_t allowed;
+	int first = -1, last = -1, cpu = -2, found = 0;
+	pid_t child;
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed)) {
+			first = first < 0 ? c : first;
+			last = c;
+		}
+	child = fork();
+	CU_ASSERT_FATAL(child >= 0);
+	if (child == 0) {
+		cpu_set_t one;
+		pthread_t th;
+		CPU_ZERO(&one);
+		CPU_SET(first, &one);
+		sched_setaffinity(0, sizeof one, &one);
+		cutest_burn_cpu(1000000); /* main runs there once */
+		if (pthread_create(&th, NULL, spin_forever, &last) == 0)
+			pthread_join(th, NULL);
+		_exit(1);
+	}
+	{
+		mpxkit_source_target who = {child, -1, 1, 0};
+		mpxkit_source *s = NULL;
+		CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, &who, NULL), 0);
+		CU_ASSERT(mpxkit_source_add(s, "perf::TASK-CLOCK", NULL) >= 0);
+		/* Until the worker runs where it is pinned: 2 s at most. */
+		for (int tries = 0; tries < 400 && !found; tries++) {
+			struct timespec t = {0, 5000000};
+			nanosleep(&t, NULL);
+			cpu = mpxkit_source_target_cpu(s);
+			found = cpu == last;
+		}
+		mpxkit_source_free(s);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	printf("\n  main pinned to CPU %d, its worker to CPU %d, followed on CPU %d\n  ", first,
+	       last, cpu);
+	CU_ASSERT(found);
+}
+
 static const cutest_case source_cases[] = {
     {"software events listed", test_list_software_events},
     {"event names", test_names},
@@ -304,6 +536,10 @@ static const cutest_case source_cases[] = {
     {"task clock of a busy loop", test_task_clock},
     {"disable and reset", test_disable_reset},
     {"inherit to new threads", test_inherit},
+    {"counting from the exec", test_count_from_exec},
+    {"parts: checked whole, switched whole", test_parts},
+    {"the target's CPU", test_target_cpu},
+    {"the target's CPU: a process whose worker runs", test_target_cpu_worker},
     {NULL, NULL},
 };
 

@@ -167,10 +167,10 @@ static uint32_t synth_code(synth *s, const char *function, uint64_t address)
 	return code;
 }
 
-/* A block of rows (code, Ir, D1mr) and jumps. */
+/* A block of rows (code, Ir, D1mr, and for some Bi, Bim) and jumps. */
 typedef struct srow {
 	const char *function;
-	uint64_t address, ir, d1mr;
+	uint64_t address, ir, d1mr, bi, bim;
 } srow;
 
 typedef struct sjump {
@@ -192,6 +192,8 @@ static void synth_block(synth *s, uint64_t window, size_t thread, const srow *ro
 		codes[i] = synth_code(s, rows[i].function, rows[i].address);
 		counts[i * NE + IR] = rows[i].ir;
 		counts[i * NE + D1MR] = rows[i].d1mr;
+		counts[i * NE + BI] = rows[i].bi;
+		counts[i * NE + BIM] = rows[i].bim;
 	}
 	for (size_t i = 0; i < n_jumps; i++) {
 		j[i].from = synth_code(s, jumps[i].function, jumps[i].from);
@@ -224,6 +226,18 @@ static mpxkit_spacetime *analyze(const char *name, double min_weight)
 	return r;
 }
 
+/* A profile of 10 windows of one thread, each with the same rows, analysed. */
+static mpxkit_spacetime *steady(const char *name, const srow *rows, size_t n)
+{
+	synth s;
+
+	synth_open(&s, name, 1);
+	for (uint64_t w = 0; w < 10; w++)
+		synth_block(&s, w, 0, rows, n, NULL, 0);
+	synth_commit(&s);
+	return analyze(name, 0.01);
+}
+
 static void test_profile_round_trip(void)
 {
 	synth s;
@@ -231,7 +245,8 @@ static void test_profile_round_trip(void)
 	mpxkit_profile_block b;
 	mpxkit_diag diag = {0};
 	/* The same address twice in one block: one row, summed. */
-	const srow rows[] = {{"f", 0x20, 5, 1}, {"g", 0x10, 7, 0}, {"f", 0x20, 1, 1}};
+	const srow rows[] = {
+	    {"f", 0x20, 5, 1, 0, 0}, {"g", 0x10, 7, 0, 0, 0}, {"f", 0x20, 1, 1, 0, 0}};
 	const sjump jumps[] = {{"f", 0x20, 0x18}, {"f", 0x20, 0x18}};
 
 	synth_open(&s, "rt.prof", 2);
@@ -552,7 +567,7 @@ static void test_spaces(void)
 	const mpxkit_spacetime_space *body, *outer, *inner, *short_body;
 
 	for (size_t i = 0; i < 17; i++)
-		rows[i] = (srow){"f", 0x100 + 4 * i, 10, 0};
+		rows[i] = (srow){"f", 0x100 + 4 * i, 10, 0, 0, 0};
 	synth_open(&s, "spaces.prof", 1);
 	synth_block(&s, 0, 0, rows, 17, nest, 2);
 	synth_block(&s, 1, 0, rows, 16, NULL, 0);
@@ -596,15 +611,25 @@ static void test_spaces(void)
 /* ---- screening
  * ----------------------------------------------------------------------------------- */
 
+/* A finding about code (the program's, which only names a space, are left out). */
 static const mpxkit_spacetime_finding *find(const mpxkit_spacetime *r, int advantage, int cls,
 					    const char *function)
 {
 	for (size_t i = 0; i < r->n_findings; i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
 		if (f->advantage == advantage && (int)f->cls == cls &&
+		    f->scope != MPXKIT_SCOPE_PROGRAM &&
 		    strcmp(r->spaces[f->space].function, function) == 0)
 			return f;
 	}
+	return NULL;
+}
+
+static const mpxkit_spacetime_finding *find_program(const mpxkit_spacetime *r, int cls)
+{
+	for (size_t i = 0; i < r->n_findings; i++)
+		if (r->findings[i].scope == MPXKIT_SCOPE_PROGRAM && (int)r->findings[i].cls == cls)
+			return &r->findings[i];
 	return NULL;
 }
 
@@ -613,27 +638,31 @@ static const mpxkit_spacetime_finding *find(const mpxkit_spacetime *r, int advan
  * cost = 2e6 + 10 x 51 000 = 2 510 000 estimated cycles.
  * hot against the rest (cold): 50/kI vs 1/kI, excess 49 000 misses:
  * share 490 000 / 2 510 000.  cold against the program (25.5/kI): saves
- * 24 500 misses, share 245 000 / 2 510 000.
+ * 24 500 misses, share 245 000 / 2 510 000.  The whole program is past the
+ * top-down thresholds (doc/spacetime.md): D1 misses cost 510 000 / 2.51e6 =
+ * 20.3 % of it (> 20 %), N_theta = 0.05 x 2e6 / 9.5 = 10 526.3, share
+ * (51 000 - 10 526.3) x 10 / 2.51e6; that finding ranks first.
  */
 static void test_space_defect(void)
 {
-	synth s;
-	mpxkit_spacetime *r;
+	const srow rows[] = {{"hot", 0x10, 100000, 5000, 0, 0}, {"cold", 0x80, 100000, 100, 0, 0}};
+	mpxkit_spacetime *r = steady("defect.prof", rows, 2);
 	const mpxkit_spacetime_finding *f;
 
-	synth_open(&s, "defect.prof", 1);
-	for (uint64_t w = 0; w < 10; w++) {
-		const srow rows[] = {{"hot", 0x10, 100000, 5000}, {"cold", 0x80, 100000, 100}};
-		synth_block(&s, w, 0, rows, 2, NULL, 0);
-	}
-	synth_commit(&s);
-	r = analyze("defect.prof", 0.01);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	CU_ASSERT_DOUBLE_EQUAL(r->cost, 2510000, 1e-6);
 	CU_ASSERT_DOUBLE_EQUAL(r->metrics[MPXKIT_METRIC_D1_MPKI], 25.5, 1e-9);
-	CU_ASSERT_TRUE(r->n_findings >= 1);
+	CU_ASSERT_TRUE_FATAL(r->n_findings >= 2);
 	f = &r->findings[0];
+	CU_ASSERT_EQUAL(f->scope, MPXKIT_SCOPE_PROGRAM);
+	CU_ASSERT_EQUAL(f->cls, MPXKIT_CLASS_D1_MISS);
+	CU_ASSERT_STRING_EQUAL(r->spaces[f->space].function, "hot");
+	CU_ASSERT_DOUBLE_EQUAL(f->share, (51000 - 0.05 * 2e6 / 9.5) * 10 / 2510000, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->stall_share, 510000.0 / 2510000, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->event_share, 50000.0 / 51000, 1e-12);
+	f = &r->findings[1];
 	CU_ASSERT_FALSE(f->advantage);
+	CU_ASSERT_FALSE(f->absolute);
 	CU_ASSERT_EQUAL(f->cls, MPXKIT_CLASS_D1_MISS);
 	CU_ASSERT_EQUAL(f->scope, MPXKIT_SCOPE_SPACE);
 	CU_ASSERT_STRING_EQUAL(r->spaces[f->space].function, "hot");
@@ -659,7 +688,8 @@ static void test_space_defect(void)
  * every window Ir 1e5 D1mr 100.  cost = 4e6 + 10 x 103 000 = 5 030 000.
  * A's phase 10-19: 100/kI vs 1/kI in 0-9, excess 99 000, share
  * 990 000 / 5 030 000.  It explains all of A's space defect (99 000 too),
- * which is not reported.
+ * which is not reported.  The program's D1 misses cost 1.03e6 / 5.03e6 =
+ * 20.5 %, past the top-down thresholds: a program finding ranks first.
  */
 static void test_phase(void)
 {
@@ -669,15 +699,19 @@ static void test_phase(void)
 
 	synth_open(&s, "phase.prof", 1);
 	for (uint64_t w = 0; w < 20; w++) {
-		const srow rows[] = {{"A", 0x10, 100000, w < 10 ? 100 : 10000},
-				     {"B", 0x80, 100000, 100}};
+		const srow rows[] = {{"A", 0x10, 100000, w < 10 ? 100 : 10000, 0, 0},
+				     {"B", 0x80, 100000, 100, 0, 0}};
 		synth_block(&s, w, 0, rows, 2, NULL, 0);
 	}
 	synth_commit(&s);
 	r = analyze("phase.prof", 0.01);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-	CU_ASSERT_TRUE_FATAL(r->n_findings >= 1);
-	f = &r->findings[0];
+	CU_ASSERT_TRUE_FATAL(r->n_findings >= 2);
+	CU_ASSERT_EQUAL(r->findings[0].scope, MPXKIT_SCOPE_PROGRAM);
+	CU_ASSERT_EQUAL(r->findings[0].cls, MPXKIT_CLASS_D1_MISS);
+	CU_ASSERT_DOUBLE_EQUAL(r->findings[0].share, (103000 - 0.05 * 4e6 / 9.5) * 10 / 5030000,
+			       1e-12);
+	f = &r->findings[1];
 	CU_ASSERT_EQUAL(f->cls, MPXKIT_CLASS_PHASE_CHANGE);
 	CU_ASSERT_EQUAL(f->metric, MPXKIT_METRIC_D1_MPKI);
 	CU_ASSERT_STRING_EQUAL(r->spaces[f->space].function, "A");
@@ -692,6 +726,92 @@ static void test_phase(void)
 }
 
 /*
+ * A defect that is the average: a and b each Ir 1e5, D1mr 4000 in each of 10 windows.  Program:
+ * Ir 2e6, D1mr 80 000 (40/kI), cost 2e6 + 10 x 80 000 = 2.8e6; D1 misses cost 800 000 / 2.8e6 =
+ * 2/7 of it, past Memory_Bound (0.20) and L3_Bound (0.05).  Neither space differs from the
+ * other, so no relative finding.  N_theta = 0.05 x (2.8e6 - 800 000) / (10 x 0.95) = 10 526.3
+ * misses: reference 1000 x 10 526.3 / 2e6 = 5.263/kI, share (80 000 - 10 526.3) x 10 / 2.8e6.
+ * The program finding names a (ties go to the first space); a's own absolute finding is its
+ * duplicate and goes; b's: cost 1.4e6, N_theta = 0.05 x 1e6 / 9.5 = 5263.2, share
+ * (40 000 - 5263.2) x 10 / 2.8e6, event share 1/2.
+ */
+static void test_absolute_miss(void)
+{
+	const double n_theta = 0.05 * 2e6 / 9.5, n_theta_b = 0.05 * 1e6 / 9.5;
+	const srow rows[] = {{"a", 0x10, 100000, 4000, 0, 0}, {"b", 0x80, 100000, 4000, 0, 0}};
+	const srow fewer[] = {{"a", 0x10, 100000, 400, 0, 0}, {"b", 0x80, 100000, 400, 0, 0}};
+	mpxkit_spacetime *r = steady("average.prof", rows, 2);
+	const mpxkit_spacetime_finding *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL(r->n_findings, 2);
+	f = find_program(r, MPXKIT_CLASS_D1_MISS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_PTR_EQUAL(f, &r->findings[0]);
+	CU_ASSERT_TRUE(f->absolute);
+	CU_ASSERT_FALSE(f->advantage);
+	CU_ASSERT_STRING_EQUAL(r->spaces[f->space].function, "a");
+	CU_ASSERT_DOUBLE_EQUAL(f->value, 40, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(f->program_value, 40, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(f->stall_share, 2.0 / 7, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->threshold, 0.05, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->reference_value, 1000 * n_theta / 2e6, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(f->share, (80000 - n_theta) * 10 / 2.8e6, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->event_share, 0.5, 1e-12);
+	CU_ASSERT_PTR_NOT_NULL(strstr(f->direction, "whole program: D1 misses 40/kI cost 29 %"));
+	CU_ASSERT_PTR_NULL(find(r, 0, MPXKIT_CLASS_D1_MISS, "a"));
+	f = find(r, 0, MPXKIT_CLASS_D1_MISS, "b");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_TRUE(f->absolute);
+	CU_ASSERT_EQUAL(f->scope, MPXKIT_SCOPE_SPACE);
+	CU_ASSERT_DOUBLE_EQUAL(f->share, (40000 - n_theta_b) * 10 / 2.8e6, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->event_share, 0.5, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->reference_value, 1000 * n_theta_b / 1e6, 1e-9);
+	mpxkit_spacetime_free(r);
+
+	/* A tenth of the misses: 4/kI cost 80 000 / 2.08e6 = 3.8 %, below every threshold. */
+	r = steady("average-clean.prof", fewer, 2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL(r->n_findings, 0);
+	mpxkit_spacetime_free(r);
+}
+
+/*
+ * Indirect calls in one loop, Ir 1e5 and Bi 10 000 per window over 10 windows; the level-1 node
+ * must be flagged too.  With Bim 1500 a window they cost 150 000 / 1.15e6 = 13.0 % of the
+ * program: past Branch_Mispredicts (0.10), not Bad_Speculation (0.15): nothing.  With Bim 2000,
+ * 200 000 / 1.2e6 = 1/6: past both, at 20 per 1000 instructions (> 1).  N_theta = 0.10 x 1e6 /
+ * (10 x 0.9) = 11 111.1, share (20 000 - 11 111.1) x 10 / 1.2e6, reference 11 111.1 / 1e5 (the
+ * ratio Bim / Bi).
+ */
+static void test_absolute_indirect(void)
+{
+	const double n_theta = 0.10 * 1e6 / 9;
+	const srow under[] = {{"calls", 0x10, 100000, 0, 10000, 1500}};
+	const srow past[] = {{"calls", 0x10, 100000, 0, 10000, 2000}};
+	mpxkit_spacetime *r = steady("indirect13.prof", under, 1);
+	const mpxkit_spacetime_finding *f;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_DOUBLE_EQUAL(r->metrics[MPXKIT_METRIC_INDIRECT_MISPREDICT_RATIO], 0.15, 1e-12);
+	CU_ASSERT_EQUAL(r->n_findings, 0);
+	mpxkit_spacetime_free(r);
+
+	r = steady("indirect17.prof", past, 1);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL(r->n_findings, 1);
+	f = find_program(r, MPXKIT_CLASS_INDIRECT_MISPREDICT);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_DOUBLE_EQUAL(f->value, 0.2, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->stall_share, 1.0 / 6, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->threshold, 0.10, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->share, (20000 - n_theta) * 10 / 1.2e6, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->reference_value, n_theta / 100000, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(f->event_share, 1, 1e-12);
+	mpxkit_spacetime_free(r);
+}
+
+/*
  * One loop run by two threads: 3e6 and 1e6 instructions.  c_max / c_mean =
  * 1.5, idle 2e6, share 2e6 / (4e6 + 2e6).
  */
@@ -700,7 +820,8 @@ static void test_imbalance(void)
 	synth s;
 	mpxkit_spacetime *r;
 	const mpxkit_spacetime_finding *f;
-	const srow busy[] = {{"loop", 0x10, 3000000, 0}}, idle[] = {{"loop", 0x10, 1000000, 0}};
+	const srow busy[] = {{"loop", 0x10, 3000000, 0, 0, 0}},
+		   idle[] = {{"loop", 0x10, 1000000, 0, 0, 0}};
 
 	synth_open(&s, "threads.prof", 2);
 	synth_block(&s, 0, 0, busy, 1, NULL, 0);
@@ -734,7 +855,7 @@ static void test_patterns(void)
 	synth_open(&s, "patterns.prof", 1);
 	for (uint64_t w = 0; w < 8; w++) {
 		const srow rows[] = {
-		    {seq[w] == 'A' ? "A" : "B", seq[w] == 'A' ? 0x10 : 0x80, 1000, 0}};
+		    {seq[w] == 'A' ? "A" : "B", seq[w] == 'A' ? 0x10 : 0x80, 1000, 0, 0, 0}};
 		synth_block(&s, w, 0, rows, 1, NULL, 0);
 	}
 	synth_commit(&s);
@@ -799,6 +920,8 @@ int main(void)
 	    {"code spaces: nesting, overlap, headers", test_spaces},
 	    {"space defect and advantage", test_space_defect},
 	    {"phase change", test_phase},
+	    {"absolute: a miss rate that is the average", test_absolute_miss},
+	    {"absolute: indirect mispredictions under their level-1 node", test_absolute_indirect},
 	    {"load imbalance", test_imbalance},
 	    {"patterns and appearances", test_patterns},
 	    {"bad input", test_analyze_refuses},

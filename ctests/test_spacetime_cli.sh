@@ -50,6 +50,94 @@ expect_fail "analyze: a directory" 2 "Is a directory" analyze "$tmp"
 expect_fail "profile: output directory missing" 2 "$tmp/none/x.prof" profile -o "$tmp/none/x.prof" -- true
 expect_fail "profile: output is a directory" 2 "Is a directory" profile -o "$tmp" -- true
 
+# ---- the HTML page, as chromium lays it out (ctests/html_renders.sh measures it) --------------
+# Made-up profiles (ctests/synth_profile): few windows, so the charts are narrow; 13 code spaces,
+# so a chart has 13 series; 5,000 threads.
+synth=$top_builddir/ctests/synth_profile
+"$synth" "$tmp/few.prof" 3 2 && "$synth" "$tmp/spaces.prof" 12 2 12 &&
+	"$synth" "$tmp/threads.prof" 5000 20 || exit 99
+# page NAME: $tmp/NAME.html from $tmp/NAME.prof and its facts in $tmp/NAME.geo; 77 without chromium.
+page() {
+	# shellcheck disable=SC2086
+	$mpxkit analyze -q "$tmp/$1.prof" --html "$tmp/$1.html" >/dev/null 2>"$tmp/err" || return 1
+	$SHELL "$top_srcdir/ctests/html_renders.sh" "$tmp/$1.html" 0 "$tmp/$1.geo" >"$tmp/log"
+}
+for name in few spaces threads; do
+	page $name
+	status=$?
+	if [ $status -eq 77 ]; then
+		echo "ok - html geometry of $name # SKIP no chromium"
+		continue
+	elif [ $status -ne 0 ]; then
+		not_ok "html $name: $(cat "$tmp/err" "$tmp/log")"
+		continue
+	fi
+	clipped=$(awk -F '\t' '$1 == "clipped" { print "#" $2 ": " $3 }' "$tmp/$name.geo")
+	if grep -q '^svg' "$tmp/$name.geo" && [ -z "$clipped" ]; then
+		ok "html $name: no text of any chart reaches outside it"
+	else
+		not_ok "html $name: clipped: $clipped"
+	fi
+	scales=$(awk -F '\t' '$1 == "scale-lo" { print $3 }' "$tmp/$name.geo" | sort -u | tr '\n' ' ')
+	if [ "$scales" = "0 " ]; then
+		ok "html $name: every colour scale starts at 0"
+	else
+		not_ok "html $name: colour scales start at '$scales'"
+	fi
+	# A chart draws its legend's swatches in distinct colours, and the screenshot shows them so.
+	awk -F '\t' '$1 == "pixel" { print $2, $5, $6 }' "$tmp/$name.geo" >"$tmp/swatches"
+	if awk '$2 != $3 { bad = 1 } END { exit bad }' "$tmp/swatches" &&
+		[ -z "$(cut -d' ' -f1,2 "$tmp/swatches" | sort | uniq -d)" ]; then
+		ok "html $name: $(wc -l <"$tmp/swatches") legend swatches, distinct within each chart and shown as drawn"
+	else
+		not_ok "html $name: swatches: $(tr '\n' ';' <"$tmp/swatches")"
+	fi
+done
+if [ -s "$tmp/spaces.geo" ]; then
+	# 13 code spaces: the threads' stacked bars have 13 parts, more than the palette's 8 of old.
+	if [ "$(awk -F '\t' '$1 == "pixel" { n[$2]++ } END { m = 0; for (i in n) if (n[i] > m) m = n[i]; print m }' \
+		"$tmp/spaces.geo")" -ge 13 ]; then
+		ok "html spaces: a chart of 13 series has 13 legend colours"
+	else
+		not_ok "html spaces: fewer than 13 swatches in a chart"
+	fi
+fi
+if [ -s "$tmp/threads.geo" ]; then
+	tallest=$(awk -F '\t' '$1 == "svg" && $4 > m { m = $4 } END { print m + 0 }' "$tmp/threads.geo")
+	if [ "$tallest" -le 2000 ] && grep -q '4969 other threads (mean)' "$tmp/threads.html"; then
+		ok "html threads: 5,000 threads, the tallest chart $tallest px (31 threads and one row for the others)"
+	else
+		not_ok "html threads: the tallest chart is $tallest px"
+	fi
+fi
+if [ -f "$tmp/few.html" ]; then
+	# Defects first; the advantages in a section of their own, after every defect.
+	adv_heading=$(grep -n '<h2>Advantages</h2>' "$tmp/few.html" | cut -d: -f1)
+	first_adv=$(grep -n '<td>advantage</td>' "$tmp/few.html" | head -n 1 | cut -d: -f1)
+	last_defect=$(grep -n '<td>defect</td>' "$tmp/few.html" | tail -n 1 | cut -d: -f1)
+	if [ -n "$adv_heading" ] && [ -n "$first_adv" ] && [ -n "$last_defect" ] &&
+		[ "$last_defect" -lt "$adv_heading" ] && [ "$adv_heading" -lt "$first_adv" ]; then
+		ok "html: the defects first, the advantages in their own section"
+	else
+		not_ok "html: defects end at line '$last_defect', Advantages at '$adv_heading', first advantage at '$first_adv'"
+	fi
+	# No transitions (each thread stays in its loop): a line says so, no empty panel is drawn.
+	patterns=$(sed -n '/<h2>Patterns<\/h2>/,/<h2>Threads<\/h2>/p' "$tmp/few.html")
+	if echo "$patterns" | grep -q 'No transitions' && ! echo "$patterns" | grep -q '<svg'; then
+		ok "html: no transitions, no empty pattern panel"
+	else
+		not_ok "html: the pattern section: $(echo "$patterns" | head -c 300)"
+	fi
+fi
+# Progress goes to a terminal only: with stderr in a file, a long analysis writes nothing there.
+# shellcheck disable=SC2086
+$mpxkit analyze "$tmp/threads.prof" >/dev/null 2>"$tmp/progress.err"
+if [ ! -s "$tmp/progress.err" ]; then
+	ok "analyze: no progress in a log file"
+else
+	not_ok "analyze: stderr got $(tr '\r' '^' <"$tmp/progress.err" | head -c 200)"
+fi
+
 if ! command -v valgrind >/dev/null 2>&1; then
 	echo "ok - callgrind profiles # SKIP valgrind is not installed"
 	exit $failed
@@ -70,6 +158,16 @@ if [ "$status" -eq 0 ] && [ -s "$tmp/x.prof" ] &&
 else
 	not_ok "profile: --keep-failed (status $status, stderr: $(cat "$tmp/err"))"
 fi
+# Killed (here by its own SIGINT, as ^C would): the profile is kept, and the status is still 2
+# with one line, so a script or a shell loop stops (ced039f said 0).
+rm -f "$tmp/x.prof"
+run profile -s callgrind --keep-failed -o "$tmp/x.prof" -- sh -c 'kill -INT $$'
+if [ "$status" -eq 2 ] && [ -s "$tmp/x.prof" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	grep -q "sh was killed by signal 2; profile kept (--keep-failed)" "$tmp/err"; then
+	ok "profile: --keep-failed of a command killed by SIGINT keeps it and exits 2"
+else
+	not_ok "profile: --keep-failed, SIGINT (status $status, stderr: $(cat "$tmp/err"))"
+fi
 
 # ---- a real profile through every output --------------------------------------------------------
 # shellcheck disable=SC2086
@@ -79,7 +177,7 @@ if ! $mpxkit profile -s callgrind -i 100000 -o "$tmp/run.prof" -- "$workload" 1 
 	sed 's/^/#   /' "$tmp/err"
 	exit 1
 fi
-grep -q "mpxkit profile: callgrind (as asked): [0-9]* windows, 1 threads, [0-9]* rows written to" \
+grep -q "mpxkit profile: callgrind (as asked): [0-9]* windows, 1 thread, [0-9]* rows written to" \
 	"$tmp/err" && ok "profile says which source it used" || not_ok "profile's summary line"
 head -c 100 "$tmp/run.prof" >"$tmp/cut.prof"
 expect_fail "analyze: a truncated profile" 2 "cut.prof: truncated" analyze "$tmp/cut.prof"

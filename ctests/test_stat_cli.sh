@@ -7,19 +7,8 @@ set -u
 MPXKIT="${MPXKIT_VALGRIND:-} $MPXKIT"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-# expect STATUS PATTERN CMD...: CMD exits STATUS and its stderr matches PATTERN (grep -E).
-expect() {
-	want=$1 pattern=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	[ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$tmp/err")"
-	grep -Eq -- "$pattern" "$tmp/err" || fail "$*: stderr lacks '$pattern': $(cat "$tmp/err")"
-}
+# shellcheck source=ctests/stat_common.sh
+. "${top_srcdir:-.}/ctests/stat_common.sh"
 
 # One rule for an event named twice, under any spelling, with or without --series (whose
 # trace needs unique columns): one line, exit 2, and CMD never runs.
@@ -44,7 +33,7 @@ expect 1 "^mpxkit stat: --schedule prior:floor=x: schedule 'prior:floor=x': floo
 	$MPXKIT stat --schedule prior:floor=x -- true
 expect 1 "unknown option '--bogus'" $MPXKIT stat --bogus -- true
 expect 1 "option '-e' needs an argument" $MPXKIT stat -e
-expect 1 "unexpected argument 'x'" $MPXKIT list x
+expect 1 "unexpected argument 'y'" $MPXKIT list x y
 $MPXKIT stat --help >"$tmp/help" || fail "stat --help exited $?"
 grep -q '^usage: mpxkit stat' "$tmp/help" || fail "stat --help printed no usage"
 $MPXKIT list --help >"$tmp/help" || fail "list --help exited $?"
@@ -57,42 +46,101 @@ $MPXKIT list --replay "$tmp/t.csv" >"$tmp/list" || fail "list --replay exited $?
 expect 2 "^mpxkit list: cannot open $tmp/missing.csv: No such file" $MPXKIT list --replay "$tmp/missing.csv"
 
 # The perf source: skip when the kernel refuses perf_event_open altogether.
-if ! $MPXKIT list >"$tmp/list" 2>"$tmp/err"; then
-	echo "SKIP: perf_event_open is refused here: $(cat "$tmp/err")"
-	exit 77
-fi
+skip_without_perf
+$MPXKIT list >"$tmp/list" || fail "list exited $?"
 grep -q '^perf::TASK-CLOCK  *ns ' "$tmp/list" || fail "list lacks perf::TASK-CLOCK"
 
-expect 2 "perf::NOPE: no such perf event" $MPXKIT stat -e perf::NOPE -- true
-expect 2 "perf::NOPE: no such perf event" $MPXKIT stat -e perf::TASK-CLOCK --reference perf::NOPE -- true
+expect 2 "perf::NOPE: no such event" $MPXKIT stat -e perf::NOPE -- true
+expect 2 "perf::NOPE: no such event" $MPXKIT stat --multiplex all -e perf::TASK-CLOCK --reference perf::NOPE -- true
 expect 2 "^mpxkit stat: cannot run '$tmp/none': No such file or directory" $MPXKIT stat -- "$tmp/none"
 # CMD's exit status passes through; its own options are its own.
 expect 3 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- sh -c 'exit 3'
 expect 0 'perf::TASK-CLOCK' $MPXKIT stat -e perf::TASK-CLOCK -- ls -c /
 # --exact: every event beside its count all the time in the same run; a task clock comes out exact.
 expect 0 'perf::TASK-CLOCK .*exact +[0-9]+ +[+]0[.]00%' \
-	$MPXKIT stat -e perf::TASK-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --exact -- \
+	$MPXKIT stat --multiplex all -e perf::TASK-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --exact -- \
 	sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done'
 grep -Eq 'perf::PAGE-FAULTS .*exact +[0-9]+ ' "$tmp/err" || fail "--exact: no exact page faults: $(cat "$tmp/err")"
+# --exact against an exact 0 (context switches, user mode): the difference itself, never '-'
+# (issue 25: an invented count showed as '-'); an empty error_pct, error_abs 0 in CSV.
+$MPXKIT stat -e perf::CONTEXT-SWITCHES:u,perf::TASK-CLOCK -c 2 --exact -o "$tmp/zero" -- true ||
+	fail "stat --exact exited $?"
+# Counted all the time: a zero-width interval, +- 0.00 %, lo = hi = the count.
+grep -Eq '^ +0  perf::CONTEXT-SWITCHES:u +\(counted 100[.]0%\)  \+-   0[.]00%  exact +0 +[+]0$' "$tmp/zero" ||
+	fail "--exact against 0: $(cat "$tmp/zero")"
+$MPXKIT stat -e perf::CONTEXT-SWITCHES:u -c 2 --exact -f csv -o "$tmp/zero.csv" -- true ||
+	fail "stat --exact -f csv exited $?"
+[ "$(sed -n 2p "$tmp/zero.csv")" = "perf::CONTEXT-SWITCHES:u,0,100.0,0,0,0,,0" ] ||
+	fail "--exact -f csv against 0: $(cat "$tmp/zero.csv")"
+# A learned estimator may put a count where the exact one is 0 (issue 25): still a number.
+if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$MPXKIT_DATADIR/models/default.mpxm" ]; then
+	$MPXKIT stat --multiplex all -e perf::CONTEXT-SWITCHES:u,perf::CPU-MIGRATIONS:u,perf::TASK-CLOCK,perf::PAGE-FAULTS \
+		-c 2 --slice-us 1000 --estimator mlp --exact -o "$tmp/zero-mlp" -- \
+		sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done' || fail "stat mlp --exact exited $?"
+	cat "$tmp/zero-mlp"
+	[ "$(grep -Ec 'perf::C[A-Z-]+:u .* exact +0 +[+-][0-9]+$' "$tmp/zero-mlp")" = 2 ] ||
+		fail "--exact against 0 with mlp: $(cat "$tmp/zero-mlp")"
+fi
 
-# A real run: three events on one counter, busy enough for rotations, report in a file.
+# The default, --multiplex hardware: software events take no counter and are counted all the
+# time, exactly, whatever C is: no rotation, each 100 % counted, and --exact, counted beside them
+# by descriptors of its own in the same run, finds the page faults equal.
+expect 1 "^mpxkit stat: --multiplex some: not 'hardware' or 'all'" $MPXKIT stat --multiplex some -- true
+$MPXKIT stat -e perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::MINOR-FAULTS -c 1 --slice-us 1000 --exact \
+	-o "$tmp/along" -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done' ||
+	fail "stat (hardware) exited $?"
+cat "$tmp/along"
+grep -q "3 events (3 counted all the time) on 1 counter, 1 group, 1000 us slices, exact" "$tmp/along" ||
+	fail "hardware: header"
+[ "$(grep -c '(counted 100[.]0%)' "$tmp/along")" = 3 ] || fail "hardware: not all counted 100 %"
+grep -Eq '^ +0 rotations$' "$tmp/along" || fail "hardware: a rotation happened"
+grep -Eq 'perf::PAGE-FAULTS +\(counted 100[.]0%\)  (\+- +0[.]00%  )?exact +[0-9]+ +[+]0[.]00%' "$tmp/along" ||
+	fail "hardware: page faults not exact"
+
+# A real run: three events on one counter (multiplexed on purpose: --multiplex all), busy enough for rotations, report in a file.
 busy='i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'
-$MPXKIT stat -e perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES -c 1 --slice-us 1000 \
-	--series "$tmp/series.csv" -o "$tmp/report" -- sh -c "$busy" ||
+$MPXKIT stat --multiplex all -e perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES:u -c 1 \
+	--slice-us 1000 --series "$tmp/series.csv" --series-intervals "$tmp/siv.csv" -o "$tmp/report" \
+	-- sh -c "$busy" ||
 	fail "stat exited $?"
 cat "$tmp/report"
 grep -q "3 events on 1 counter, 3 groups, 1000 us slices, fixed" "$tmp/report" ||
 	fail "report header"
 task=$(sed -n 's/^ *\([0-9][0-9]*\)  perf::TASK-CLOCK .*/\1/p' "$tmp/report")
 [ -n "$task" ] && [ "$task" -gt 10000000 ] || fail "TASK-CLOCK '$task' is not > 10 ms"
-grep -Eq '^ +0  perf::CONTEXT-SWITCHES ' "$tmp/report" || fail "CONTEXT-SWITCHES not 0 in user mode"
+# Switches happen in kernel mode: with :u (doc/events.md) they count 0.
+grep -Eq '^ +0  perf::CONTEXT-SWITCHES:u ' "$tmp/report" || fail "CONTEXT-SWITCHES:u not 0 in user mode"
 rotations=$(sed -n 's/^ \([0-9][0-9]*\) rotations\{0,1\}$/\1/p' "$tmp/report")
 [ "$rotations" -ge 1 ] || fail "no rotation"
-head -n 1 "$tmp/series.csv" | grep -qx 'step,perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES' ||
+head -n 1 "$tmp/series.csv" | grep -qx 'step,perf::TASK-CLOCK,perf::CPU-CLOCK,perf::CONTEXT-SWITCHES:u' ||
 	fail "series header: $(head -n 1 "$tmp/series.csv")"
 [ "$(grep -c '^[0-9]' "$tmp/series.csv")" = "$rotations" ] || fail "series rows != rotations"
+# --series-intervals: a row per rotation and event, the estimate the series has, inside its
+# interval; only the run's first rotation may be open above (no spread seen yet).
+head -n 1 "$tmp/siv.csv" | grep -qx 'step,event,estimate,lo,hi' || fail "siv header: $(head -n 1 "$tmp/siv.csv")"
+[ "$(grep -c '^[0-9]' "$tmp/siv.csv")" = "$((3 * rotations))" ] || fail "siv rows != 3 x rotations"
+awk -F, 'NR > 1 { if ($3 == "" || $4 == "" || $4 > $3 || ($5 != "" && $3 > $5)) bad = 1
+	if ($5 == "" && $1 != 0) bad = 1 } END { exit bad }' "$tmp/siv.csv" ||
+	fail "siv: an estimate outside its interval: $(cat "$tmp/siv.csv")"
+[ "$(awk -F, 'NR > 1 && $2 == "perf::TASK-CLOCK" { print $3 }' "$tmp/siv.csv")" = \
+	"$(cut -d, -f2 "$tmp/series.csv" | sed 1d)" ] || fail "siv estimates are not the series'"
+expect 1 "^mpxkit stat: --series-intervals writes one count" $MPXKIT stat -r 2 --series-intervals "$tmp/x.csv" -- true
+# Each multiplexed total has its interval: +- a finite share in the table (rotations done),
+# lo <= estimate <= hi in CSV; all counted (-c 3), lo = hi = estimate.
+[ "$(grep -Ec '\(counted +[0-9.]+%\)  \+- +[0-9]+[.][0-9]{2}%$' "$tmp/report")" = 3 ] ||
+	fail "no +- column: $(cat "$tmp/report")"
+for c in 1 3; do
+	$MPXKIT stat -e perf::TASK-CLOCK,perf::CPU-CLOCK,perf::PAGE-FAULTS -c $c --slice-us 1000 \
+		-f csv -o "$tmp/iv$c.csv" -- sh -c "$busy" || fail "stat -c $c -f csv exited $?"
+	head -n 1 "$tmp/iv$c.csv" | grep -qx 'event,estimate,counted_pct,lo,hi' ||
+		fail "-f csv header: $(head -n 1 "$tmp/iv$c.csv")"
+	awk -F, -v c=$c 'NR > 1 { if ($4 == "" || $5 == "" || $4 > $2 || $2 > $5) bad = 1
+		if (c == 3 && ($4 != $2 || $5 != $2)) bad = 1 } END { exit bad || NR != 4 }' \
+		"$tmp/iv$c.csv" || fail "-c $c: an estimate outside [lo, hi]: $(cat "$tmp/iv$c.csv")"
+done
 # ref-rate online: perf::TASK-CLOCK in every slice; the CPU clock, multiplexed, is about the same.
-$MPXKIT stat -e perf::CPU-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 --estimator ref-rate \
+$MPXKIT stat --multiplex all -e perf::CPU-CLOCK,perf::PAGE-FAULTS -c 1 --slice-us 1000 \
+	--estimator ref-rate \
 	--reference perf::TASK-CLOCK -o "$tmp/ref" -- sh -c "$busy" || fail "stat --reference exited $?"
 cat "$tmp/ref"
 grep -q "2 events on 1 counter, 2 groups, 1000 us slices, ref-rate, reference perf::TASK-CLOCK" \
@@ -113,7 +161,7 @@ if [ -n "${MPXKIT_DATADIR:-}" ] && [ -r "$shipped" ]; then
 	# With no default model to find, --model is what bigru reads.
 	expect 2 "estimator bigru: cannot open $tmp/nowhere/models/bigru.mpxm: No such file" \
 		env MPXKIT_DATADIR="$tmp/nowhere" $MPXKIT stat -e perf::TASK-CLOCK --estimator bigru -- true
-	env MPXKIT_DATADIR="$tmp/nowhere" $MPXKIT stat -e perf::TASK-CLOCK,perf::CPU-CLOCK -c 1 \
+	env MPXKIT_DATADIR="$tmp/nowhere" $MPXKIT stat --multiplex all -e perf::TASK-CLOCK,perf::CPU-CLOCK -c 1 \
 		--slice-us 1000 --estimator bigru --model "$shipped" --series "$tmp/bigru.csv" \
 		-o "$tmp/bigru" -- sh -c "$busy" || fail "stat --model exited $?"
 	cat "$tmp/bigru"
@@ -131,7 +179,7 @@ fi
 # Never counted: with 1 s slices, true ends within group 0's first slice, so the events of
 # groups 1 and 2 have no estimate: <not counted> as perf stat says it, an empty CSV field, a
 # JSON null; group 0's event has its count.
-never="-e perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CPU-CLOCK -c 1 --slice-us 1000000"
+never="--multiplex all -e perf::TASK-CLOCK,perf::PAGE-FAULTS,perf::CPU-CLOCK -c 1 --slice-us 1000000"
 # shellcheck disable=SC2086
 $MPXKIT stat $never -o "$tmp/never" -- true || fail "stat of a run shorter than a slice"
 grep -Eq '^ +<not counted>  perf::PAGE-FAULTS$' "$tmp/never" || fail "no <not counted>: $(cat "$tmp/never")"
@@ -139,14 +187,20 @@ grep -Eq '^ +<not counted>  perf::CPU-CLOCK$' "$tmp/never" || fail "CPU-CLOCK co
 grep -Eq '^ +[0-9]+  perf::TASK-CLOCK ' "$tmp/never" || fail "TASK-CLOCK not counted"
 # shellcheck disable=SC2086
 $MPXKIT stat $never -f csv -o "$tmp/never.csv" -- true || fail "stat -f csv"
-[ "$(cat "$tmp/never.csv")" = "event,estimate,counted_pct
-perf::TASK-CLOCK,$(sed -n 's/^perf::TASK-CLOCK,\([0-9]*\),100.0$/\1/p' "$tmp/never.csv"),100.0
-perf::PAGE-FAULTS,,0.0
-perf::CPU-CLOCK,,0.0" ] || fail "stat -f csv: $(cat "$tmp/never.csv")"
+# TASK-CLOCK's one slice, no rotation done: its interval is open above (+- inf %, an empty
+# hi) from what it counted (lo = the estimate); the others have no lo either.
+grep -Eq '^ +[0-9]+  perf::TASK-CLOCK +\(counted 100[.]0%\)  \+-    inf%$' "$tmp/never" ||
+	fail "TASK-CLOCK's interval is not open: $(cat "$tmp/never")"
+task=$(sed -n 's/^perf::TASK-CLOCK,\([0-9]*\),100.0,.*/\1/p' "$tmp/never.csv")
+[ "$(cat "$tmp/never.csv")" = "event,estimate,counted_pct,lo,hi
+perf::TASK-CLOCK,$task,100.0,$task,
+perf::PAGE-FAULTS,,0.0,,
+perf::CPU-CLOCK,,0.0,," ] || fail "stat -f csv: $(cat "$tmp/never.csv")"
 # shellcheck disable=SC2086
 $MPXKIT stat $never -f json -o "$tmp/never.json" -- true || fail "stat -f json"
 if command -v jq >/dev/null 2>&1; then
-	[ "$(jq -c '[.[] | .estimate == null]' "$tmp/never.json")" = "[false,true,true]" ] ||
+	[ "$(jq -c '[.[] | .estimate == null, .lo == null, .hi == null]' "$tmp/never.json")" = \
+		"[false,false,true,true,true,true,true,true,true]" ] ||
 		fail "stat -f json: $(cat "$tmp/never.json")"
 fi
 expect 1 "^mpxkit stat: --format takes table, csv or json, not 'xml'" $MPXKIT stat -f xml -- true

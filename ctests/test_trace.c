@@ -339,6 +339,81 @@ static void test_new_validates(void)
 	mpxkit_trace_free(NULL);
 }
 
+/*
+ * Merging steps against a hand-worked trace: 7 steps of two events merged by
+ * 3 give 2 steps (step 6 left out), (1+2+3, 10+0+5) and (4+5+6, 7+7+7), at
+ * the indexes 100 and 130; the metadata kept, merged_steps=3, then 6 after a
+ * second merge by 2 (one step: 21, 36).  By 1, a copy; by 8, refused.
+ */
+static void test_merge_steps(void)
+{
+	static const char csv[] = "# program=hand\n# interval_ns=1000000\n"
+				  "time_ns,a,b\n100,1,10\n110,2,0\n120,3,5\n"
+				  "130,4,7\n140,5,7\n150,6,7\n160,9,9\n";
+	const uint64_t want[4] = {6, 15, 15, 21};
+	mpxkit_trace *t = NULL, *m = NULL, *mm = NULL;
+	mpxkit_diag d = {0};
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_parse("hand.csv", csv, strlen(csv), &t, &d), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_merge_steps(t, 3, &m, &d), 0);
+	CU_ASSERT_EQUAL(m->n_steps, 2);
+	CU_ASSERT_EQUAL(m->n_events, 2);
+	CU_ASSERT_STRING_EQUAL(m->index_name, "time_ns");
+	CU_ASSERT_STRING_EQUAL(m->events[1], "b");
+	CU_ASSERT_EQUAL(m->index[0], 100);
+	CU_ASSERT_EQUAL(m->index[1], 130);
+	CU_ASSERT(memcmp(m->values, want, sizeof want) == 0);
+	CU_ASSERT_EQUAL(m->n_meta, 3);
+	CU_ASSERT_STRING_EQUAL(m->meta_keys[0], "program");
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(m, "interval_ns"), "1000000");
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(m, "merged_steps"), "3");
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_merge_steps(m, 2, &mm, &d), 0);
+	CU_ASSERT_EQUAL(mm->n_steps, 1);
+	CU_ASSERT_EQUAL(mm->values[0], 21);
+	CU_ASSERT_EQUAL(mm->values[1], 36);
+	CU_ASSERT_STRING_EQUAL(mpxkit_trace_get_meta(mm, "merged_steps"), "6");
+	mpxkit_trace_free(mm);
+	mm = NULL;
+	/* By 1: the same rows. */
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_merge_steps(t, 1, &mm, &d), 0);
+	CU_ASSERT_EQUAL(mm->n_steps, 7);
+	CU_ASSERT(memcmp(mm->values, t->values, 14 * sizeof *t->values) == 0);
+	CU_ASSERT(memcmp(mm->index, t->index, 7 * sizeof *t->index) == 0);
+	mpxkit_trace_free(mm);
+	mm = NULL;
+	CU_ASSERT_EQUAL(mpxkit_trace_merge_steps(t, 8, &mm, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "trace: 7 steps are fewer than the 8 of one merged step");
+	CU_ASSERT_EQUAL(mpxkit_trace_merge_steps(t, 0, &mm, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_PTR_NULL(mm);
+	mpxkit_trace_free(m);
+	mpxkit_trace_free(t);
+}
+
+/* A sum past 2^64 - 1, and a merged_steps that is not a count, are refused. */
+static void test_merge_steps_bad(void)
+{
+	static const char big[] = "step,a\n0,18446744073709551615\n1,1\n";
+	static const char bad[] = "# merged_steps=x\nstep,a\n0,1\n1,1\n";
+	static const char zero[] = "# merged_steps=0\nstep,a\n0,1\n1,1\n";
+	mpxkit_trace *t = NULL, *m = NULL;
+	mpxkit_diag d = {0};
+
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_parse("big.csv", big, strlen(big), &t, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_trace_merge_steps(t, 2, &m, &d), -MPXKIT_ERANGE);
+	CU_ASSERT_STRING_EQUAL(d.msg, "trace: a sum of 2 steps from step 0 overflows 64 bits");
+	CU_ASSERT_PTR_NULL(m);
+	mpxkit_trace_free(t);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_parse("bad.csv", bad, strlen(bad), &t, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_trace_merge_steps(t, 2, &m, &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_STRING_EQUAL(d.msg,
+			       "trace: metadata merged_steps=x is not a whole number >= 1");
+	mpxkit_trace_free(t);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_trace_parse("zero.csv", zero, strlen(zero), &t, &d), 0);
+	CU_ASSERT_EQUAL(mpxkit_trace_merge_steps(t, 2, &m, &d), -MPXKIT_EFORMAT);
+	CU_ASSERT_PTR_NULL(m);
+	mpxkit_trace_free(t);
+}
+
 static void test_many_rows(void)
 {
 	const char *names[] = {"a", "b"};
@@ -373,6 +448,8 @@ static const cutest_case file_cases[] = {
     {"failed write leaves nothing", test_write_failure_leaves_nothing},
     {"new validates", test_new_validates},
     {"10k rows", test_many_rows},
+    {"merging steps: a hand-worked trace", test_merge_steps},
+    {"merging steps: overflow, bad metadata", test_merge_steps_bad},
     {NULL, NULL},
 };
 

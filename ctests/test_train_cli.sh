@@ -49,7 +49,7 @@ expect "bad --seed" 1 "--seed x: not a whole number in \[0, 2147483647\]" -o "$t
 expect "bad --loss" 1 "--loss takes ra or mse" -o "$tmp/m.mpxm" --loss l1 "$tmp/prog1.csv"
 expect "bad --hidden" 1 "--hidden 0: not a whole number in \[1, 1024\]" -o "$tmp/m.mpxm" --hidden 0 "$tmp/prog1.csv"
 expect "bad --dropout" 1 "--dropout takes" -o "$tmp/m.mpxm" --dropout 1 "$tmp/prog1.csv"
-expect "bad --model" 1 "--model takes mlp, bigru or prior" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
+expect "bad --model" 1 "--model takes mlp, bigru, prior or interval" -o "$tmp/m.mpxm" --model lstm "$tmp/prog1.csv"
 expect "bigru --hidden too wide" 1 "--hidden takes 1 to 512 for a bigru" -o "$tmp/m.mpxm" \
 	--model bigru --hidden 513 "$tmp/prog1.csv"
 expect "too few programs" 1 "at least 3" -o "$tmp/m.mpxm" "$tmp/prog1.csv" "$tmp/prog2.csv"
@@ -66,6 +66,13 @@ if [ "$status" -eq 0 ] && [ -s "$tmp/m1.mpxm" ] && grep -q '^test ' "$tmp/out" &
 	ok "trains and reports RA per split and estimator"
 else
 	not_ok "training (status $status, stderr: $(cat "$tmp/err"))"
+fi
+# stderr is a file here: one whole line per epoch, no carriage return (issue 25).
+if [ "$(grep -c '^mpxkit train: epoch [12]/2: loss [0-9.]*, validation [0-9.]*$' "$tmp/err")" -eq 2 ] &&
+	[ "$(wc -l <"$tmp/err")" -eq 2 ] && ! grep -q "$(printf '\r')" "$tmp/err"; then
+	ok "a line per epoch in a log"
+else
+	not_ok "epoch lines in a log: $(cat "$tmp/err")"
 fi
 # 5 programs (one too short for a rotation, which adds no samples) split 3:1:1.
 for s in train validation test; do
@@ -90,6 +97,26 @@ if [ "$status" -eq 0 ] && cmp -s "$tmp/m1.mpxm" "$tmp/m2.mpxm"; then
 else
 	not_ok "same seed gave a different model"
 fi
+# --merge 2 trains on the traces summed two steps at a time: the same model bit for bit as the
+# traces merged by hand (awk), one step left out of none (80 steps).
+for p in 1 2 3 4; do
+	awk -F, 'NR == 1 { print; next }
+		(NR % 2) == 0 { for (i = 2; i <= NF; i++) s[i] = $i; first = $1; next }
+		{ printf "%d", first; for (i = 2; i <= NF; i++) printf ",%d", s[i] + $i; print "" }' \
+		"$tmp/prog$p.csv" >"$tmp/half$p.csv"
+done
+run train -o "$tmp/mm.mpxm" --epochs 2 --seed 7 --merge 2 "$tmp/prog1.csv" "$tmp/prog2.csv" \
+	"$tmp/prog3.csv" "$tmp/prog4.csv"
+run train -o "$tmp/mh.mpxm" --epochs 2 --seed 7 "$tmp/half1.csv" "$tmp/half2.csv" "$tmp/half3.csv" \
+	"$tmp/half4.csv"
+if [ "$status" -eq 0 ] && [ -s "$tmp/mm.mpxm" ] && cmp -s "$tmp/mm.mpxm" "$tmp/mh.mpxm"; then
+	ok "--merge 2: the model of the traces merged by hand, bit for bit"
+else
+	not_ok "--merge 2 differs from the traces merged by hand (status $status)"
+fi
+expect "bad --merge" 1 "--merge 0: not a whole number" -o "$tmp/m.mpxm" --merge 0 "$tmp/prog1.csv"
+expect "--merge past a trace" 2 "short.csv: trace: 1 step is fewer than the 2 of one merged step" \
+	-o "$tmp/m.mpxm" --merge 2 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/short.csv"
 run train -o "$tmp/m3.mpxm" --epochs 2 --seed 8 "$tmp/prog1.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" \
 	"$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && ! cmp -s "$tmp/m1.mpxm" "$tmp/m3.mpxm"; then
@@ -152,5 +179,16 @@ if [ "$status" -eq 0 ] && cmp -s "$tmp/prior_table.c" "$top_srcdir/schedules/pri
 	ok "prior: the shipped table is its command's output"
 else
 	not_ok "prior: schedules/prior_table.c differs from its command's output (status $status)"
+fi
+# The intervals' calibration (doc/estimators.md, "Intervals"): a table of every registered
+# estimator, each with 4 rows of 12 factors (windows and totals, fixed and scheduled slices).
+run train -o "$tmp/interval_table.c" --model interval --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" \
+	"$tmp/prog3.csv" "$tmp/prog4.csv" "$tmp/short.csv"
+if [ "$status" -eq 0 ] && [ "$(grep -c '^const interval_calibration interval_cal_' "$tmp/interval_table.c")" -eq 9 ] &&
+	[ "$(grep -cE '^	\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 36 ] &&
+	grep -q '^bigru-full ' "$tmp/out" && grep -q 'written to' "$tmp/out"; then
+	ok "interval: a calibration table of the 9 estimators"
+else
+	not_ok "interval (status $status, stderr: $(cat "$tmp/err"))"
 fi
 exit $failed

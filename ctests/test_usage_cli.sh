@@ -65,4 +65,26 @@ usage_error "^mpxkit record: --counters 99999999999: not a whole number in \[1, 
 usage_error "^mpxkit train: --epochs 0: not a whole number in \[1, 100000\]" \
 	train --epochs 0 -o m.mpxm x.csv
 usage_error "^mpxkit pack: --level 99: not a whole number in \[-7, 22\]" pack -l 99 x.csv
+# The man pages name pkgdatadir as a placeholder that `make install` fills in; none shows a
+# make variable such as $(pkgdatadir) literally (issue 25).
+if grep -l '\$(' "$top_srcdir"/doc/man/*.1 >"$tmp/out"; then
+	not_ok "man pages with a make variable: $(cat "$tmp/out")"
+else
+	ok "no man page shows a make variable"
+fi
+# A 100,000-byte argument is echoed shortened, in one bounded line (issue 25).
+long=$(awk 'BEGIN { s = "perf::"; for (i = 0; i < 100000; i++) s = s "X"; print s }')
+usage_error "^mpxkit list: unexpected argument 'perf::X*\.\.\.\[100008 bytes\]\.\.\.X*' (try" list x "$long"
+[ "$(wc -c <"$tmp/err")" -lt 300 ] && ok "the long argument's line is $(wc -c <"$tmp/err") bytes" ||
+	not_ok "the long argument's line is $(wc -c <"$tmp/err") bytes"
+# A pattern that matches nothing is no failure (as perf list), but its note is bounded too.
+$mpxkit list "$long" >"$tmp/out" 2>"$tmp/err" </dev/null
+status=$?
+if [ $status -eq 0 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+	[ "$(wc -c <"$tmp/err")" -lt 300 ] &&
+	grep -q "^mpxkit list: no event matches 'perf::X*\.\.\.\[100008 bytes\]\.\.\.X*'$" "$tmp/err"; then
+	ok "list of a long pattern: $(cat "$tmp/err")"
+else
+	not_ok "list of a long pattern (status $status, $(wc -c <"$tmp/err") stderr bytes): $(head -c 300 "$tmp/err")"
+fi
 exit $failed

@@ -456,6 +456,7 @@ const estimator_ops estimator_bigru = {
     .fini = bigru_fini,
     .estimate = bigru_estimate_stream,
     .whole_run = bigru_whole_run,
+    .interval = &interval_cal_bigru,
 };
 
 const estimator_ops estimator_bigru_full = {
@@ -471,4 +472,5 @@ const estimator_ops estimator_bigru_full = {
     .fini = bigru_fini,
     .estimate = bigru_estimate_window,
     .whole_run = bigru_whole_run,
+    .interval = &interval_cal_bigru_full,
 };

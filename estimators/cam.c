@@ -66,4 +66,5 @@ const estimator_ops estimator_cam = {
 	    .lookahead = 1,
 	},
     .estimate = cam_estimate,
+    .interval = &interval_cal_cam,
 };

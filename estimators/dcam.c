@@ -72,4 +72,5 @@ const estimator_ops estimator_dcam = {
 	    .lookahead = 1,
 	},
     .estimate = dcam_estimate,
+    .interval = &interval_cal_dcam,
 };

@@ -6,6 +6,51 @@
 #include "mpxkit/estimator.h"
 
 /*
+ * The levels at which an estimator's interval calibration is tabulated
+ * (doc/estimators.md, "Intervals"): 0.50, 0.55, ..., 0.95, 0.975, 0.99;
+ * between them the factors are interpolated linearly.
+ */
+#define INTERVAL_LEVELS 12
+extern const double interval_levels[INTERVAL_LEVELS];
+
+/* Layouts the calibration tells apart: each event's one slice fixed, or told window by window. */
+enum { INTERVAL_FIXED_SLICES, INTERVAL_SCHEDULED, INTERVAL_KINDS };
+
+/*
+ * What an estimator's intervals are beyond the sampling model: at each
+ * level, the factor by which the model's half-width must grow for the
+ * share of training windows (window) and run totals (total) it holds to
+ * be the level.  Written by `mpxkit train --model interval`
+ * (estimators/interval_table.c).
+ */
+typedef struct interval_calibration {
+	double window[INTERVAL_KINDS][INTERVAL_LEVELS];
+	double total[INTERVAL_KINDS][INTERVAL_LEVELS];
+} interval_calibration;
+
+/*
+ * One event's spread state after a window (estimators/interval.c): the
+ * rate of its last counted slice, the decayed sums of half the squared
+ * differences between successive counted slices' rates, and its count and
+ * counted time after the run's first window (its typical rate).
+ */
+typedef struct spread_state {
+	double prev;
+	double s, w, w2; /* sum of decayed d^2 / 2, of the weights, of their squares */
+	double n;	 /* differences folded, undecayed */
+	double sum_c, sum_t;
+	int has_prev;
+} spread_state;
+
+/* One event's run total as the windows come: all a total's interval needs. */
+typedef struct interval_acc {
+	double est, seen; /* the estimates' sum; what the counted slices saw */
+	double var;	  /* the spreads' squares */
+	double pend;	  /* sampling factors of windows whose spread was not known yet */
+	size_t windows, unobserved;
+} interval_acc;
+
+/*
  * One estimator.  estimate() sees a window around rotation k (see
  * mpxkit_window) and writes the layout's n_events estimates of rotation k.  It
  * is the only place where an estimator's formula lives: the online and the
@@ -27,6 +72,12 @@ typedef struct estimator_ops {
 	 */
 	int (*whole_run)(const mpxkit_estimator *est, const mpxkit_series *run, double *out,
 			 mpxkit_diag *diag);
+	/*
+	 * Required: the estimator's interval calibration.  The registry lists
+	 * no estimator without one (estimators/registry.c), so every estimate
+	 * comes with its interval.
+	 */
+	const interval_calibration *interval;
 } estimator_ops;
 
 struct mpxkit_estimator {
@@ -51,8 +102,22 @@ struct mpxkit_estimator {
 	unsigned char *ring_has; /* ring_len: the window came with val (else layout.slice) */
 	mpxkit_rotation *window; /* ring_len entries, rebuilt for each estimate */
 	double *scratch;	 /* n_events estimates, for peek */
+	size_t *first_nonzero;	 /* n_events: the first rotation pushed with obs > 0, or SIZE_MAX */
 	size_t pushed;		 /* rotations pushed since the last reset */
 	size_t emitted;		 /* rotations estimated since the last reset */
+
+	/* Intervals (estimators/interval.c). */
+	double level;		  /* mpxkit_estimator_set_interval's */
+	int interval_model;	  /* the sampling model alone */
+	spread_state *ring_spread; /* ring_len rows of n_events: the state after each window */
+	spread_state *spread;	  /* n_events: after the newest window pushed */
+	interval_acc *acc;	  /* n_events: the windows emitted */
+	interval_acc *acc_peek;	  /* n_events: scratch for peek */
+	mpxkit_interval *iv_scratch; /* n_events, for peek */
+	struct interval_part *part;  /* n_events: the window's, for the totals */
+	uint64_t *first;	  /* the run's first window: obs, then val (W x n), then ref */
+	double *first_len;	  /* its W slice lengths */
+	int first_has_val;	  /* it came with val */
 };
 
 /* Observation of event e in rotation k + d; d must lie in [-n_before, n_after]. */
@@ -118,6 +183,44 @@ double estimate_fixed_rates(const event_rates *x);
 double estimate_dira_rates(const event_rates *x);
 double estimate_tam_rates(const event_rates *x);
 double estimate_cam_rates(const event_rates *x);
+
+/* ---- intervals (estimators/interval.c) ---- */
+
+/* The state before any window; the state after window r folded onto before (the window's slices). */
+void spread_init(spread_state *st, size_t n_events);
+void spread_fold(const mpxkit_layout *l, const mpxkit_rotation *r, size_t k,
+		 const spread_state *before, spread_state *after);
+
+/*
+ * The interval of window w's estimates est (n_events) into iv, with st the
+ * spread state after window k + min(1, n_after).  The calibration is the
+ * estimator's; with interval_model, the model's alone.
+ */
+typedef struct interval_part {
+	double seen;   /* c: what the counted slices saw */
+	double factor; /* the sampling factor: spread^2 = factor x variance; INFINITY: unobserved */
+} interval_part;
+
+void interval_window(const mpxkit_estimator *est, const mpxkit_window *w, const spread_state *st,
+		     const double *estimate, mpxkit_interval *iv, interval_part *part);
+
+/* Window k's estimates and parts (interval_window's) into the run totals' accumulator. */
+void interval_acc_init(interval_acc *acc, size_t n_events);
+void interval_acc_add(interval_acc *acc, size_t n_events, const double *estimate,
+		      const interval_part *part, const spread_state *st);
+
+/*
+ * The totals' intervals from the accumulator, st the newest spread state
+ * and first the run's first window (NULL before one): the sampling
+ * spreads, plus the start-up term (doc/estimators.md, "Intervals").
+ */
+void interval_total(const mpxkit_estimator *est, const interval_acc *acc,
+		    const spread_state *st, const mpxkit_rotation *first, mpxkit_interval *iv);
+
+/* The interval calibrations, one per estimator (estimators/interval_table.c). */
+extern const interval_calibration interval_cal_fixed, interval_cal_linear_dira,
+    interval_cal_linear_tam, interval_cal_cam, interval_cal_dcam, interval_cal_ref_rate,
+    interval_cal_mlp, interval_cal_bigru, interval_cal_bigru_full;
 
 /* The registry (estimators/registry.c) and the estimators it lists, one file each. */
 extern const estimator_ops estimator_fixed;

@@ -40,4 +40,5 @@ const estimator_ops estimator_fixed = {
 	    .lookahead = 0,
 	},
     .estimate = fixed_estimate,
+    .interval = &interval_cal_fixed,
 };

@@ -44,4 +44,5 @@ const estimator_ops estimator_linear_dira = {
 	    .lookahead = 1,
 	},
     .estimate = dira_estimate,
+    .interval = &interval_cal_linear_dira,
 };

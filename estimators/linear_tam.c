@@ -45,4 +45,5 @@ const estimator_ops estimator_linear_tam = {
 	    .lookahead = 0,
 	},
     .estimate = tam_estimate,
+    .interval = &interval_cal_linear_tam,
 };

@@ -139,4 +139,5 @@ const estimator_ops estimator_mlp = {
     .init = mlp_init,
     .fini = mlp_fini,
     .estimate = mlp_estimate_window,
+    .interval = &interval_cal_mlp,
 };

@@ -76,4 +76,5 @@ const estimator_ops estimator_ref_rate = {
 	    .flags = MPXKIT_ESTIMATOR_NEEDS_REFERENCE,
 	},
     .estimate = ref_rate_estimate,
+    .interval = &interval_cal_ref_rate,
 };

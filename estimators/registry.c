@@ -19,14 +19,37 @@ static const struct {
     {"nonlinear", "cam"},
 };
 
+/*
+ * The entries that may be registered: an estimator without an interval is
+ * refused (estimator.h, "Intervals"), so it is neither listed nor found.
+ */
+static int registrable(const estimator_ops *ops)
+{
+	return ops->interval != NULL;
+}
+
+static const estimator_ops *entry(size_t i)
+{
+	for (size_t j = 0; j < sizeof registry / sizeof registry[0]; j++)
+		if (registrable(registry[j]) && i-- == 0)
+			return registry[j];
+	return NULL;
+}
+
 size_t mpxkit_estimator_count(void)
 {
-	return sizeof registry / sizeof registry[0];
+	size_t n = 0;
+
+	for (size_t j = 0; j < sizeof registry / sizeof registry[0]; j++)
+		n += registrable(registry[j]);
+	return n;
 }
 
 const mpxkit_estimator_info *mpxkit_estimator_info_at(size_t i)
 {
-	return i < mpxkit_estimator_count() ? &registry[i]->info : NULL;
+	const estimator_ops *ops = entry(i);
+
+	return ops ? &ops->info : NULL;
 }
 
 int mpxkit_estimator_lookup(const char *name, const mpxkit_estimator_info **out)
@@ -37,8 +60,8 @@ int mpxkit_estimator_lookup(const char *name, const mpxkit_estimator_info **out)
 		if (strcmp(name, aliases[i].alias) == 0)
 			name = aliases[i].name;
 	for (size_t i = 0; i < mpxkit_estimator_count(); i++) {
-		if (strcmp(name, registry[i]->info.name) == 0) {
-			*out = &registry[i]->info;
+		if (strcmp(name, entry(i)->info.name) == 0) {
+			*out = &entry(i)->info;
 			return 0;
 		}
 	}

@@ -13,6 +13,7 @@
 #include "svg.h"
 
 #define MAX_ROWS     30 /* spaces in the timeline and the heat map */
+#define MAX_THREADS  32 /* thread rows: past it, the costliest and one row for the rest */
 #define MAX_NODES    16 /* spaces in the pattern graph */
 #define MAX_SOURCE   10 /* findings whose source line is shown */
 #define MAX_LABEL    48
@@ -116,16 +117,19 @@ static char *source_line(const char *file, uint32_t line)
 	return copy;
 }
 
-static void write_sources(FILE *out, const mpxkit_spacetime *r)
+/* Each finding of one kind (the first MAX_SOURCE) with its direction and source line. */
+static void write_sources(FILE *out, const mpxkit_spacetime *r, int advantage, const char *heading)
 {
-	size_t n = r->n_findings < MAX_SOURCE ? r->n_findings : MAX_SOURCE;
+	size_t shown = 0;
 
-	if (n == 0)
-		return;
-	fputs("<h3>Where</h3>\n", out);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < r->n_findings && shown < MAX_SOURCE; i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
-		char *text = source_line(f->file, f->line);
+		char *text;
+		if (f->advantage != advantage)
+			continue;
+		if (shown++ == 0)
+			fprintf(out, "<h3>%s</h3>\n", heading);
+		text = source_line(f->file, f->line);
 		fprintf(out, "<p><b>%zu. ", i + 1);
 		cli_xml_text(out, mpxkit_spacetime_class_name(f->cls));
 		fputs("</b> in <code>", out);
@@ -237,7 +241,8 @@ static int metric_map(FILE *out, const mpxkit_spacetime *r)
 	for (size_t i = 0; i < r->n_findings; i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
 		for (size_t c = 0; c < cols; c++)
-			if (!f->advantage && f->space < rows && f->metric == keys[c])
+			if (!f->advantage && f->scope != MPXKIT_SCOPE_PROGRAM && f->space < rows &&
+			    f->metric == keys[c])
 				flags[f->space * cols + c] = 1;
 	}
 	cli_heatmap h = {"Each code space's metrics over the program's",
@@ -269,14 +274,24 @@ static int edge_kind(const mpxkit_spacetime *r, size_t from, size_t to)
 	return 0;
 }
 
-/* The pattern graph: spaces on a circle, an arrow per transition, its width by its count. */
+/*
+ * The pattern graph: spaces on a circle, an arrow per transition, its width by its count; the
+ * circle as large as its nodes need.  Without a transition there is nothing to draw: one line
+ * says so (a profile whose threads each stay in one space, as one loop's does).
+ */
 static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 {
-	const double w = 900, h = 640, cx = 450, cy = 330, radius = 230;
-	size_t *node_of_space = malloc((r->n_spaces ? r->n_spaces : 1) * sizeof *node_of_space);
-	size_t space_of[MAX_NODES], n = 0;
+	size_t *node_of_space, space_of[MAX_NODES], n = 0;
+	double w, h, cx, cy, radius;
 	uint64_t max = 1;
 
+	if (r->n_patterns == 0) {
+		cli_html_paragraph(
+		    out, "No transitions: window by window, every thread stays in the same "
+			 "selected code space (the timeline shows when each one runs).");
+		return 0;
+	}
+	node_of_space = malloc((r->n_spaces ? r->n_spaces : 1) * sizeof *node_of_space);
 	if (node_of_space == NULL)
 		return -1;
 	for (size_t k = 0; k < r->n_spaces; k++)
@@ -291,6 +306,12 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 			}
 		max = r->patterns[p].count > max ? r->patterns[p].count : max;
 	}
+	/* Room on the circle for a label per node; around it, for the labels of the nodes. */
+	radius = n <= 2 ? 110 : 60 + 12.0 * (double)n;
+	w = 900;
+	h = 2 * radius + 150;
+	cx = w / 2;
+	cy = h / 2 + 15;
 	fprintf(out,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
 		"viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\">\n",
@@ -299,14 +320,6 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 	    out,
 	    "<text x=\"20\" y=\"28\" font-size=\"15\">Patterns: which code spaces follow "
 	    "which (per thread, window by window); red: a defect after the transition</text>\n");
-	if (n == 0) {
-		fputs(
-		    "<text x=\"20\" y=\"60\">No transitions between selected code spaces.</text>\n",
-		    out);
-		fputs("</svg>\n", out);
-		free(node_of_space);
-		return 0;
-	}
 	double x[MAX_NODES], y[MAX_NODES];
 	for (size_t i = 0; i < n; i++) {
 		double a = 2 * M_PI * (double)i / (double)n - M_PI / 2;
@@ -352,13 +365,13 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 			colour);
 	}
 	for (size_t i = 0; i < n; i++) {
-		char *label = space_label(&r->spaces[space_of[i]]);
+		char *label = space_label(&r->spaces[space_of[i]]), colour[8];
+		cli_svg_colour(space_of[i], colour);
 		fprintf(
 		    out,
 		    "<g><title>%.1f %% of the cost</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"12\" "
 		    "fill=\"%s\" stroke=\"#333\"/></g>\n",
-		    100 * r->spaces[space_of[i]].cost_share, x[i], y[i],
-		    cli_svg_colour(space_of[i]));
+		    100 * r->spaces[space_of[i]].cost_share, x[i], y[i], colour);
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x[i],
 			y[i] + (y[i] > cy ? 28 : -18),
 			x[i] < cx - 10	 ? "end"
@@ -373,37 +386,148 @@ static int pattern_graph(FILE *out, const mpxkit_spacetime *r)
 	return 0;
 }
 
+/*
+ * The thread rows: every thread up to MAX_THREADS, else the MAX_THREADS - 1 costliest in their
+ * own order and one row for the mean of the others, so the page's height does not grow with
+ * the threads (5,000 made a chart 120,110 px tall); VTune and FlameGraph merge what would not
+ * fit the same way.
+ */
+typedef struct thread_rows {
+	size_t n;	       /* rows drawn, the last one the others' mean when rest > 0 */
+	size_t *index;	       /* n - (rest > 0): the threads drawn one by one */
+	size_t rest;	       /* threads merged into the last row */
+	unsigned char *merged; /* n_threads: 1 for the threads of the last row */
+} thread_rows;
+
+typedef struct costly {
+	double cost;
+	size_t index;
+} costly;
+
+static int by_cost(const void *a, const void *b)
+{
+	const costly *x = a, *y = b;
+
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+	return i < j ? -1 : i > j;
+}
+
+static int thread_rows_of(const mpxkit_spacetime *r, thread_rows *rows)
+{
+	size_t nt = r->n_threads, keep = nt <= MAX_THREADS ? nt : MAX_THREADS - 1;
+	costly *order = malloc((nt ? nt : 1) * sizeof *order);
+
+	rows->index = malloc((nt ? nt : 1) * sizeof *rows->index);
+	rows->merged = calloc(nt ? nt : 1, 1);
+	if (order == NULL || rows->index == NULL || rows->merged == NULL) {
+		free(order);
+		return -1;
+	}
+	for (size_t t = 0; t < nt; t++)
+		order[t] = (costly){r->threads[t].cost_share, t};
+	if (keep < nt)
+		qsort(order, nt, sizeof *order, by_cost);
+	for (size_t k = 0; k < nt; k++) {
+		if (k < keep)
+			rows->index[k] = order[k].index;
+		else
+			rows->merged[order[k].index] = 1;
+	}
+	qsort(rows->index, keep, sizeof *rows->index, by_index);
+	free(order);
+	rows->rest = nt - keep;
+	rows->n = keep + (rows->rest > 0);
+	return 0;
+}
+
+/* Row k's cost share in bin b (NaN: the thread did not run) and whether it mostly waited. */
+static double lane_value(const mpxkit_spacetime *r, const thread_rows *rows, size_t k, size_t b,
+			 unsigned char *flag)
+{
+	double c = 0, wt = 0, n = 1;
+
+	if (k + 1 == rows->n && rows->rest > 0) {
+		for (size_t t = 0; t < r->n_threads; t++)
+			if (rows->merged[t]) {
+				c += r->threads[t].bin_cost[b];
+				wt += r->threads[t].bin_wait[b];
+			}
+		n = (double)rows->rest;
+	} else {
+		c = r->threads[rows->index[k]].bin_cost[b];
+		wt = r->threads[rows->index[k]].bin_wait[b];
+	}
+	*flag = c > 0 && wt > 0.5 * c;
+	return c > 0 && r->cost > 0 ? 100 * c / r->cost / n : NAN;
+}
+
+/* Row k's share of the program's cost in space s, as a percentage (the others': their mean). */
+static double lane_share(const mpxkit_spacetime *r, const thread_rows *rows, size_t k, size_t s)
+{
+	double sum = 0;
+
+	if (k + 1 < rows->n || rows->rest == 0)
+		return 100 * r->spaces[s].thread_share[rows->index[k]];
+	for (size_t t = 0; t < r->n_threads; t++)
+		if (rows->merged[t])
+			sum += r->spaces[s].thread_share[t];
+	return 100 * sum / (double)rows->rest;
+}
+
 /* Threads against time, coloured by their cost; cells where a thread mostly waited outlined. */
 static int thread_lanes(FILE *out, const mpxkit_spacetime *r)
 {
-	size_t nt = r->n_threads, nb = r->n_bins,
-	       rows = r->n_spaces < MAX_ROWS ? r->n_spaces : MAX_ROWS;
-	double *values = malloc((nt ? nt : 1) * (nb ? nb : 1) * sizeof *values);
-	unsigned char *flags = calloc((nt ? nt : 1) * (nb ? nb : 1), 1);
-	char **tl = calloc(nt ? nt : 1, sizeof *tl), **cl = bin_labels(r),
-	     **sl = space_labels(r, rows);
-	double *shares = calloc((nt ? nt : 1) * (rows ? rows : 1), sizeof *shares);
+	size_t nb = r->n_bins, rows = r->n_spaces < MAX_ROWS ? r->n_spaces : MAX_ROWS, nt = 0;
+	thread_rows tr = {0, NULL, 0, NULL};
+	double *values = NULL, *shares = NULL;
+	unsigned char *flags = NULL;
+	char **tl = NULL, **cl = bin_labels(r), **sl = space_labels(r, rows);
 	int rc = 0;
 
-	if (values == NULL || flags == NULL || tl == NULL || cl == NULL || sl == NULL ||
-	    shares == NULL) {
+	if (thread_rows_of(r, &tr) < 0 || cl == NULL || sl == NULL) {
 		rc = -1;
 		goto done;
 	}
-	for (size_t t = 0; t < nt; t++) {
+	nt = tr.n;
+	values = malloc((nt ? nt : 1) * (nb ? nb : 1) * sizeof *values);
+	flags = calloc((nt ? nt : 1) * (nb ? nb : 1), 1);
+	tl = calloc(nt ? nt : 1, sizeof *tl);
+	shares = calloc((nt ? nt : 1) * (rows ? rows : 1), sizeof *shares);
+	if (values == NULL || flags == NULL || tl == NULL || shares == NULL) {
+		rc = -1;
+		goto done;
+	}
+	if (tr.rest > 0) {
+		char buf[256];
+		snprintf(
+		    buf, sizeof buf,
+		    "%zu threads: the %zu costliest are drawn one by one, the other %zu as one "
+		    "row of their mean.",
+		    r->n_threads, nt - 1, tr.rest);
+		cli_html_paragraph(out, buf);
+	}
+	for (size_t k = 0; k < nt; k++) {
 		char buf[64];
-		snprintf(buf, sizeof buf, "thread %" PRIu64, r->threads[t].tid);
-		if ((tl[t] = strdup(buf)) == NULL) {
+		if (k + 1 == nt && tr.rest > 0)
+			snprintf(buf, sizeof buf, "%zu other threads (mean)", tr.rest);
+		else
+			snprintf(buf, sizeof buf, "thread %" PRIu64, r->threads[tr.index[k]].tid);
+		if ((tl[k] = strdup(buf)) == NULL) {
 			rc = -1;
 			goto done;
 		}
-		for (size_t b = 0; b < nb; b++) {
-			double c = r->threads[t].bin_cost[b], wt = r->threads[t].bin_wait[b];
-			values[t * nb + b] = c > 0 && r->cost > 0 ? 100 * c / r->cost : NAN;
-			flags[t * nb + b] = c > 0 && wt > 0.5 * c;
-		}
-		for (size_t k = 0; k < rows; k++)
-			shares[t * rows + k] = 100 * r->spaces[k].thread_share[t];
+		for (size_t b = 0; b < nb; b++)
+			values[k * nb + b] = lane_value(r, &tr, k, b, &flags[k * nb + b]);
+		for (size_t s = 0; s < rows; s++)
+			shares[k * rows + s] = lane_share(r, &tr, k, s);
 	}
 	cli_heatmap h = {"Threads over time: share of the cost (outlined: mostly waiting)",
 			 (const char *const *)tl,
@@ -431,47 +555,56 @@ static int thread_lanes(FILE *out, const mpxkit_spacetime *r)
 done:
 	free(values);
 	free(flags);
-	free_labels(tl, nt);
+	free_labels(tl, tl ? nt : 0);
 	free_labels(cl, nb);
 	free_labels(sl, rows);
 	free(shares);
+	free(tr.index);
+	free(tr.merged);
 	return rc;
 }
 
-/* The findings' shares as bars, worst first: what to look at, at a glance. */
+/*
+ * The defects' shares as bars, worst first: what to look at, at a glance.  The code's in the
+ * palette's second colour, an orange red; the whole program's (past the top-down thresholds) in
+ * its third, a blue (the first, black, is not used: the legend names only what is drawn).
+ */
 static int share_bars(FILE *out, const mpxkit_spacetime *r)
 {
-	size_t n = r->n_findings < MAX_SOURCE ? r->n_findings : MAX_SOURCE;
-	char **labels = calloc(n ? n : 1, sizeof *labels);
-	double *values = calloc(2 * (n ? n : 1), sizeof *values);
-	/* The palette's second colour, an orange red, marks the defects. */
-	const char *parts[] = {"advantage: saving", "defect: excess cost"};
+	size_t n = 0;
+	char **labels = calloc(MAX_SOURCE, sizeof *labels);
+	double *values = calloc(3 * MAX_SOURCE, sizeof *values);
+	const char *parts[] = {"", "code, against its reference", "whole program, past a threshold"};
 	int rc = 0;
 
 	if (labels == NULL || values == NULL) {
 		rc = -1;
 		goto done;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < r->n_findings && n < MAX_SOURCE; i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
 		char buf[160];
-		snprintf(buf, sizeof buf, "%zu. %s %.40s", i + 1,
-			 mpxkit_spacetime_class_name(f->cls), r->spaces[f->space].function);
-		if ((labels[i] = strdup(buf)) == NULL) {
+		if (f->advantage)
+			continue;
+		snprintf(buf, sizeof buf, "%zu. %s %.40s%s", i + 1,
+			 mpxkit_spacetime_class_name(f->cls), r->spaces[f->space].function,
+			 f->scope == MPXKIT_SCOPE_PROGRAM ? " (program)" : "");
+		if ((labels[n] = strdup(buf)) == NULL) {
 			rc = -1;
 			goto done;
 		}
-		values[2 * i + !f->advantage] = 100 * f->share;
+		values[3 * n + (f->scope == MPXKIT_SCOPE_PROGRAM ? 2 : 1)] = 100 * f->share;
+		n++;
 	}
 	if (n > 0) {
-		cli_chart c = {"The findings: the share of the program's cost each explains",
+		cli_chart c = {"The defects: the share of the program's cost each explains",
 			       "% of the program's cost",
-			       "finding",
+			       "defect",
 			       0,
 			       0,
 			       0,
 			       0};
-		cli_svg_bars(out, &c, (const char *const *)labels, n, parts, 2, values, 0);
+		cli_svg_bars(out, &c, (const char *const *)labels, n, parts, 3, values, 0);
 	}
 done:
 	free_labels(labels, n);
@@ -481,25 +614,38 @@ done:
 
 /* ---- the page -------------------------------------------------------------------------------- */
 
+static size_t count_defects(const mpxkit_spacetime *r, int program)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_findings; i++)
+		n += !r->findings[i].advantage &&
+		     (!program || r->findings[i].scope == MPXKIT_SCOPE_PROGRAM);
+	return n;
+}
+
 static void summary(FILE *out, const mpxkit_spacetime *r, const char *profile)
 {
 	char buf[1024];
-	size_t defects = 0;
+	size_t defects = count_defects(r, 0);
 
-	for (size_t i = 0; i < r->n_findings; i++)
-		defects += !r->findings[i].advantage;
-	snprintf(buf, sizeof buf,
-		 "Profile %s (%s): %s. %" PRIu64
-		 " windows, %zu threads, %zu code spaces selected of "
-		 "%zu. %zu defects and %zu advantages found, worst first.",
-		 profile, r->source, r->command ? r->command : "command not recorded", r->windows,
-		 r->n_threads, r->n_spaces, r->n_all_spaces, defects, r->n_findings - defects);
+	snprintf(
+	    buf, sizeof buf,
+	    "Profile %s (%s): %s. %" PRIu64 " window%s, %zu thread%s, %zu code space%s selected "
+	    "of %zu. %zu defect%s (%zu of the whole program) and %zu advantage%s found; the "
+	    "defects first, worst first.",
+	    profile, r->source, r->command ? r->command : "command not recorded", r->windows,
+	    cli_s(r->windows), r->n_threads, cli_s(r->n_threads), r->n_spaces, cli_s(r->n_spaces),
+	    r->n_all_spaces, defects, cli_s(defects), count_defects(r, 1), r->n_findings - defects,
+	    cli_s(r->n_findings - defects));
 	cli_html_paragraph(out, buf);
 }
 
 int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_spacetime *r,
-			   const char *profile, const cli_table *findings, const char *color_by)
+			   const char *profile, const cli_table *defects,
+			   const cli_table *advantages, const char *color_by)
 {
+	size_t n_defects = count_defects(r, 0);
 	cli_memout m;
 	int rc = 0;
 
@@ -507,10 +653,20 @@ int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_space
 		return cli_error(cmd, "out of memory");
 	cli_html_begin(m.f, "mpxkit analyze: code spaces over time");
 	summary(m.f, r, profile);
-	cli_html_heading(m.f, 2, "Findings");
+	cli_html_heading(m.f, 2, "Defects");
+	if (n_defects == 0)
+		cli_html_paragraph(m.f, "No defect: no code worse than its reference, and nothing "
+					"past the top-down thresholds.");
 	rc |= share_bars(m.f, r);
-	cli_table_html(findings, m.f);
-	write_sources(m.f, r);
+	cli_table_html(defects, m.f);
+	write_sources(m.f, r, 0, "Where");
+	if (n_defects < r->n_findings) {
+		cli_html_heading(m.f, 2, "Advantages");
+		cli_html_paragraph(m.f, "Code better than the program's own average: patterns to "
+					"copy, not problems.");
+		cli_table_html(advantages, m.f);
+		write_sources(m.f, r, 1, "Where");
+	}
 	cli_html_heading(m.f, 2, "Timeline");
 	rc |= timeline(m.f, r, color_by);
 	cli_html_heading(m.f, 2, "Metrics of the code spaces");

@@ -10,13 +10,14 @@
 int cli_analyze_color_ok(const char *key);
 
 /*
- * Writes the page (doc/spacetime.md, "HTML") to path whole: the findings
- * (the table given, and their source lines), the timeline coloured by
- * color_by (NULL: the top finding's metric), the heat map of spaces against
- * metrics, the pattern graph and the threads' lanes.  CLI_OK or CLI_FAIL
- * after one line.
+ * Writes the page (doc/spacetime.md, "HTML") to path whole: the defects (the
+ * table given, and their source lines), the advantages in a section of their
+ * own (their table), the timeline coloured by color_by (NULL: the top
+ * finding's metric), the heat map of spaces against metrics, the pattern
+ * graph and the threads' lanes.  CLI_OK or CLI_FAIL after one line.
  */
 int cli_analyze_html_write(const char *cmd, const char *path, const mpxkit_spacetime *r,
-			   const char *profile, const cli_table *findings, const char *color_by);
+			   const char *profile, const cli_table *defects,
+			   const cli_table *advantages, const char *color_by);
 
 #endif

@@ -13,12 +13,17 @@
 
 #include "cli.h"
 #include "mpxkit/record.h"
+#include "mpxkit/sched.h"
 
+/* Every error line of every command: what it echoes from the user is bounded (mpxkit_vformat_line).
+ */
 __attribute__((format(printf, 2, 0))) static void vreport(const char *cmd, const char *fmt,
 							  va_list ap)
 {
-	fprintf(stderr, "mpxkit%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-	vfprintf(stderr, fmt, ap);
+	char line[2048];
+
+	fprintf(stderr, "mpxkit%s%s: %s", cmd ? " " : "", cmd ? cmd : "",
+		mpxkit_vformat_line(line, sizeof line, fmt, ap));
 }
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -31,6 +36,29 @@ int cli_error(const char *cmd, const char *fmt, ...)
 	return CLI_FAIL;
 }
 
+void cli_note(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(cmd, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_program_ended(const char *cmd, const char *program, int exit_code, int signal, int kept,
+		      const char *noun)
+{
+	if (signal == 0 && exit_code == 0)
+		return CLI_OK;
+	if (signal != 0)
+		cli_error(cmd, "%s was killed by signal %d; %s%s %s", program, signal,
+			  kept ? "" : "no ", noun, kept ? "kept (--keep-failed)" : "written (--keep-failed keeps it)");
+	else
+		cli_error(cmd, "%s exited with status %d; %s%s %s", program, exit_code,
+			  kept ? "" : "no ", noun, kept ? "kept (--keep-failed)" : "written (--keep-failed keeps it)");
+	return kept && signal == 0 ? CLI_OK : CLI_FAIL;
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -41,9 +69,27 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
+void cli_warn_unknown_env(const char *cmd)
+{
+	mpxkit_diag diag = {0};
+
+	if (mpxkit_sched_config_unknown_env(NULL, &diag) == 1)
+		cli_error(cmd, "warning: %s", diag.msg);
+}
+
+/*
+ * A library line that starts with the command's own name ("predict eval:
+ * ..." under "mpxkit predict eval:") says it once: the library names its
+ * concern, which is the command's name when the command is that concern.
+ */
 int cli_lib_error(const char *cmd, int code, const mpxkit_diag *diag)
 {
-	return cli_error(cmd, "%s", mpxkit_diag_message(diag, code));
+	const char *msg = mpxkit_diag_message(diag, code);
+	size_t n = cmd ? strlen(cmd) : 0;
+
+	if (n && strncmp(msg, cmd, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+		msg += n + 2;
+	return cli_error(cmd, "%s", msg);
 }
 
 int cli_option_error(const char *cmd, int c, char *const argv[])
@@ -63,15 +109,21 @@ int cli_option_error(const char *cmd, int c, char *const argv[])
 	return cli_usage_error(cmd, "unknown option '%s'", name);
 }
 
-int cli_check_outputs(const char *cmd, const char *const *paths, size_t n)
+int cli_check_outputs(const char *cmd, const char *const *paths, size_t n,
+		      const char *const *inputs, size_t n_inputs)
 {
 	for (size_t i = 0; i < n; i++) {
 		mpxkit_diag diag = {0};
-		int rc = paths[i] ? mpxkit_outfile_check(paths[i], &diag) : 0;
+		int rc = paths[i] ? mpxkit_outfile_check(paths[i], inputs, n_inputs, &diag) : 0;
 		if (rc < 0)
 			return cli_lib_error(cmd, rc, &diag);
 	}
 	return CLI_OK;
+}
+
+size_t cli_program_is_path(const char *program)
+{
+	return program && strchr(program, '/') != NULL;
 }
 
 int cli_option_long(const char *cmd, const char *option, const char *text, long min, long max,

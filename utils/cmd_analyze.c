@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "analyze_html.h"
 #include "cli.h"
@@ -36,7 +38,7 @@ static void usage(FILE *out)
 	    "      --factor F          how much worse a metric must be (default 2)\n"
 	    "      --min-weight PCT    code spaces kept: weight or cost share (default 1)\n"
 	    "      --bins N            time bins for phases and pictures (default 256)\n"
-	    "  -q, --quiet             no progress on standard error\n"
+	    "  -q, --quiet             no progress (shown only on a terminal)\n"
 	    "  -h, --help              show this help\n"
 	    "\n"
 	    "Exit status: 0 analysed, 1 usage error, 2 failure (unreadable or damaged profile,\n"
@@ -103,8 +105,9 @@ static void comments(cli_table *t, const mpxkit_spacetime *r, const char *path, 
 	char line[1024];
 	size_t len = 0;
 
-	cli_table_comment(t, "%s: %s profile, %" PRIu64 " windows, %zu threads, %" PRIu64 " rows",
-			  path, r->source, r->windows, r->n_threads, r->rows);
+	cli_table_comment(t, "%s: %s profile, %" PRIu64 " window%s, %zu thread%s, %" PRIu64 " row%s",
+			  path, r->source, r->windows, cli_s(r->windows), r->n_threads,
+			  cli_s(r->n_threads), r->rows, cli_s(r->rows));
 	if (r->command)
 		cli_table_comment(t, "command: %s", r->command);
 	len = (size_t)snprintf(line, sizeof line, "program: cost %.4g %s", r->cost, r->cost_unit);
@@ -118,28 +121,46 @@ static void comments(cli_table *t, const mpxkit_spacetime *r, const char *path, 
 	for (size_t i = 0; i < r->n_findings; i++)
 		defects += !r->findings[i].advantage;
 	cli_table_comment(
-	    t, "findings: %zu defects, %zu advantages%s", defects, r->n_findings - defects,
+	    t, "findings: %zu defect%s, %zu advantage%s%s", defects, defects == 1 ? "" : "s",
+	    r->n_findings - defects, r->n_findings - defects == 1 ? "" : "s",
 	    top && top < r->n_findings ? " (the top ones below; --top 0 for all)" : "");
 }
 
-/* The top findings; the HTML page leaves the direction out of the table (it has its own place). */
+/* Which findings a table holds: the terminal's all of them, the page's each kind on its own. */
+typedef enum finding_rows { ROWS_ALL, ROWS_DEFECTS, ROWS_ADVANTAGES } finding_rows;
+
+/*
+ * The top findings (of the kind asked for, with their global ranks); the HTML page leaves the
+ * direction out of the table (it has its own place) and the comments out of its second table.
+ */
 static cli_table *findings_table(const mpxkit_spacetime *r, const char *path, size_t top,
-				 int direction)
+				 int direction, finding_rows rows)
 {
 	size_t n_columns = sizeof finding_columns / sizeof *finding_columns - !direction;
 	cli_table *t = cli_table_new(finding_columns, n_columns);
-	size_t n = top && top < r->n_findings ? top : r->n_findings;
+	size_t shown = 0;
 	char loc[1024];
 
 	if (t == NULL)
 		return NULL;
-	comments(t, r, path, top);
-	for (size_t i = 0; i < n; i++) {
+	if (rows != ROWS_ADVANTAGES)
+		comments(t, r, path, top);
+	for (size_t i = 0; i < r->n_findings && (top == 0 || shown < top); i++) {
 		const mpxkit_spacetime_finding *f = &r->findings[i];
+		if ((rows == ROWS_DEFECTS && f->advantage) ||
+		    (rows == ROWS_ADVANTAGES && !f->advantage))
+			continue;
+		shown++;
 		cli_table_int(t, (int64_t)i + 1);
 		cli_table_text(t, f->advantage ? "advantage" : "defect");
 		cli_table_text(t, mpxkit_spacetime_class_name(f->cls));
-		cli_table_text(t, r->spaces[f->space].function);
+		if (f->scope == MPXKIT_SCOPE_PROGRAM) {
+			snprintf(loc, sizeof loc, "%s (whole program)",
+				 r->spaces[f->space].function);
+			cli_table_text(t, loc);
+		} else {
+			cli_table_text(t, r->spaces[f->space].function);
+		}
 		/* The page names files by their last component; its source lines give the path. */
 		const char *file = f->file, *slash = file ? strrchr(file, '/') : NULL;
 		cli_table_text(
@@ -276,6 +297,8 @@ static void json_finding(cli_json *j, const mpxkit_spacetime *r, size_t rank,
 	cli_json_str(j, mpxkit_spacetime_class_name(f->cls));
 	cli_json_key(j, "scope");
 	cli_json_str(j, mpxkit_spacetime_scope_name(f->scope));
+	cli_json_key(j, "basis");
+	cli_json_str(j, f->absolute ? "absolute" : "relative");
 	cli_json_key(j, "space");
 	cli_json_uint(j, r->spaces[f->space].id);
 	cli_json_key(j, "function");
@@ -296,6 +319,10 @@ static void json_finding(cli_json *j, const mpxkit_spacetime *r, size_t rank,
 	cli_json_num(j, f->share);
 	cli_json_key(j, "event_share");
 	cli_json_num(j, f->event_share);
+	cli_json_key(j, "stall_share");
+	cli_json_num(j, f->stall_share);
+	cli_json_key(j, "threshold");
+	cli_json_num(j, f->threshold);
 	cli_json_key(j, "first_window");
 	if (f->scope == MPXKIT_SCOPE_PHASE)
 		cli_json_uint(j, f->first_window);
@@ -449,11 +476,41 @@ static int write_json(const mpxkit_spacetime *r, const char *path, FILE *out)
 
 /* ---- the command ----------------------------------------------------------------------------- */
 
+/*
+ * Progress goes to a terminal only (a log file would fill with carriage returns), after the
+ * first second and at most four times a second, and is erased at the end.
+ */
+typedef struct progress_line {
+	struct timespec start, last;
+	int shown;
+} progress_line;
+
+static double seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + 1e-9 * (double)(b->tv_nsec - a->tv_nsec);
+}
+
 static void progress(void *arg, int pass, uint64_t blocks, uint64_t rows)
 {
-	(void)arg;
-	fprintf(stderr, "\rmpxkit analyze: pass %d of 2: %" PRIu64 " blocks, %" PRIu64 " rows",
-		pass, blocks, rows);
+	progress_line *p = arg;
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (seconds_between(&p->start, &now) < 1.0 ||
+	    (p->shown && seconds_between(&p->last, &now) < 0.25))
+		return;
+	p->last = now;
+	p->shown = 1;
+	fprintf(stderr,
+		"\rmpxkit analyze: pass %d of 2: %" PRIu64 " blocks, %" PRIu64 " rows\033[K", pass,
+		blocks, rows);
+}
+
+static void progress_done(progress_line *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = 0;
 }
 
 typedef struct analyze_args {
@@ -550,8 +607,9 @@ int cmd_analyze(int argc, char **argv)
 	analyze_args a;
 	mpxkit_spacetime *r = NULL;
 	mpxkit_diag diag = {0};
-	cli_table *t = NULL;
+	cli_table *t = NULL, *t_adv = NULL;
 	cli_memout m = {NULL, NULL, 0};
+	progress_line line = {{0, 0}, {0, 0}, 0};
 	int rc, help = 0;
 
 	memset(&a, 0, sizeof a);
@@ -565,13 +623,16 @@ int cmd_analyze(int argc, char **argv)
 		usage(stdout);
 		return cli_close_stdout(cmd);
 	}
-	if (!a.quiet) {
+	if (cli_check_outputs(cmd, (const char *const[]){a.output, a.html}, 2, &a.profile, 1) !=
+	    CLI_OK)
+		return CLI_FAIL;
+	if (!a.quiet && isatty(STDERR_FILENO)) {
+		clock_gettime(CLOCK_MONOTONIC, &line.start);
 		a.o.progress = progress;
-		a.o.progress_arg = NULL;
+		a.o.progress_arg = &line;
 	}
 	rc = mpxkit_spacetime_analyze(a.profile, &a.o, &r, &diag);
-	if (!a.quiet && rc == 0 && r->blocks >= 4096)
-		fputc('\n', stderr);
+	progress_done(&line);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);
 	if (a.format == CLI_FORMAT_JSON) {
@@ -582,17 +643,20 @@ int cmd_analyze(int argc, char **argv)
 			rc = cli_write_file(cmd, a.output, m.text, m.len);
 		free(m.text);
 	} else {
-		t = findings_table(r, a.profile, a.top, 1);
+		t = findings_table(r, a.profile, a.top, 1, ROWS_ALL);
 		rc = t ? cli_table_emit(cmd, t, a.format, a.output)
 		       : cli_error(cmd, "out of memory");
 	}
 	if (rc == CLI_OK && a.html) {
 		cli_table_free(t);
-		t = findings_table(r, a.profile, a.top, 0);
-		rc = t ? cli_analyze_html_write(cmd, a.html, r, a.profile, t, a.color_by)
-		       : cli_error(cmd, "out of memory");
+		t = findings_table(r, a.profile, a.top, 0, ROWS_DEFECTS);
+		t_adv = findings_table(r, a.profile, a.top, 0, ROWS_ADVANTAGES);
+		rc = t && t_adv
+			 ? cli_analyze_html_write(cmd, a.html, r, a.profile, t, t_adv, a.color_by)
+			 : cli_error(cmd, "out of memory");
 	}
 	cli_table_free(t);
+	cli_table_free(t_adv);
 	mpxkit_spacetime_free(r);
 	if (rc == CLI_OK && (a.output == NULL || strcmp(a.output, "-") == 0))
 		rc = cli_close_stdout(cmd);

@@ -21,8 +21,16 @@
 
 #define MAX_ESTIMATORS	 32
 #define MAX_SCHEDULES	 8
+#define MAX_MERGES	 16
 #define DEFAULT_COUNTERS 4
 #define RA_THRESHOLD	 0.9
+/*
+ * DTW's default Sakoe-Chiba half-width, in rotations: time grows as
+ * n (2 w + 1), linear in the trace.  On data/corpus (up to 124 rotations) it
+ * moves 3 of 1,690 costs against the full matrix and no ranking
+ * (doc/evaluation.md); --band full is the whole matrix.
+ */
+#define DEFAULT_BAND 72
 
 typedef struct input {
 	char *path;
@@ -36,6 +44,11 @@ typedef struct score {
 	const char *event; /* points into the input's trace */
 	size_t estimator;  /* column of the table: schedule * n_estimators + estimator */
 	double ra, total_accuracy, dtw;
+	/* The intervals (doc/evaluation.md, "Intervals"): windows covered, the total's, the width. */
+	double coverage, half_width;
+	size_t windows, covered;
+	int total_in;
+	size_t merge; /* which --merge value: the steps per slice were merges[merge] */
 } score;
 
 /* One schedule of --schedule: a registry spec, or a group file read as the groups schedule. */
@@ -56,13 +69,20 @@ typedef struct eval {
 	size_t counters;
 	const char *reference;
 	mpxkit_groups *groups; /* --groups FILE: the groups schedule when --schedule is not given */
+	const char *groups_path;
 	schedule_arg schedules[MAX_SCHEDULES];
 	size_t n_schedules;
 	size_t window; /* --window W; 0: G */
 	int clean_tail, clean_runs;
 	size_t from_step; /* --from-step: the steps before it are not counted */
+	size_t merges[MAX_MERGES]; /* --merge: steps per slice, one evaluation each */
+	size_t n_merges;
+	size_t cur_merge; /* the --merge value being scored */
 	cli_format format;
 	size_t band;
+	double level;  /* --level: the intervals' */
+	int anchor;    /* --anchor: each run's totals anchored to fixed's (doc/estimators.md) */
+	int relations; /* --relations: the kernel's relations between events, on the totals */
 	const char *plot, *plot_trace, *plot_event;
 	int plot_log; /* y axis on log10(1+x), the scale DTW compares */
 	const char *estimators[MAX_ESTIMATORS];
@@ -80,9 +100,11 @@ typedef struct eval {
 	size_t plot_window;	 /* W */
 	unsigned char *plot_counted; /* n_schedules rows of plot_points x W: slice counted the event */
 
-	/* Progress bar on a terminal once the work takes more than a second. */
+	/* Progress bar on a terminal once the work takes more than a second, redrawn 5 times a second. */
 	struct timespec started;
+	double progress_drawn; /* seconds since started at the last redraw */
 	int progress_shown;
+	size_t progress_done, progress_total; /* estimators run, of inputs x schedules x estimators */
 } eval;
 
 static void usage(FILE *out)
@@ -118,8 +140,20 @@ static void usage(FILE *out)
 		"      --from-step N       count from step N of each trace on, as when\n"
 		"                          counting starts after a program's start-up\n"
 		"                          (default 0)\n"
+		"      --merge LIST        comma-separated steps per slice: K consecutive\n"
+		"                          steps of each trace make one slice, and each K is\n"
+		"                          evaluated (default 1)\n"
 		"  -f, --format FORMAT     table (default), csv or json\n"
-		"      --band W            Sakoe-Chiba band of W cells for DTW (default: none)\n"
+		"      --band W|full       DTW within W rotations of the diagonal (a\n"
+		"                          Sakoe-Chiba band, default %d), or the full\n"
+		"                          matrix (time grows with the trace's square)\n"
+		"      --level L           level of the estimates' intervals, above 0 and at\n"
+		"                          most 0.99 (default 0.9)\n"
+		"      --anchor            scale each estimator's windows of each event so\n"
+		"                          that they sum to fixed's total of the run\n"
+		"      --relations         apply the relations the kernel keeps between\n"
+		"                          events (PAGE-FAULTS = MINOR + MAJOR, ...) to\n"
+		"                          each run's totals (after --anchor)\n"
 		"      --plot OUT.svg      plot the OCOE series and each estimator's series of\n"
 		"                          --event in --trace\n"
 		"      --trace TRACE       the trace to plot\n"
@@ -129,7 +163,7 @@ static void usage(FILE *out)
 		"  -h, --help              show this help and exit\n"
 		"\n"
 		"Exit status: 0 success, 1 usage error, 2 bad input or failure.\n",
-		DEFAULT_COUNTERS);
+		DEFAULT_COUNTERS, DEFAULT_BAND);
 }
 
 /* ---- options ----------------------------------------------------------------------------- */
@@ -174,6 +208,27 @@ static int parse_estimators(eval *ev, const char *list)
 {
 	ev->n_estimators = 0;
 	return for_each_item(ev, list, add_estimator);
+}
+
+/* One --merge value: steps per slice, a whole number from 1 to 2^20, each given once. */
+static int add_merge(eval *ev, const char *text, size_t len)
+{
+	char buf[16];
+	long v;
+
+	if (len == 0 || len >= sizeof buf)
+		return cli_usage_error(ev->cmd, "--merge takes whole numbers >= 1, comma-separated");
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	if (cli_parse_long(buf, 1, 1L << 20, &v) != 0)
+		return cli_usage_error(ev->cmd, "--merge takes whole numbers >= 1, comma-separated");
+	for (size_t i = 0; i < ev->n_merges; i++)
+		if (ev->merges[i] == (size_t)v)
+			return cli_usage_error(ev->cmd, "--merge: %ld given twice", v);
+	if (ev->n_merges == MAX_MERGES)
+		return cli_usage_error(ev->cmd, "--merge: at most %d values", MAX_MERGES);
+	ev->merges[ev->n_merges++] = (size_t)v;
+	return 0;
 }
 
 static int parse_clean(eval *ev, const char *parts)
@@ -270,17 +325,23 @@ static double elapsed(const eval *ev)
 	       (double)(now.tv_nsec - ev->started.tv_nsec) * 1e-9;
 }
 
+/* Only on a terminal: a log file gets no carriage returns. */
 static void progress(eval *ev, size_t done, size_t total, const char *what)
 {
 	const int width = 30;
+	double now;
 	int filled;
 
-	if (!isatty(STDERR_FILENO) || (!ev->progress_shown && elapsed(ev) < 1.0))
+	if (!isatty(STDERR_FILENO))
+		return;
+	now = elapsed(ev);
+	if (now < 1.0 || (ev->progress_shown && now - ev->progress_drawn < 0.2))
 		return;
 	filled = total ? (int)((double)width * (double)done / (double)total) : width;
 	fprintf(stderr, "\rmpxkit eval: %s [%.*s%*s] %zu/%zu", what, filled,
 		"##############################", width - filled, "", done, total);
 	ev->progress_shown = 1;
+	ev->progress_drawn = now;
 }
 
 static void progress_done(eval *ev)
@@ -404,6 +465,37 @@ static int keep_plot_marks(eval *ev, size_t sch, const mpxkit_mpx_run *run, size
 	return 0;
 }
 
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * Event v's intervals against its truth: the windows whose interval holds
+ * it, whether the total's does, and the median of the windows' half-widths
+ * over their estimates (0 for an exact 0, infinite for an open bound).
+ */
+static void score_intervals(score *s, const mpxkit_interval *iv, const mpxkit_interval *total,
+			    size_t ne, size_t v, const double *truth, const double *est, double *rel,
+			    size_t nr)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < nr; k++) {
+		const mpxkit_interval *w = &iv[k * ne + v];
+		double half = (w->hi - w->lo) / 2;
+		s->covered += w->lo <= truth[k] && truth[k] <= w->hi;
+		rel[k] = half == 0 ? 0 : est[k] > 0 ? half / est[k] : INFINITY;
+		sum += truth[k];
+	}
+	s->windows = nr;
+	s->coverage = nr ? (double)s->covered / (double)nr : NAN;
+	s->total_in = total[v].lo <= sum && sum <= total[v].hi;
+	qsort(rel, nr, sizeof *rel, compare_double);
+	s->half_width = nr ? (nr % 2 ? rel[nr / 2] : (rel[nr / 2 - 1] + rel[nr / 2]) / 2) : NAN;
+}
+
 /* Scores every estimator on every (multiplexed) event of one simulated run. */
 static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *run)
 {
@@ -411,12 +503,16 @@ static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *r
 	size_t nr = run->n_rotations, ne = run->layout.n_events;
 	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
 	double *truth = malloc(nr * sizeof *truth), *series = malloc(nr * sizeof *series);
+	double *rel = malloc(nr * sizeof *rel);
+	mpxkit_interval *iv = malloc(nr * (ne ? ne : 1) * sizeof *iv);
+	mpxkit_interval *total = malloc((ne ? ne : 1) * sizeof *total);
 	mpxkit_dtw_options dtw = {ev->band, 1};
 	mpxkit_estimator *e = NULL;
 	mpxkit_diag diag = {0};
 	int rc = 0, found = ev->plot_event == NULL;
 
-	if (est == NULL || truth == NULL || series == NULL)
+	if (est == NULL || truth == NULL || series == NULL || rel == NULL || iv == NULL ||
+	    total == NULL)
 		goto nomem;
 	for (size_t x = 0; x < ev->n_estimators; x++) {
 		rc = mpxkit_estimator_new(&e, ev->estimators[x], &run->layout, &ev->options, &diag);
@@ -425,13 +521,17 @@ static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *r
 				       mpxkit_diag_message(&diag, rc));
 			goto out;
 		}
-		if (mpxkit_estimator_run_series(e, &data, est) < 0)
+		mpxkit_estimator_set_interval(e, ev->level, 0);
+		if (mpxkit_estimator_run_series_iv(e, &data, est, iv, total) < 0 ||
+		    (ev->anchor && mpxkit_estimator_anchor_series(e, &data, est, iv, total) < 0))
 			goto nomem;
+		if (ev->relations)
+			mpxkit_relations_apply((const char *const *)run->events, ne, nr, est);
 		mpxkit_estimator_free(e);
 		e = NULL;
 		for (size_t v = 0; v < ne; v++) {
 			size_t col = sch * ev->n_estimators + x;
-			score s = {which, run->events[v], col, 0, 0, 0};
+			score s = {which, run->events[v], col, 0, 0, 0, 0, 0, 0, 0, 0, ev->cur_merge};
 			if (ev->plot_event && strcmp(ev->plot_event, run->events[v]) != 0)
 				continue;
 			found = 1;
@@ -439,6 +539,7 @@ static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *r
 				truth[k] = (double)run->ocoe[k * ne + v];
 				series[k] = est[k * ne + v];
 			}
+			score_intervals(&s, iv, total, ne, v, truth, series, rel, nr);
 			s.ra = mpxkit_ra(series, truth, nr);
 			s.total_accuracy = mpxkit_total_accuracy(series, truth, nr);
 			if (mpxkit_dtw(series, nr, truth, nr, &dtw, &s.dtw) < 0 ||
@@ -453,6 +554,7 @@ static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *r
 				ev->plot_groups = run->groups;
 			}
 		}
+		progress(ev, ++ev->progress_done, ev->progress_total, "scoring");
 	}
 	if (!found)
 		rc = cli_error(ev->cmd, "%s: no multiplexed event '%s'", ev->inputs[which].path,
@@ -465,6 +567,9 @@ out:
 	free(est);
 	free(truth);
 	free(series);
+	free(rel);
+	free(iv);
+	free(total);
 	return rc;
 }
 
@@ -494,6 +599,64 @@ static int counted_steps(const eval *ev, const input *in, mpxkit_trace *view, si
 	return 0;
 }
 
+/*
+ * Trace i at --merge value m under every schedule: its counted steps,
+ * merged m's number at a time into slices (the clean tail cut first), then
+ * simulated and scored.
+ */
+static int score_merged(eval *ev, size_t i, size_t m)
+{
+	input *in = &ev->inputs[i];
+	mpxkit_trace view, *merged = NULL;
+	mpxkit_diag diag = {0};
+	size_t max_steps = 0, first_score = ev->n_scores;
+	int rc;
+
+	if (in->dropped) {
+		ev->progress_done += ev->n_schedules * ev->n_estimators;
+		return 0;
+	}
+	rc = counted_steps(ev, in, &view, &max_steps);
+	if (rc != 0)
+		return rc;
+	if (ev->merges[m] > 1) {
+		if (max_steps)
+			view.n_steps = max_steps;
+		rc = mpxkit_trace_merge_steps(&view, ev->merges[m], &merged, &diag);
+		if (rc < 0)
+			return cli_error(ev->cmd, "%s: %s", in->path, mpxkit_diag_message(&diag, rc));
+		max_steps = 0;
+	}
+	ev->cur_merge = m;
+	for (size_t sch = 0; rc == 0 && sch < ev->n_schedules; sch++) {
+		const schedule_arg *sa = &ev->schedules[sch];
+		/* A named schedule multiplexes the --groups file's events when there is one. */
+		mpxkit_mpx_config cfg = {ev->counters,
+					 ev->reference,
+					 sa->groups ? sa->groups : ev->groups,
+					 max_steps,
+					 in->path,
+					 sa->spec,
+					 ev->window};
+		mpxkit_mpx_run *run = NULL;
+
+		progress(ev, ev->progress_done, ev->progress_total, "scoring");
+		rc = mpxkit_mpx_simulate(merged ? merged : &view, &cfg, &run, &diag);
+		if (rc < 0) {
+			rc = cli_lib_error(ev->cmd, rc, &diag);
+			break;
+		}
+		rc = score_run(ev, i, sch, run);
+		mpxkit_mpx_run_free(run);
+	}
+	/* The scores name the events of the merged trace, which goes: name the input's. */
+	for (size_t j = first_score; merged && j < ev->n_scores; j++)
+		ev->scores[j].event = in->trace->events[mpxkit_trace_event_index(
+		    in->trace, ev->scores[j].event)];
+	mpxkit_trace_free(merged);
+	return rc;
+}
+
 static int evaluate(eval *ev)
 {
 	mpxkit_diag diag = {0};
@@ -510,35 +673,9 @@ static int evaluate(eval *ev)
 	}
 	if (ev->clean_runs && (rc = drop_weak_runs(ev)) != 0)
 		return rc;
-	for (size_t i = 0; i < ev->n_inputs * ev->n_schedules; i++) {
-		input *in = &ev->inputs[i / ev->n_schedules];
-		const schedule_arg *sa = &ev->schedules[i % ev->n_schedules];
-		/* A named schedule multiplexes the --groups file's events when there is one. */
-		mpxkit_mpx_config cfg = {ev->counters,
-					 ev->reference,
-					 sa->groups ? sa->groups : ev->groups,
-					 0,
-					 in->path,
-					 sa->spec,
-					 ev->window};
-		mpxkit_mpx_run *run = NULL;
-		mpxkit_trace view;
-
-		progress(ev, i, ev->n_inputs * ev->n_schedules, "scoring");
-		if (in->dropped)
-			continue;
-		rc = counted_steps(ev, in, &view, &cfg.max_steps);
-		if (rc != 0) {
-			progress_done(ev);
-			return rc;
-		}
-		rc = mpxkit_mpx_simulate(&view, &cfg, &run, &diag);
-		if (rc < 0) {
-			progress_done(ev);
-			return cli_lib_error(ev->cmd, rc, &diag);
-		}
-		rc = score_run(ev, i / ev->n_schedules, i % ev->n_schedules, run);
-		mpxkit_mpx_run_free(run);
+	ev->progress_total = ev->n_inputs * ev->n_merges * ev->n_schedules * ev->n_estimators;
+	for (size_t i = 0; i < ev->n_inputs * ev->n_merges; i++) {
+		rc = score_merged(ev, i / ev->n_merges, i % ev->n_merges);
 		if (rc != 0) {
 			progress_done(ev);
 			return rc;
@@ -561,6 +698,10 @@ static int print_scores(const eval *ev)
 	    {"total_accuracy", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	    {"dtw", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	    {"schedule", NULL, CLI_COL_TEXT, 0, 0, NULL},
+	    {"interval_coverage", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"total_in_interval", NULL, CLI_COL_BOOL, 0, 0, NULL},
+	    {"half_width", NULL, CLI_COL_FIXED, 6, 0, NULL},
+	    {"merge", NULL, CLI_COL_INT, 0, 0, NULL},
 	};
 	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
 	int rc;
@@ -574,29 +715,46 @@ static int print_scores(const eval *ev)
 		cli_table_real(t, s->total_accuracy);
 		cli_table_real(t, s->dtw);
 		cli_table_text(t, ev->schedules[s->estimator / ev->n_estimators].label);
+		cli_table_real(t, s->coverage);
+		cli_table_bool(t, s->total_in);
+		cli_table_real(t, s->half_width);
+		cli_table_uint(t, ev->merges[s->merge]);
 	}
 	rc = t ? cli_table_emit(ev->cmd, t, ev->format, NULL) : cli_error(ev->cmd, "out of memory");
 	cli_table_free(t);
 	return rc;
 }
 
-/* Per-event means, in the order the events first appear. */
-static int format_table(const eval *ev, FILE *out)
+/* The median of n values (sorted in place); NaN for none. */
+static double median(double *v, size_t n)
 {
-	size_t ne = 0, nx = ev->n_estimators * ev->n_schedules, width = 12, pairs, traces = 0;
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof *v, compare_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Per-event means at --merge value m, in the order the events first appear. */
+static int format_table(const eval *ev, size_t m, FILE *out)
+{
+	size_t ne = 0, nx = ev->n_estimators * ev->n_schedules, width = 12, pairs = 0, traces = 0;
 	int cw = 15; /* column width: the longest label */
 	const char **events = malloc((ev->n_scores + 1) * sizeof *events);
 	double *ra = calloc((ev->n_scores + 1) * nx, sizeof *ra);
 	double *dtw = calloc((ev->n_scores + 1) * nx, sizeof *dtw);
 	size_t *count = calloc((ev->n_scores + 1) * nx, sizeof *count);
+	double *widths = malloc((ev->n_scores + 1) * sizeof *widths);
 
-	if (events == NULL || ra == NULL || dtw == NULL || count == NULL) {
-		free(events), free(ra), free(dtw), free(count);
+	if (events == NULL || ra == NULL || dtw == NULL || count == NULL || widths == NULL) {
+		free(events), free(ra), free(dtw), free(count), free(widths);
 		return cli_error(ev->cmd, "out of memory");
 	}
 	for (size_t i = 0; i < ev->n_scores; i++) {
 		const score *s = &ev->scores[i];
 		size_t v = 0;
+		if (s->merge != m)
+			continue;
+		pairs++;
 		while (v < ne && strcmp(events[v], s->event) != 0)
 			v++;
 		if (v == ne) {
@@ -610,13 +768,16 @@ static int format_table(const eval *ev, FILE *out)
 	}
 	for (size_t i = 0; i < ev->n_inputs; i++)
 		traces += !ev->inputs[i].dropped;
-	pairs = nx ? ev->n_scores / nx : 0;
-	fprintf(out, "# %zu trace%s, %zu (trace, event) pairs, %zu counters%s%s%s\n", traces,
-		traces == 1 ? "" : "s", pairs, ev->counters, ev->reference ? ", reference " : "",
+	pairs = nx ? pairs / nx : 0;
+	fprintf(out, "# %zu trace%s, %zu (trace, event) pair%s, %zu counter%s%s%s%s\n", traces,
+		cli_s(traces), pairs, cli_s(pairs), ev->counters, cli_s(ev->counters),
+		ev->reference ? ", reference " : "",
 		ev->reference ? ev->reference : "",
 		ev->clean_tail || ev->clean_runs ? ", cleaned" : "");
 	if (ev->from_step)
 		fprintf(out, "# counted from step %zu of each trace\n", ev->from_step);
+	if (ev->n_merges > 1 || ev->merges[m] > 1)
+		fprintf(out, "# slices of %zu step%s\n", ev->merges[m], cli_s(ev->merges[m]));
 	if (ev->n_schedules > 1 || ev->window || strcmp(ev->schedules[0].label, "round-robin") != 0)
 		for (size_t i = 0; i < ev->n_schedules; i++)
 			fprintf(out, "# schedule %s, windows of %s slices\n",
@@ -641,15 +802,17 @@ static int format_table(const eval *ev, FILE *out)
 		fputc('\n', out);
 	}
 	{
-		static const char *const rows[] = {"mean", "min RA", "RA < 0.9", "total acc."};
-		for (int r = 0; r < 4; r++) {
+		static const char *const rows[] = {"mean",     "min RA",     "RA < 0.9",
+						   "total acc.", "coverage", "total cov.",
+						   "half-width"};
+		for (int r = 0; r < 7; r++) {
 			fprintf(out, "%-*s", (int)width, rows[r]);
 			for (size_t x = 0; x < nx; x++) {
 				double sum_ra = 0, sum_dtw = 0, sum_ta = 0, min = INFINITY;
-				size_t n = 0, below = 0;
+				size_t n = 0, below = 0, windows = 0, covered = 0, totals_in = 0;
 				for (size_t i = 0; i < ev->n_scores; i++) {
 					const score *s = &ev->scores[i];
-					if (s->estimator != x)
+					if (s->estimator != x || s->merge != m)
 						continue;
 					n++;
 					sum_ra += s->ra;
@@ -657,6 +820,10 @@ static int format_table(const eval *ev, FILE *out)
 					sum_ta += s->total_accuracy;
 					min = s->ra < min ? s->ra : min;
 					below += s->ra < RA_THRESHOLD;
+					windows += s->windows;
+					covered += s->covered;
+					totals_in += s->total_in;
+					widths[n - 1] = s->half_width;
 				}
 				fprintf(out, "  %*s", cw - 15, "");
 				if (r == 0)
@@ -666,13 +833,19 @@ static int format_table(const eval *ev, FILE *out)
 					fprintf(out, "%6.3f %8s", min, "");
 				else if (r == 2)
 					fprintf(out, "%6zu %8s", below, "");
-				else
+				else if (r == 3)
 					fprintf(out, "%6.3f %8s", sum_ta / (double)n, "");
+				else if (r == 4)
+					fprintf(out, "%6.3f %8s", (double)covered / (double)windows, "");
+				else if (r == 5)
+					fprintf(out, "%6.3f %8s", (double)totals_in / (double)n, "");
+				else
+					fprintf(out, "%6.3f %8s", median(widths, n), "");
 			}
 			fputc('\n', out);
 		}
 	}
-	free(events), free(ra), free(dtw), free(count);
+	free(events), free(ra), free(dtw), free(count), free(widths);
 	return 0;
 }
 
@@ -686,7 +859,12 @@ static int print_table(const eval *ev)
 
 	if (mem == NULL)
 		return cli_error(ev->cmd, "out of memory");
-	rc = format_table(ev, mem);
+	rc = 0;
+	for (size_t m = 0; rc == 0 && m < ev->n_merges; m++) {
+		if (m > 0)
+			fputc('\n', mem);
+		rc = format_table(ev, m, mem);
+	}
 	if (fclose(mem) != 0 && rc == 0)
 		rc = cli_error(ev->cmd, "out of memory");
 	for (char *line = text; rc == 0 && line && *line;) {
@@ -763,6 +941,27 @@ static int write_plot(const eval *ev)
 
 /* ---- main -------------------------------------------------------------------------------- */
 
+/* --plot can be written and replaces none of the files read: traces, group files, the model. */
+static int check_plot(eval *ev)
+{
+	size_t n = 0, cap = ev->n_inputs + ev->n_schedules + 2;
+	const char **inputs = malloc(cap * sizeof *inputs);
+	int rc;
+
+	if (inputs == NULL)
+		return cli_error(ev->cmd, "out of memory");
+	for (size_t i = 0; i < ev->n_inputs; i++)
+		inputs[n++] = ev->inputs[i].path;
+	for (size_t i = 0; i < ev->n_schedules; i++)
+		if (ev->schedules[i].groups)
+			inputs[n++] = ev->schedules[i].label;
+	inputs[n++] = ev->groups_path;
+	inputs[n++] = ev->options.model;
+	rc = cli_check_outputs(ev->cmd, &ev->plot, 1, inputs, n);
+	free(inputs);
+	return rc;
+}
+
 static void eval_free(eval *ev)
 {
 	for (size_t i = 0; i < ev->n_inputs; i++) {
@@ -781,7 +980,19 @@ static void eval_free(eval *ev)
 		mpxkit_groups_free(ev->schedules[i].groups);
 }
 
-enum { OPT_CLEAN = 256, OPT_BAND, OPT_PLOT, OPT_TRACE, OPT_EVENT, OPT_LOG, OPT_FROM_STEP };
+enum {
+	OPT_CLEAN = 256,
+	OPT_BAND,
+	OPT_PLOT,
+	OPT_TRACE,
+	OPT_EVENT,
+	OPT_LOG,
+	OPT_FROM_STEP,
+	OPT_LEVEL,
+	OPT_MERGE,
+	OPT_ANCHOR,
+	OPT_RELATIONS
+};
 
 /*
  * One --schedule entry: a schedule of the registry (checked by building it
@@ -874,8 +1085,12 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"window", required_argument, NULL, 'w'},
 	    {"clean", optional_argument, NULL, OPT_CLEAN},
 	    {"from-step", required_argument, NULL, OPT_FROM_STEP},
+	    {"merge", required_argument, NULL, OPT_MERGE},
 	    {"format", required_argument, NULL, 'f'},
 	    {"band", required_argument, NULL, OPT_BAND},
+	    {"level", required_argument, NULL, OPT_LEVEL},
+	    {"anchor", no_argument, NULL, OPT_ANCHOR},
+	    {"relations", no_argument, NULL, OPT_RELATIONS},
 	    {"plot", required_argument, NULL, OPT_PLOT},
 	    {"trace", required_argument, NULL, OPT_TRACE},
 	    {"event", required_argument, NULL, OPT_EVENT},
@@ -884,7 +1099,7 @@ static int parse_options(eval *ev, int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *groups_path = NULL, *estimators = NULL, *schedules = NULL;
+	const char *groups_path = NULL, *estimators = NULL, *schedules = NULL, *merges = NULL;
 	mpxkit_diag diag = {0};
 	long v;
 	int c, rc, list = 0;
@@ -927,16 +1142,43 @@ static int parse_options(eval *ev, int argc, char **argv)
 				return CLI_USAGE;
 			ev->from_step = (size_t)v;
 			break;
+		case OPT_MERGE:
+			merges = optarg;
+			break;
+		case OPT_ANCHOR:
+			ev->anchor = 1;
+			break;
+		case OPT_RELATIONS:
+			ev->relations = 1;
+			break;
 		case 'f':
 			if (cli_parse_format(optarg, &ev->format) != 0)
 				return cli_usage_error(ev->cmd,
 						       "--format takes table, csv or json");
 			break;
 		case OPT_BAND:
-			if (cli_option_long(ev->cmd, "--band", optarg, 0, 1L << 30, &v) != CLI_OK)
-				return CLI_USAGE;
-			ev->band = (size_t)v;
+			if (strcmp(optarg, "full") == 0)
+				ev->band = MPXKIT_DTW_NO_BAND;
+			else if (cli_parse_long(optarg, 0, 1L << 30, &v) == 0)
+				ev->band = (size_t)v;
+			else
+				return cli_usage_error(ev->cmd,
+						       "--band %s: not 'full' or a whole number in "
+						       "[0, %ld]",
+						       optarg, 1L << 30);
 			break;
+		case OPT_LEVEL: {
+			char *end;
+			errno = 0;
+			ev->level = strtod(optarg, &end);
+			if (errno || end == optarg || *end ||
+			    !(ev->level > 0 && ev->level <= MPXKIT_INTERVAL_LEVEL_MAX))
+				return cli_usage_error(ev->cmd,
+						       "--level takes a number above 0 and at most "
+						       "%g, not '%s'",
+						       MPXKIT_INTERVAL_LEVEL_MAX, optarg);
+			break;
+		}
 		case OPT_PLOT:
 			ev->plot = optarg;
 			break;
@@ -978,9 +1220,15 @@ static int parse_options(eval *ev, int argc, char **argv)
 			return cli_usage_error(ev->cmd, "estimator %s needs --reference EVENT",
 					       info->name);
 	}
+	if (merges && (rc = for_each_item(ev, merges, add_merge)) != 0)
+		return rc;
+	if (ev->n_merges == 0)
+		ev->merges[ev->n_merges++] = 1;
 	if (ev->plot || ev->plot_trace || ev->plot_event) {
 		if (!ev->plot || !ev->plot_trace || !ev->plot_event)
 			return cli_usage_error(ev->cmd, "--plot, --trace and --event go together");
+		if (ev->n_merges > 1)
+			return cli_usage_error(ev->cmd, "--plot takes one --merge value");
 		if (optind < argc)
 			return cli_usage_error(ev->cmd, "--plot takes its trace from --trace, not "
 							"from the arguments");
@@ -988,6 +1236,7 @@ static int parse_options(eval *ev, int argc, char **argv)
 		return cli_usage_error(ev->cmd, "no trace given");
 	}
 	if (groups_path) {
+		ev->groups_path = groups_path;
 		rc = mpxkit_groups_read(groups_path, &ev->groups, &diag);
 		if (rc < 0)
 			return cli_lib_error(ev->cmd, rc, &diag);
@@ -1005,12 +1254,10 @@ int cmd_eval(int argc, char **argv)
 
 	ev.cmd = argv[0];
 	ev.counters = DEFAULT_COUNTERS;
-	ev.band = MPXKIT_DTW_NO_BAND;
+	ev.band = DEFAULT_BAND;
+	ev.level = MPXKIT_INTERVAL_LEVEL;
 	rc = parse_options(&ev, argc, argv);
 	if (rc != 0)
-		goto out;
-	/* Before the traces are read and scored: the plot's file can be written. */
-	if ((rc = cli_check_outputs(ev.cmd, &ev.plot, 1)) != CLI_OK)
 		goto out;
 	if (ev.plot) {
 		rc = add_input(&ev, ev.plot_trace);
@@ -1020,6 +1267,9 @@ int cmd_eval(int argc, char **argv)
 	} else {
 		rc = collect_inputs(&ev, argc - optind, argv + optind);
 	}
+	/* Before the traces are read and scored: the plot's file can be written. */
+	if (rc == 0)
+		rc = check_plot(&ev);
 	if (rc != 0)
 		goto out;
 	rc = evaluate(&ev);

@@ -74,7 +74,8 @@ int cmd_merge(int argc, char **argv)
 		return cli_usage_error(cmd, "no dump to merge");
 	if (isatty(STDERR_FILENO))
 		opt.progress = progress;
-	rc = mpxkit_outfile_check(output, &diag);
+	rc = mpxkit_outfile_check(output, (const char *const *)argv + optind,
+				  (size_t)(argc - optind), &diag);
 	if (rc == 0)
 		rc = mpxkit_job_merge(output, (size_t)(argc - optind),
 				      (const char *const *)argv + optind, &opt, &res, &diag);
@@ -85,13 +86,14 @@ int cmd_merge(int argc, char **argv)
 			res.n_ranks, res.size);
 	if (res.n_misaligned)
 		fprintf(stderr,
-			"mpxkit merge: note: %zu ranks' regions differ from the lowest rank's "
+			"mpxkit merge: note: %zu rank%s regions differ from the lowest rank's "
 			"(first: %s); regions align by name and order\n",
-			res.n_misaligned, res.misaligned_note);
+			res.n_misaligned, res.n_misaligned == 1 ? "'s" : "s'", res.misaligned_note);
 	if (verbose)
 		fprintf(stderr,
-			"mpxkit merge: %s: %zu ranks, %" PRIu64 " regions, %" PRIu64
-			" units; from %" PRIu64 " bytes of dumps\n",
-			output, res.n_ranks, res.n_regions, res.n_units, res.bytes_in);
+			"mpxkit merge: %s: %zu rank%s, %" PRIu64 " region%s, %" PRIu64
+			" unit%s; from %" PRIu64 " bytes of dumps\n",
+			output, res.n_ranks, cli_s(res.n_ranks), res.n_regions,
+			cli_s(res.n_regions), res.n_units, cli_s(res.n_units), res.bytes_in);
 	return CLI_OK;
 }

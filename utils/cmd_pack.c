@@ -200,9 +200,12 @@ int cmd_pack(int argc, char **argv)
 		output = out_alloc = default_output(argv[optind]);
 	if (output == NULL)
 		return cli_error(cmd, "out of memory");
-	if (cli_check_outputs(cmd, &output, 1) != CLI_OK) {
-		free(out_alloc);
-		return CLI_FAIL;
+	{
+		const char *inputs[] = {argv[optind], topology_file};
+		if (cli_check_outputs(cmd, &output, 1, inputs, 2) != CLI_OK) {
+			free(out_alloc);
+			return CLI_FAIL;
+		}
 	}
 	if (topology_file) {
 		xml = read_text_file(topology_file, cmd);
@@ -230,23 +233,29 @@ static int open_reader(const char *cmd, const char *path, mpxkit_pcz_reader **r)
 }
 
 /* Decodes every region once, so that nothing is written from a file that fails late. */
-static int check_all(const char *cmd, const char *path, mpxkit_pcz_stats *st)
+static int check_regions(const char *cmd, mpxkit_pcz_reader *r, mpxkit_pcz_stats *st)
 {
-	mpxkit_pcz_reader *r;
 	const mpxkit_pcz_region *reg;
 	mpxkit_diag diag = { 0 };
-	int rc = open_reader(cmd, path, &r);
+	int rc;
 
-	if (rc != CLI_OK)
-		return rc;
 	while ((rc = mpxkit_pcz_reader_next(r, &reg, &diag)) == 1)
 		;
 	if (st)
 		mpxkit_pcz_reader_stats(r, st);
+	return rc < 0 ? cli_lib_error(cmd, rc, &diag) : CLI_OK;
+}
+
+static int check_all(const char *cmd, const char *path, mpxkit_pcz_stats *st)
+{
+	mpxkit_pcz_reader *r;
+	int rc = open_reader(cmd, path, &r);
+
+	if (rc != CLI_OK)
+		return rc;
+	rc = check_regions(cmd, r, st);
 	mpxkit_pcz_reader_free(r);
-	if (rc < 0)
-		return cli_lib_error(cmd, rc, &diag);
-	return CLI_OK;
+	return rc;
 }
 
 static int write_file_atomic(const char *cmd, const char *path, const char *text, size_t len)
@@ -306,7 +315,8 @@ int cmd_unpack(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd = argv[0], *output = NULL, *topology = NULL;
-	mpxkit_pcz_reader *r;
+	mpxkit_pcz_reader *checked, *r;
+	mpxkit_diag diag = { 0 };
 	int c, rc;
 
 	opterr = 0;
@@ -330,14 +340,21 @@ int cmd_unpack(int argc, char **argv)
 		return cli_usage_error(cmd, "need exactly one .pcz file");
 	{
 		const char *outputs[] = {output, topology};
-		if (cli_check_outputs(cmd, outputs, 2) != CLI_OK)
+		if (cli_check_outputs(cmd, outputs, 2, (const char *const *)argv + optind, 1) !=
+		    CLI_OK)
 			return CLI_FAIL;
 	}
-	rc = check_all(cmd, argv[optind], NULL);
-	if (rc == CLI_OK)
-		rc = open_reader(cmd, argv[optind], &r);
+	/* One read of the bytes (standard input arrives once), decoded twice. */
+	rc = open_reader(cmd, argv[optind], &checked);
 	if (rc != CLI_OK)
 		return rc;
+	rc = check_regions(cmd, checked, NULL);
+	if (rc == CLI_OK && (rc = mpxkit_pcz_reader_reopen(checked, &r, &diag)) < 0)
+		rc = cli_lib_error(cmd, rc, &diag);
+	if (rc != CLI_OK) {
+		mpxkit_pcz_reader_free(checked);
+		return rc;
+	}
 	if (topology) {
 		size_t len;
 		const char *xml = mpxkit_pcz_reader_topology(r, &len);
@@ -347,6 +364,7 @@ int cmd_unpack(int argc, char **argv)
 	if (rc == CLI_OK)
 		rc = unpack_to(cmd, r, output);
 	mpxkit_pcz_reader_free(r);
+	mpxkit_pcz_reader_free(checked);
 	return rc;
 }
 
@@ -505,8 +523,8 @@ int cmd_verify(int argc, char **argv)
 		if (rc != CLI_OK)
 			return rc;
 		if (!quiet)
-			printf("%s: OK, %" PRIu64 " regions, %" PRIu64 " units\n", argv[i],
-			       st.n_regions, st.n_units);
+			printf("%s: OK, %" PRIu64 " region%s, %" PRIu64 " unit%s\n", argv[i],
+			       st.n_regions, cli_s(st.n_regions), st.n_units, cli_s(st.n_units));
 	}
 	return cli_close_stdout(cmd);
 }

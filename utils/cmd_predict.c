@@ -76,7 +76,6 @@ enum {
 	OPT_UNWEIGHTED,
 	OPT_NO_ANCHOR,
 	OPT_ROBUST,
-	OPT_FORMAT,
 	OPT_SPLIT,
 	OPT_VALIDATE,
 	OPT_PLOT,
@@ -152,7 +151,7 @@ static int model_option(opts *o, int c, const char *arg)
 	case OPT_NO_ANCHOR:
 		o->model.no_anchor = 1;
 		return 1;
-	case OPT_FORMAT:
+	case 'f': /* -f, --format, as in every command that has one */
 		if (cli_parse_format(arg, &o->format) < 0)
 			return -cli_usage_error(o->cmd, "--format %s: expected table, csv or json",
 						arg);
@@ -295,8 +294,9 @@ static int p_import(int argc, char **argv)
 		return cli_usage_error(o.cmd, "-o DATA.csv is required");
 	if (optind >= argc)
 		return cli_usage_error(o.cmd, "no input file");
-	if ((rc = mpxkit_outfile_check(o.output, &diag)) < 0)
-		return cli_lib_error(o.cmd, rc, &diag);
+	if (cli_check_outputs(o.cmd, &o.output, 1, (const char *const *)argv + optind,
+			      (size_t)(argc - optind)) != CLI_OK)
+		return CLI_FAIL;
 	rc = mpxkit_pdata_import(o.from, (const char *const *)argv + optind,
 				 (size_t)(argc - optind), o.dataset, &d, &diag);
 	if (rc == 0)
@@ -368,9 +368,10 @@ static int p_train(int argc, char **argv)
 		return cli_usage_error(o.cmd,
 				       o.output ? "no dataset" : "-o MODEL.mpxp is required");
 	}
-	if ((rc = mpxkit_outfile_check(o.output, &diag)) < 0) {
+	if (cli_check_outputs(o.cmd, &o.output, 1, (const char *const *)argv + optind,
+			      (size_t)(argc - optind)) != CLI_OK) {
 		free_opts(&o);
-		return cli_lib_error(o.cmd, rc, &diag);
+		return CLI_FAIL;
 	}
 	n = argc - optind;
 	if ((sets = calloc((size_t)n, sizeof *sets)) == NULL) {
@@ -674,7 +675,7 @@ static int p_apply(int argc, char **argv)
 {
 	static const struct option options[] = {
 	    {"model", required_argument, NULL, 'm'},
-	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -688,7 +689,7 @@ static int p_apply(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":m:o:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":m:o:f:h", options, NULL)) != -1) {
 		if ((rc = model_option(&o, c, optarg)) != 0) {
 			if (rc < 0)
 				return -rc;
@@ -703,7 +704,7 @@ static int p_apply(int argc, char **argv)
 			break;
 		case 'h':
 			printf(
-			    "usage: mpxkit predict apply -m MODEL.mpxp [--format F] [-o OUT] "
+			    "usage: mpxkit predict apply -m MODEL.mpxp [-f F] [-o OUT] "
 			    "INPUT.csv\n"
 			    "\n"
 			    "For every row of a dataset (a run or a sampling period), the "
@@ -715,7 +716,7 @@ static int p_apply(int argc, char **argv)
 			    "\n"
 			    "Options:\n"
 			    "  -m, --model FILE     the model (mpxkit predict train)\n"
-			    "      --format F       table (default), csv or json\n"
+			    "  -f, --format F       table (default), csv or json\n"
 			    "  -o, --output FILE    write there instead of standard output\n"
 			    "  -h, --help           show this help and exit\n");
 			return cli_close_stdout(o.cmd);
@@ -730,6 +731,11 @@ static int p_apply(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error(o.cmd, optind >= argc ? "no input dataset"
 							     : "one input dataset at a time");
+	{
+		const char *inputs[] = {o.model_path, argv[optind]};
+		if (cli_check_outputs(o.cmd, &o.output, 1, inputs, 2) != CLI_OK)
+			return CLI_FAIL;
+	}
 	if ((rc = mpxkit_pmodel_load(o.model_path, &m, &diag)) < 0 ||
 	    (rc = mpxkit_pdata_read(argv[optind], &d, &diag)) < 0 ||
 	    (o.output && strcmp(o.output, "-") != 0 &&
@@ -786,8 +792,9 @@ static int eval_table(const opts *o, const mpxkit_eval_result *r, int pairs)
 			  r->n_test_workloads, r->n_folds, r->n_folds == 1 ? "" : "s",
 			  r->n_left_out ? "" : "");
 	if (r->n_left_out)
-		cli_table_comment(t, "%zu workloads in neither part of the split were left out",
-				  r->n_left_out);
+		cli_table_comment(t, "%zu workload%s in neither part of the split %s left out",
+				  r->n_left_out, cli_s(r->n_left_out),
+				  r->n_left_out == 1 ? "was" : "were");
 	cli_table_comment(t, "MAPE in %%; summaries first (same: own configuration; adjacent "
 			     "and extreme frequency pairs; all: every pair of one core kind; "
 			     "cross: core kind pairs)");
@@ -874,6 +881,24 @@ static int eval_plot(const opts *o, const mpxkit_eval_result *r)
 	return rc;
 }
 
+/* eval's --plot and -o against its datasets and a split file (a spec that is not hash or loo). */
+static int check_eval_outputs(const opts *o, char **sets, int n)
+{
+	const char *outputs[] = {o->plot, o->output};
+	const char **inputs = malloc(((size_t)n + 1) * sizeof *inputs);
+	int file = strcmp(o->split, "loo") != 0 && strncmp(o->split, "hash", 4) != 0;
+	int rc;
+
+	if (inputs == NULL)
+		return cli_error(o->cmd, "out of memory");
+	for (int i = 0; i < n; i++)
+		inputs[i] = sets[i];
+	inputs[n] = file ? o->split : NULL;
+	rc = cli_check_outputs(o->cmd, outputs, 2, inputs, (size_t)n + 1);
+	free(inputs);
+	return rc;
+}
+
 static int p_eval(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -881,7 +906,7 @@ static int p_eval(int argc, char **argv)
 	    {"split", required_argument, NULL, OPT_SPLIT},
 	    {"validate", no_argument, NULL, OPT_VALIDATE},
 	    {"pairs", no_argument, NULL, 'p'},
-	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"format", required_argument, NULL, 'f'},
 	    {"plot", required_argument, NULL, OPT_PLOT},
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
@@ -897,7 +922,7 @@ static int p_eval(int argc, char **argv)
 	mpxkit_pmodel_options_default(&o.model);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":po:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":po:f:h", options, NULL)) != -1) {
 		if ((rc = model_option(&o, c, optarg)) != 0) {
 			if (rc < 0) {
 				free_opts(&o);
@@ -944,7 +969,7 @@ static int p_eval(int argc, char **argv)
 			    "                          time: the figures to choose settings with\n"
 			    "  -p, --pairs             every pair of configurations, not summaries "
 			    "only\n"
-			    "      --format F          table (default), csv or json\n"
+			    "  -f, --format F          table (default), csv or json\n"
 			    "      --plot OUT.svg      predicted against measured, per target\n"
 			    "  -o, --output FILE       write the table there\n" MODEL_HELP
 			    "  -h, --help              show this help and exit\n");
@@ -966,11 +991,15 @@ static int p_eval(int argc, char **argv)
 		free_opts(&o);
 		return cli_usage_error(o.cmd, "%s", diag.msg);
 	}
-	if (rc < 0 || (o.plot && (rc = mpxkit_outfile_check(o.plot, &diag)) < 0) ||
-	    (o.output && (rc = mpxkit_outfile_check(o.output, &diag)) < 0)) {
+	if (rc < 0) {
 		mpxkit_split_free(split);
 		free_opts(&o);
 		return cli_lib_error(o.cmd, rc, &diag);
+	}
+	if ((rc = check_eval_outputs(&o, argv + optind, argc - optind)) != CLI_OK) {
+		mpxkit_split_free(split);
+		free_opts(&o);
+		return rc;
 	}
 	n = argc - optind;
 	if ((sets = calloc((size_t)n, sizeof *sets)) == NULL) {
@@ -1169,6 +1198,7 @@ static int p_record(int argc, char **argv)
 	long v;
 	int c, rc = 0;
 
+	cli_warn_unknown_env(cmd);
 	if ((rc = mpxkit_sched_config_env(&r.sched, &diag)) < 0)
 		return cli_lib_error(cmd, rc, &diag);
 	optind = 1;
@@ -1296,10 +1326,9 @@ static int p_record(int argc, char **argv)
 		rc = cli_error(cmd, "%s", p->missing);
 		goto out;
 	}
-	if ((rc = mpxkit_outfile_check(output, &diag)) < 0) {
-		rc = cli_lib_error(cmd, rc, &diag);
+	if ((rc = cli_check_outputs(cmd, &output, 1, (const char *const *)argv + optind,
+				    cli_program_is_path(argv[optind]))) != CLI_OK)
 		goto out;
-	}
 	r.platform = p;
 	r.progress = rec_progress;
 	r.arg = &st;
@@ -1340,10 +1369,10 @@ static void live_start(live_out *o)
 		else
 			cli_json_array(o->json);
 	} else if (o->format == CLI_FORMAT_CSV) {
-		fputs("period,t0_s,t1_s,to,time_s,cpi,power_w,energy_j,ips\n", o->f);
+		fputs("period,t0_s,t1_s,to,cpu_time_s,cpi,power_w,energy_j,ips\n", o->f);
 	} else {
 		fprintf(o->f, "%6s %8s %8s %-16s %13s %13s %13s %13s %13s\n", "period", "t0_s",
-			"t1_s", "to", "time_s", "cpi", "power_w", "energy_j", "ips");
+			"t1_s", "to", "cpu_time_s", "cpi", "power_w", "energy_j", "ips");
 	}
 }
 
@@ -1379,7 +1408,7 @@ static void on_period(void *arg, size_t period, double t0, double t1, const mpxk
 			cli_json_num(o->json, t1);
 			cli_json_key(o->json, "to");
 			cli_json_str(o->json, cfg);
-			cli_json_key(o->json, "time_s");
+			cli_json_key(o->json, "cpu_time_s");
 			cli_json_num(o->json, p->time_s);
 			cli_json_key(o->json, "cpi");
 			cli_json_num(o->json, p->cpi);
@@ -1436,7 +1465,7 @@ static int p_live(int argc, char **argv)
 	    {"from", required_argument, NULL, OPT_FROM},
 	    {"period-ms", required_argument, NULL, OPT_PERIOD},
 	    {"threads", required_argument, NULL, OPT_THREADS},
-	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"format", required_argument, NULL, 'f'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"slice-us", required_argument, NULL, OPT_SLICE},
 	    {"estimator", required_argument, NULL, OPT_ESTIMATOR},
@@ -1456,11 +1485,12 @@ static int p_live(int argc, char **argv)
 	int c, rc = 0, status = 0, live = 0;
 	long v;
 
+	cli_warn_unknown_env(cmd);
 	if ((rc = mpxkit_sched_config_env(&lo.sched, &diag)) < 0)
 		return cli_lib_error(cmd, rc, &diag);
 	optind = 1;
 	opterr = 0;
-	while (rc == 0 && (c = getopt_long(argc, argv, "+:m:c:o:h", options, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "+:m:c:o:f:h", options, NULL)) != -1) {
 		switch (c) {
 		case OPT_LIVE:
 			live = 1;
@@ -1483,7 +1513,7 @@ static int p_live(int argc, char **argv)
 						     optarg);
 			lo.threads = (unsigned)v;
 			break;
-		case OPT_FORMAT:
+		case 'f':
 			if (cli_parse_format(optarg, &out.format) < 0)
 				rc = cli_usage_error(
 				    cmd, "--format %s: expected table, csv or json", optarg);
@@ -1509,7 +1539,7 @@ static int p_live(int argc, char **argv)
 			    "                          only core kind at its current frequency)\n"
 			    "      --period-ms N       prediction period (default 100)\n"
 			    "      --threads N         threads CMD runs (default 1)\n"
-			    "      --format F          table (default), csv or json\n"
+			    "  -f, --format F          table (default), csv or json\n"
 			    "  -o, --output FILE       write the predictions there\n"
 			    "  -c, --counters C        events counted at once (engine default)\n"
 			    "      --slice-us US       slice length (default %d)\n"
@@ -1535,6 +1565,12 @@ static int p_live(int argc, char **argv)
 		return cli_usage_error(cmd, "--live: no command to run");
 	if (from && (rc = parse_config(cmd, from, &lo.core, &lo.freq_mhz)) != 0)
 		return rc;
+	{
+		const char *inputs[] = {model_path,
+					cli_program_is_path(argv[optind]) ? argv[optind] : NULL};
+		if (cli_check_outputs(cmd, &output, 1, inputs, 2) != CLI_OK)
+			return CLI_FAIL;
+	}
 	if ((rc = mpxkit_pmodel_load(model_path, &m, &diag)) < 0)
 		return cli_lib_error(cmd, rc, &diag);
 	if (from == NULL) {

@@ -26,7 +26,8 @@ static void usage(FILE *out)
 	    "  -s, --source SRC        callgrind (exact, any machine), perf (sampling; a PMU\n"
 	    "                          gives hardware events), or auto (default: perf where a\n"
 	    "                          hardware event opens, else callgrind)\n"
-	    "      --keep-failed       write the profile even when CMD exits nonzero or is killed\n"
+	    "      --keep-failed       write the profile even when CMD exits nonzero (status 0)\n"
+	    "                          or is killed (status 2)\n"
 	    "  -h, --help              show this help\n"
 	    "callgrind:\n"
 	    "  -i, --interval-bb N     basic blocks per window (default %d)\n"
@@ -40,8 +41,9 @@ static void usage(FILE *out)
 	    "  -e, --events LIST       counters read at every sample (default page-faults,\n"
 	    "                          context-switches, and hardware events where a PMU exists)\n"
 	    "\n"
-	    "Exit status: 0 profile written, 1 usage error, 2 failure (CMD failed, source\n"
-	    "unavailable, output not writable).\n",
+	    "Exit status: 0 profile written, 1 usage error, 2 failure (CMD failed without\n"
+	    "--keep-failed, CMD killed by a signal even with it, source unavailable, output\n"
+	    "not writable).\n",
 	    MPXKIT_RECORD_INTERVAL_BB, MPXKIT_PROFILE_FREQUENCY,
 	    MPXKIT_PROFILE_WINDOW_NS / 1000000);
 }
@@ -183,6 +185,7 @@ int cmd_profile(int argc, char **argv)
 	const char *cmd = argv[0], *output = NULL, *events[MPXKIT_PROFILE_MAX_PERF_EVENTS];
 	mpxkit_profile_options o;
 	mpxkit_profile_summary sum;
+	int ended;
 	mpxkit_diag diag = {0};
 	char *event_list = NULL;
 	int rc, help = 0;
@@ -204,7 +207,8 @@ int cmd_profile(int argc, char **argv)
 				     "no command to profile (mpxkit profile -o PROFILE -- CMD)");
 	if (rc == CLI_OK && o.events && o.source == MPXKIT_PROFILE_CALLGRIND)
 		rc = cli_usage_error(cmd, "--events: callgrind counts its own 13 events");
-	if (rc == CLI_OK && mpxkit_outfile_check(output, &diag) < 0)
+	if (rc == CLI_OK && mpxkit_outfile_check(output, (const char *const *)argv + optind,
+						 cli_program_is_path(argv[optind]), &diag) < 0)
 		rc = cli_lib_error(cmd, diag.code, &diag);
 	if (rc != CLI_OK) {
 		free(event_list);
@@ -214,28 +218,21 @@ int cmd_profile(int argc, char **argv)
 	free(event_list);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);
-	if (sum.status.signal != 0 || sum.status.exit_code != 0) {
-		const char *outcome = sum.written ? "profile kept (--keep-failed)"
-						  : "no profile written (--keep-failed keeps it)";
-		if (sum.status.signal != 0)
-			cli_error(cmd, "%s was killed by signal %d; %s", argv[optind],
-				  sum.status.signal, outcome);
-		else
-			cli_error(cmd, "%s exited with status %d; %s", argv[optind],
-				  sum.status.exit_code, outcome);
-		if (!sum.written)
-			return CLI_FAIL;
-	}
+	ended = cli_program_ended(cmd, argv[optind], sum.status.exit_code, sum.status.signal,
+				  sum.written, "profile");
+	if (ended != CLI_OK)
+		return ended;
 	if (sum.source == MPXKIT_PROFILE_PERF)
 		fprintf(stderr,
-			"mpxkit %s: perf (%s): %" PRIu64 " samples (%" PRIu64 " lost), %" PRIu64
-			" windows, %" PRIu64 " threads written to %s\n",
-			cmd, sum.why, sum.samples, sum.lost, sum.windows, sum.threads, output);
+			"mpxkit %s: perf (%s): %" PRIu64 " sample%s (%" PRIu64 " lost), %" PRIu64
+			" window%s, %" PRIu64 " thread%s written to %s\n",
+			cmd, sum.why, sum.samples, cli_s(sum.samples), sum.lost, sum.windows,
+			cli_s(sum.windows), sum.threads, cli_s(sum.threads), output);
 	else
 		fprintf(stderr,
-			"mpxkit %s: %s (%s): %" PRIu64 " windows, %" PRIu64 " threads, %" PRIu64
-			" rows written to %s\n",
-			cmd, source_name(sum.source), sum.why, sum.windows, sum.threads, sum.rows,
-			output);
+			"mpxkit %s: %s (%s): %" PRIu64 " window%s, %" PRIu64 " thread%s, %" PRIu64
+			" row%s written to %s\n",
+			cmd, source_name(sum.source), sum.why, sum.windows, cli_s(sum.windows),
+			sum.threads, cli_s(sum.threads), sum.rows, cli_s(sum.rows), output);
 	return CLI_OK;
 }

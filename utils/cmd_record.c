@@ -40,7 +40,8 @@ static void usage(FILE *out)
 	    "                          'mpxkit record --perf --help')\n"
 	    "\n"
 	    "CMD's child processes are not traced. Exit status: 0 trace written, 1 usage\n"
-	    "error, 2 failure (CMD failed, valgrind missing, output not writable).\n",
+	    "error, 2 failure (CMD failed, valgrind missing, output not writable; CMD\n"
+	    "killed by a signal, even with --keep-failed, which writes the trace).\n",
 	    MPXKIT_RECORD_INTERVAL_BB);
 }
 
@@ -129,20 +130,6 @@ static int export_env(const char *cmd, char *const *env)
 	return CLI_OK;
 }
 
-/* Says how CMD ended; returns nonzero when it did not exit with status 0. */
-static int report_status(const char *cmd, const char *program, const mpxkit_record_status *st,
-			 int keep_failed)
-{
-	const char *outcome = keep_failed ? "trace kept (--keep-failed)"
-					  : "no trace written (--keep-failed keeps it)";
-
-	if (st->signal != 0)
-		cli_error(cmd, "%s was killed by signal %d; %s", program, st->signal, outcome);
-	else if (st->exit_code != 0)
-		cli_error(cmd, "%s exited with status %d; %s", program, st->exit_code, outcome);
-	return st->signal != 0 || st->exit_code != 0;
-}
-
 /* ---- --perf: OCOE ground truth on perf_event (mpxkit_record_perf) --------------------- */
 
 #define MAX_PERF_EVENTS 256
@@ -153,16 +140,21 @@ static void perf_usage(FILE *out)
 	    out,
 	    "usage: mpxkit record --perf -e EV,... [OPTIONS] -- CMD [ARGS...]\n"
 	    "\n"
-	    "Records one-counter-one-event ground truth on perf_event: C events per run,\n"
-	    "CMD run again until every event was counted, each run read every T ms.\n"
-	    "Step i of the trace is interval i of every run; the trace keeps the steps\n"
-	    "every run has.\n"
+	    "Records ground truth on perf_event, CMD's threads and children included.\n"
+	    "Events that take no PMU counter (software events, tracepoints) are counted\n"
+	    "all at once, in one run; otherwise one counter one event: C events per run,\n"
+	    "CMD run again until every event was counted, step i of the trace being\n"
+	    "interval i of every run, cut to the steps every run has.\n"
 	    "\n"
 	    "Options:\n"
 	    "  -e, --events LIST       comma-separated events, e.g. perf::TASK-CLOCK; required\n"
-	    "  -c, --counters C        events per run, 1 to 64 (default: the PMU's generic\n"
+	    "  -c, --counters C        events per run, 1 to 64 (default: all at once when no\n"
+	    "                          event needs a PMU counter, else the PMU's generic\n"
 	    "                          counters, 4 without a PMU)\n"
 	    "      --interval-ms T     read the counts every T ms (default %d)\n"
+	    "      --interval-us U     read the counts every U us, 100 or more\n"
+	    "  -k, --kernel            require kernel mode (the default counts it where the\n"
+	    "                          kernel allows; most tracepoints fire only there)\n"
 	    "  -o, --output FILE       trace to write (.gz: gzip-compressed; default\n"
 	    "                          mpxkit-record.csv)\n"
 	    "      --keep-failed       write the trace even when CMD exits nonzero or is killed\n"
@@ -199,6 +191,8 @@ static int record_perf(int argc, char **argv)
 	    {"events", required_argument, NULL, 'e'},
 	    {"counters", required_argument, NULL, 'c'},
 	    {"interval-ms", required_argument, NULL, 'T'},
+	    {"interval-us", required_argument, NULL, 'U'},
+	    {"kernel", no_argument, NULL, 'k'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"keep-failed", no_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
@@ -211,13 +205,13 @@ static int record_perf(int argc, char **argv)
 	mpxkit_diag diag = {0};
 	char *list = NULL;
 	size_t n = 0;
-	int c, rc = CLI_OK, keep_failed = 0, seen = 0;
+	int c, rc = CLI_OK, keep_failed = 0, seen = 0, ended;
 	long v;
 
 	optind = 1;
 	opterr = 0;
 	while (rc == CLI_OK &&
-	       (c = getopt_long(argc, argv, "+:e:c:o:h", perf_options, NULL)) != -1) {
+	       (c = getopt_long(argc, argv, "+:e:c:o:kh", perf_options, NULL)) != -1) {
 		switch (c) {
 		case 'P':
 			seen = 1;
@@ -237,6 +231,14 @@ static int record_perf(int argc, char **argv)
 			if ((rc = cli_option_long(cmd, "--interval-ms", optarg, 1, 3600000, &v)) ==
 			    CLI_OK)
 				o.interval_ns = (uint64_t)v * 1000000u;
+			break;
+		case 'k':
+			o.kernel = 1;
+			break;
+		case 'U':
+			if ((rc = cli_option_long(cmd, "--interval-us", optarg, 100, 3600000000L,
+						  &v)) == CLI_OK)
+				o.interval_ns = (uint64_t)v * 1000u;
 			break;
 		case 'o':
 			output = optarg;
@@ -269,7 +271,8 @@ static int record_perf(int argc, char **argv)
 		rc = cli_usage_error(cmd,
 				     "no command to record (mpxkit record --perf -e EV -- CMD)");
 	if (rc == CLI_OK)
-		rc = cli_check_outputs(cmd, &output, 1);
+		rc = cli_check_outputs(cmd, &output, 1, (const char *const *)argv + optind,
+				       cli_program_is_path(argv[optind]));
 	if (rc != CLI_OK) {
 		free(list);
 		return rc;
@@ -278,16 +281,19 @@ static int record_perf(int argc, char **argv)
 	free(list);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);
-	if (report_status(cmd, argv[optind], &st, keep_failed) && !keep_failed) {
+	ended = cli_program_ended(cmd, argv[optind], st.exit_code, st.signal, keep_failed, "trace");
+	if (!keep_failed && ended != CLI_OK) {
 		mpxkit_trace_free(t);
-		return CLI_FAIL;
+		return ended;
 	}
 	rc = mpxkit_trace_write(t, output, &diag);
 	if (rc == 0)
-		fprintf(stderr, "mpxkit %s: %zu steps of %zu events (%s runs) written to %s\n", cmd,
-			t->n_steps, t->n_events, mpxkit_trace_get_meta(t, "runs"), output);
+		fprintf(stderr, "mpxkit %s: %zu step%s of %zu event%s (%s, %s run%s) written to %s\n",
+			cmd, t->n_steps, cli_s(t->n_steps), t->n_events, cli_s(t->n_events),
+			mpxkit_trace_get_meta(t, "mode"), mpxkit_trace_get_meta(t, "runs"),
+			strcmp(mpxkit_trace_get_meta(t, "runs"), "1") ? "s" : "", output);
 	mpxkit_trace_free(t);
-	return rc < 0 ? cli_lib_error(cmd, rc, &diag) : CLI_OK;
+	return rc < 0 ? cli_lib_error(cmd, rc, &diag) : ended;
 }
 
 int cmd_record(int argc, char **argv)
@@ -299,7 +305,7 @@ int cmd_record(int argc, char **argv)
 	mpxkit_diag diag = {0};
 	char *meta[MAX_META], *env[MAX_ENV + 1];
 	size_t n_meta = 0, n_env = 0;
-	int c, rc, keep_failed = 0, clean_env = 0;
+	int c, rc, keep_failed = 0, clean_env = 0, ended;
 	long interval;
 
 	if (wants_perf(argc, argv) && (rc = record_perf(argc, argv)) != NOT_PERF)
@@ -369,8 +375,12 @@ int cmd_record(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(cmd, "no command to record (mpxkit record -o TRACE -- CMD)");
 	/* Fails before the run, not after minutes of it, when the output cannot be created. */
-	if ((rc = cli_check_outputs(cmd, &output, 1)) != CLI_OK)
-		return rc;
+	{
+		const char *inputs[] = {o.valgrind,
+					cli_program_is_path(argv[optind]) ? argv[optind] : NULL};
+		if ((rc = cli_check_outputs(cmd, &output, 1, inputs, 2)) != CLI_OK)
+			return rc;
+	}
 	env[n_env] = NULL;
 	if (clean_env)
 		o.envp = env;
@@ -380,9 +390,10 @@ int cmd_record(int argc, char **argv)
 	rc = mpxkit_record_run(&o, argv + optind, &t, &st, &diag);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);
-	if (report_status(cmd, argv[optind], &st, keep_failed) && !keep_failed) {
+	ended = cli_program_ended(cmd, argv[optind], st.exit_code, st.signal, keep_failed, "trace");
+	if (!keep_failed && ended != CLI_OK) {
 		mpxkit_trace_free(t);
-		return CLI_FAIL;
+		return ended;
 	}
 	rc = add_meta(t, meta, n_meta);
 	if (rc < 0) {
@@ -391,10 +402,10 @@ int cmd_record(int argc, char **argv)
 	}
 	rc = mpxkit_trace_write(t, output, &diag);
 	if (rc == 0)
-		fprintf(stderr, "mpxkit %s: %zu steps of %zu events written to %s\n", cmd,
-			t->n_steps, t->n_events, output);
+		fprintf(stderr, "mpxkit %s: %zu step%s of %zu event%s written to %s\n", cmd,
+			t->n_steps, cli_s(t->n_steps), t->n_events, cli_s(t->n_events), output);
 	mpxkit_trace_free(t);
 	if (rc < 0)
 		return cli_lib_error(cmd, rc, &diag);
-	return CLI_OK;
+	return ended;
 }

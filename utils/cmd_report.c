@@ -53,8 +53,8 @@ static cli_table *summary_table(const mpxkit_job_summary *s, const char *path)
 
 	if (t == NULL)
 		return NULL;
-	cli_table_comment(t, "%s: %zu ranks, %zu (rank, thread) units, regions %s", path,
-			  s->n_ranks, s->n_units, s->regions);
+	cli_table_comment(t, "%s: %zu rank%s, %zu (rank, thread) unit%s, regions %s", path,
+			  s->n_ranks, cli_s(s->n_ranks), s->n_units, cli_s(s->n_units), s->regions);
 	for (size_t e = 0; e < s->n_events; e++) {
 		const mpxkit_job_spread *u = &s->unit_spread[e], *r = &s->rank_spread[e];
 		cli_table_text(t, s->events[e]);
@@ -313,7 +313,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error(cmd, "need exactly one dump");
 	{
 		const char *outputs[] = {output, svg};
-		if (cli_check_outputs(cmd, outputs, 2) != CLI_OK)
+		if (cli_check_outputs(cmd, outputs, 2, (const char *const *)argv + optind, 1) !=
+		    CLI_OK)
 			return CLI_FAIL;
 	}
 	rc = mpxkit_job_summarize(argv[optind], region, factor, &s, &diag);

@@ -819,6 +819,40 @@ static void simt_free(simt_cli *s)
 	mpxkit_simt_gpu_free(s->gpu);
 }
 
+/*
+ * Every output can be written and replaces none of the files read: the
+ * command list (DIR/kernelslist.g), each kernel trace it names, the GPU
+ * description and the Accel-Sim configuration.
+ */
+static int check_outputs(const simt_cli *s, const mpxkit_simt_commands *c)
+{
+	const char *outputs[] = {s->output, s->svg, s->export_gpu};
+	size_t n = 0, cap = (c ? c->n : 0) + 4;
+	const char **inputs = malloc(cap * sizeof *inputs);
+	char *list = NULL;
+	int rc;
+
+	if (inputs == NULL)
+		return cli_error(CMD, "out of memory");
+	if (s->input && (list = malloc(strlen(s->input) + sizeof "/kernelslist.g")) == NULL) {
+		free(inputs);
+		return cli_error(CMD, "out of memory");
+	}
+	if (list)
+		sprintf(list, "%s/kernelslist.g", s->input);
+	inputs[n++] = s->input;
+	inputs[n++] = list;
+	inputs[n++] = s->gpu_name;
+	inputs[n++] = s->accelsim;
+	for (size_t i = 0; c && i < c->n; i++)
+		if (c->cmd[i].is_kernel)
+			inputs[n++] = c->cmd[i].path;
+	rc = cli_check_outputs(CMD, outputs, 3, inputs, n);
+	free(list);
+	free(inputs);
+	return rc;
+}
+
 int cmd_simt(int argc, char **argv)
 {
 	simt_cli s;
@@ -829,13 +863,10 @@ int cmd_simt(int argc, char **argv)
 	rc = parse_options(&s, argc, argv);
 	if (rc != 0)
 		return rc < 0 ? cli_close_stdout(CMD) : rc;
-	/* Before the traces are read and timed: every output can be written. */
-	{
-		const char *outputs[] = {s.output, s.svg, s.export_gpu};
-		if ((rc = cli_check_outputs(CMD, outputs, 3)) != CLI_OK)
-			goto out;
-	}
 	if (s.input && (rc = read_commands(&s, &c)) != 0)
+		goto out;
+	/* Before the traces are read and timed: every output can be written. */
+	if ((rc = check_outputs(&s, c)) != CLI_OK)
 		goto out;
 	if ((rc = choose_gpu(&s, c)) != 0)
 		goto out;

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "train_interval.h"
 
 #define HALF_WINDOW 4 /* bigru's features: rotations either side */
 #define MLP_HALF    4 /* mlp's: chosen on the validation programs (doc/estimators.md) */
@@ -53,8 +54,8 @@ static const char *const schedules[] = {"prior", "adaptive:startup=3:measure=0",
 static const char *const baselines[] = {"fixed", "linear", "nonlinear"};
 #define N_SCORED (sizeof baselines / sizeof baselines[0] + 1)
 
-enum model_kind { MODEL_MLP, MODEL_BIGRU, MODEL_PRIOR };
-static const char *const model_names[] = {"mlp", "bigru", "prior"};
+enum model_kind { MODEL_MLP, MODEL_BIGRU, MODEL_PRIOR, MODEL_INTERVAL };
+static const char *const model_names[] = {"mlp", "bigru", "prior", "interval"};
 
 enum split { SPLIT_TRAIN, SPLIT_VAL, SPLIT_TEST, N_SPLITS };
 static const char *const split_names[] = {"train", "validation", "test"};
@@ -76,6 +77,7 @@ typedef struct train {
 	double dropout; /* on the hidden layers, in training only; < 0: the model's default */
 	int loss;	/* enum mpxkit_loss */
 	enum model_kind kind;
+	size_t merge; /* --merge: steps summed into one slice */
 } train;
 
 /* Where one split's samples go: rotations for the mlp, whole series for the bigru. */
@@ -97,16 +99,19 @@ static int usage(void)
 {
 	fprintf(
 	    stdout,
-	    "usage: mpxkit train -o MODEL [--model mlp|bigru|prior] [--epochs N] [--seed S] "
+	    "usage: mpxkit train -o MODEL [--model mlp|bigru|prior|interval] [--epochs N] [--seed S] "
 	    "CORPUS...\n"
 	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
 	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
 	    "validation and test sets by --seed; the model is written to MODEL\n"
 	    "(doc/model-format.md).  --model prior writes the prior schedule's table as C\n"
-	    "(schedules/prior_table.c, doc/schedules.md), from the training programs only.\n"
+	    "(schedules/prior_table.c, doc/schedules.md), from the training programs only;\n"
+	    "--model interval the estimators' interval calibration as C\n"
+	    "(estimators/interval_table.c, doc/estimators.md).\n"
 	    "  -o, --output FILE   the model file to write\n"
 	    "      --model KIND    mlp (default: two hidden layers), bigru (bidirectional GRU)\n"
-	    "                      or prior (the schedules' table)\n"
+	    "                      prior (the schedules' table) or interval (the\n"
+	    "                      intervals' calibration)\n"
 	    "      --epochs N      at most N passes over the training set (default 40)\n"
 	    "      --seed S        split, weights, shuffling and dropout (default 1)\n"
 	    "      --loss KIND     ra (default: shaped like RA) or mse (squared log error)\n"
@@ -114,6 +119,7 @@ static int usage(void)
 	    "                      units per direction (default 16)\n"
 	    "      --dropout P     dropout, 0 to 0.9: mlp on the hidden layers (default 0.1),\n"
 	    "                      bigru on the GRU's outputs (default 0)\n"
+	    "      --merge K       sum every K steps of each trace into one slice (default 1)\n"
 	    "  -h, --help          this text\n");
 	return cli_close_stdout("train");
 }
@@ -250,14 +256,18 @@ static int program_samples(train *t, const program *p, sample_sink *s, uint64_t 
 	return 0;
 }
 
+/* A bar redrawn in place on a terminal; elsewhere (a log) one whole line per epoch. */
 static void progress(void *arg, unsigned epoch, double train_loss, double val_loss)
 {
 	const train *t = arg;
 	const int width = 30;
 	int filled = (int)((double)width * epoch / t->epochs);
 
-	if (!t->bar)
+	if (!t->bar) {
+		fprintf(stderr, "mpxkit train: epoch %u/%u: loss %.4f, validation %.4f\n", epoch,
+			t->epochs, train_loss, val_loss);
 		return;
+	}
 	fprintf(stderr, "\rmpxkit train: epoch %u/%u [%.*s%*s] loss %.4f validation %.4f", epoch,
 		t->epochs, filled, "##############################", width - filled, "", train_loss,
 		val_loss);
@@ -527,9 +537,42 @@ static int write_prior(train *t, const char *output)
 	free(text);
 	if (rc < 0)
 		return cli_lib_error(t->cmd, rc, &diag);
-	printf("prior table of %zu events from %zu training programs written to %s\n", n_acc,
-	       programs, output);
+	printf("prior table of %zu event%s from %zu training program%s written to %s\n", n_acc,
+	       cli_s(n_acc), programs, cli_s(programs), output);
 	return 0;
+}
+
+/* --merge: the program's trace with K steps to a slice, as mpxkit eval --merge makes it. */
+static int merge_program(train *t, program *p)
+{
+	mpxkit_trace *merged = NULL;
+	mpxkit_diag diag = {0};
+	int rc = mpxkit_trace_merge_steps(p->trace, t->merge, &merged, &diag);
+
+	if (rc < 0)
+		return cli_error(t->cmd, "%s: %s", p->path, mpxkit_diag_message(&diag, rc));
+	mpxkit_trace_free(p->trace);
+	p->trace = merged;
+	return 0;
+}
+
+/* The estimators' interval calibration as C, from the training programs of the split. */
+static int write_intervals(train *t, const char *output)
+{
+	train_interval_program *p;
+	int rc = split_programs(t);
+
+	if (rc != 0)
+		return rc;
+	p = calloc(t->n_progs, sizeof *p);
+	if (p == NULL)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; i < t->n_progs; i++)
+		p[i] = (train_interval_program){t->progs[i].trace, t->progs[i].path,
+						(int)t->progs[i].split};
+	rc = train_interval_table(t->cmd, p, t->n_progs, t->seed, shuffled_groups, output);
+	free(p);
+	return rc;
 }
 
 static int run_training(train *t, const char *output)
@@ -546,9 +589,13 @@ static int run_training(train *t, const char *output)
 		rc = mpxkit_trace_read(t->progs[i].path, &t->progs[i].trace, &diag);
 		if (rc < 0)
 			rc = cli_lib_error(t->cmd, rc, &diag);
+		if (rc == 0 && t->merge > 1)
+			rc = merge_program(t, &t->progs[i]);
 	}
 	if (rc == 0 && t->kind == MODEL_PRIOR)
 		return write_prior(t, output);
+	if (rc == 0 && t->kind == MODEL_INTERVAL)
+		return write_intervals(t, output);
 	if (rc == 0)
 		rc = split_programs(t);
 	for (size_t i = 0; i < t->n_progs && rc == 0; i++)
@@ -574,10 +621,10 @@ static int run_training(train *t, const char *output)
 		goto out;
 	}
 	if (t->kind == MODEL_BIGRU)
-		printf("%zu training and %zu validation series (%zu and %zu rotations)\n",
-		       set[0].seq.n_seq, set[1].seq.n_seq, n_train, n_val);
+		printf("%zu training and %zu validation series (%zu and %zu rotation%s)\n",
+		       set[0].seq.n_seq, set[1].seq.n_seq, n_train, n_val, cli_s(n_val));
 	else
-		printf("%zu training and %zu validation samples\n", n_train, n_val);
+		printf("%zu training and %zu validation sample%s\n", n_train, n_val, cli_s(n_val));
 	rc = report(t, m, &rep);
 out:
 	mpxkit_model_free(m);
@@ -588,9 +635,24 @@ out:
 	return rc;
 }
 
+/* The model's file can be written and is none of the traces (a directory's, one by one). */
+static int check_output(const train *t, const char *output)
+{
+	const char **inputs = malloc((t->n_progs ? t->n_progs : 1) * sizeof *inputs);
+	int rc;
+
+	if (inputs == NULL)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; i < t->n_progs; i++)
+		inputs[i] = t->progs[i].path;
+	rc = cli_check_outputs(t->cmd, &output, 1, inputs, t->n_progs);
+	free(inputs);
+	return rc;
+}
+
 int cmd_train(int argc, char **argv)
 {
-	enum { OPT_EPOCHS = 256, OPT_SEED, OPT_LOSS, OPT_HIDDEN, OPT_DROPOUT, OPT_MODEL };
+	enum { OPT_EPOCHS = 256, OPT_SEED, OPT_LOSS, OPT_HIDDEN, OPT_DROPOUT, OPT_MODEL, OPT_MERGE };
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"epochs", required_argument, NULL, OPT_EPOCHS},
@@ -599,16 +661,20 @@ int cmd_train(int argc, char **argv)
 	    {"hidden", required_argument, NULL, OPT_HIDDEN},
 	    {"dropout", required_argument, NULL, OPT_DROPOUT},
 	    {"model", required_argument, NULL, OPT_MODEL},
+	    {"merge", required_argument, NULL, OPT_MERGE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	train t = {
-	    .cmd = "train", .seed = 1, .epochs = 40, .dropout = -1.0, .loss = MPXKIT_LOSS_RA};
+	    .cmd = "train", .seed = 1, .epochs = 40, .dropout = -1.0, .loss = MPXKIT_LOSS_RA,
+	    .merge = 1};
 	char *end;
 	const char *output = NULL;
 	long v;
 	int c, rc = 0;
 
+	/* A pipe or a log sees each line of the report as it is printed, not at the exit. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
@@ -655,9 +721,17 @@ int cmd_train(int argc, char **argv)
 				t.kind = MODEL_BIGRU;
 			else if (strcmp(optarg, "prior") == 0)
 				t.kind = MODEL_PRIOR;
+			else if (strcmp(optarg, "interval") == 0)
+				t.kind = MODEL_INTERVAL;
 			else
 				return cli_usage_error(
-				    t.cmd, "--model takes mlp, bigru or prior, not '%s'", optarg);
+				    t.cmd, "--model takes mlp, bigru, prior or interval, not '%s'",
+				    optarg);
+			break;
+		case OPT_MERGE:
+			if (cli_option_long(t.cmd, "--merge", optarg, 1, 1L << 20, &v) != CLI_OK)
+				return CLI_USAGE;
+			t.merge = (size_t)v;
 			break;
 		case 'h':
 			return usage();
@@ -676,10 +750,10 @@ int cmd_train(int argc, char **argv)
 		t.dropout = t.kind == MODEL_BIGRU ? GRU_DROPOUT : DROPOUT;
 	if (optind == argc)
 		return cli_usage_error(t.cmd, "no corpus given");
-	/* Before the traces are read and the model trained: the model's file can be written. */
-	if ((rc = cli_check_outputs(t.cmd, &output, 1)) != CLI_OK)
-		return rc;
 	rc = cli_for_each_trace_arg(t.cmd, argc - optind, argv + optind, add_program_cb, &t);
+	/* Before the traces are read and the model trained: the model's file can be written. */
+	if (rc == 0)
+		rc = check_output(&t, output);
 	t.bar = isatty(STDERR_FILENO);
 	if (rc == 0)
 		rc = run_training(&t, output);

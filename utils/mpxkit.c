@@ -22,7 +22,7 @@ const cli_command cli_commands[] = {
 	{ "merge", "merge the .pcz dumps of an MPI job's ranks into one", cmd_merge },
 	{ "report", "a job's counts per event over ranks and threads, and its imbalance", cmd_report },
 	{ "stat", "run a command with its events multiplexed and estimated, like perf stat", cmd_stat },
-	{ "list", "list the events that can be counted here", cmd_list },
+	{ "list", "list every event that exists here, by kind (doc/events.md)", cmd_list },
 	{ "predict", "predict time, power and energy on other core kinds and frequencies",
 	  cmd_predict },
 	{ "simt", "estimate a GPU kernel's cycles from its SASS trace (analytic SIMT model)", cmd_simt },

@@ -384,7 +384,7 @@ int cli_json_end(cli_json *j)
 
 /* ---- tables ---------------------------------------------------------------------------------- */
 
-typedef enum cell_kind { CELL_MISSING, CELL_TEXT, CELL_INT, CELL_UINT, CELL_REAL } cell_kind;
+typedef enum cell_kind { CELL_MISSING, CELL_TEXT, CELL_INT, CELL_UINT, CELL_REAL, CELL_BOOL } cell_kind;
 
 typedef struct cell {
 	cell_kind kind;
@@ -474,7 +474,8 @@ static int add_cell(cli_table *t, cell c)
 	col = t->columns[t->n_cells % t->n_columns].kind;
 	fits = c.kind == CELL_MISSING || (c.kind == CELL_TEXT && col == CLI_COL_TEXT) ||
 	       ((c.kind == CELL_INT || c.kind == CELL_UINT) && col == CLI_COL_INT) ||
-	       (c.kind == CELL_REAL && (col == CLI_COL_FIXED || col == CLI_COL_REAL));
+	       (c.kind == CELL_REAL && (col == CLI_COL_FIXED || col == CLI_COL_REAL)) ||
+	       (c.kind == CELL_BOOL && col == CLI_COL_BOOL);
 	if (!fits)
 		goto fail;
 	if (t->n_cells == t->cap_cells) {
@@ -532,6 +533,11 @@ int cli_table_real(cli_table *t, double v)
 	return add_cell(t, (cell){CELL_REAL, {.d = v}});
 }
 
+int cli_table_bool(cli_table *t, int v)
+{
+	return add_cell(t, (cell){CELL_BOOL, {.i = v != 0}});
+}
+
 int cli_table_missing(cli_table *t)
 {
 	return add_cell(t, (cell){CELL_MISSING, {.s = NULL}});
@@ -570,6 +576,8 @@ static const char *cell_text(const cli_column *col, const cell *c, int human, ch
 	switch (c->kind) {
 	case CELL_TEXT:
 		return c->v.s;
+	case CELL_BOOL:
+		return c->v.i ? "true" : "false";
 	case CELL_INT:
 		snprintf(buf, size, "%" PRId64, c->v.i);
 		break;

@@ -87,6 +87,7 @@ typedef enum cli_column_kind {
 	CLI_COL_INT,   /* right-aligned, digits grouped only in table output when `group` is set */
 	CLI_COL_FIXED, /* right-aligned, `decimals` after the point */
 	CLI_COL_REAL,  /* right-aligned, %.*g with `decimals` significant digits (default 6) */
+	CLI_COL_BOOL,  /* true or false; a JSON boolean */
 } cli_column_kind;
 
 typedef struct cli_column {
@@ -115,6 +116,7 @@ int cli_table_text(cli_table *t, const char *s); /* NULL is missing */
 int cli_table_int(cli_table *t, int64_t v);
 int cli_table_uint(cli_table *t, uint64_t v);
 int cli_table_real(cli_table *t, double v); /* FIXED or REAL; NaN is missing */
+int cli_table_bool(cli_table *t, int v);
 int cli_table_missing(cli_table *t);
 
 size_t cli_table_rows(const cli_table *t);

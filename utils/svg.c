@@ -39,12 +39,39 @@ void cli_xml_text(FILE *out, const char *s)
 	}
 }
 
-/* Okabe and Ito's colour-blind-safe set (yellow left out: too light on white), black first. */
-const char *cli_svg_colour(size_t i)
+/*
+ * Okabe and Ito's colour-blind-safe set (yellow left out: too light on white), black first, then
+ * Paul Tol's "muted" set; past those, hues a golden angle apart at three lightnesses and two
+ * saturations, so no two series of a chart share a colour (a wrapping palette drew simt's ninth
+ * part in the first's black).
+ */
+void cli_svg_colour(size_t i, char out[8])
 {
-	static const char *const palette[] = {"#000000", "#d55e00", "#0072b2", "#009e73",
-					      "#cc79a7", "#e69f00", "#56b4e9", "#7f7f7f"};
-	return palette[i % (sizeof palette / sizeof palette[0])];
+	static const char *const palette[] = {
+	    "#000000", "#d55e00", "#0072b2", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#7f7f7f",
+	    "#332288", "#117733", "#44aa99", "#88ccee", "#ddcc77", "#cc6677", "#aa4499", "#882255"};
+	const size_t n = sizeof palette / sizeof palette[0];
+	static const double lightness[] = {0.42, 0.60, 0.28};
+	/* HSL to RGB: the strongest and the second channel in each 60-degree sector of hue. */
+	static const int first[6] = {0, 1, 1, 2, 2, 0}, second[6] = {1, 0, 2, 1, 0, 2};
+	double hue, l, c, x, rgb[3] = {0, 0, 0};
+	int sector;
+
+	if (i < n) {
+		memcpy(out, palette[i], 8);
+		return;
+	}
+	hue = fmod((double)i * 137.50776405003785, 360.0) / 60.0;
+	l = lightness[i % 3];
+	c = (1 - fabs(2 * l - 1)) * ((i / 3) % 2 ? 0.45 : 0.70);
+	sector = (int)hue % 6;
+	x = c * (1 - fabs(fmod(hue, 2.0) - 1));
+	rgb[second[sector]] = x;
+	rgb[first[sector]] = c;
+	for (int k = 0; k < 3; k++)
+		rgb[k] += l - c / 2;
+	snprintf(out, 8, "#%02x%02x%02x", (unsigned)lround(255 * rgb[0]),
+		 (unsigned)lround(255 * rgb[1]), (unsigned)lround(255 * rgb[2]));
 }
 
 /* Dash patterns cycle with the colours so series stay apart in grey print. */
@@ -101,11 +128,17 @@ static void svg_close(FILE *out)
 	fputs("</svg>\n", out);
 }
 
-/* A <text> element; rotate != 0 turns it about its anchor point. */
-static void svg_text(FILE *out, double x, double y, const char *anchor, double rotate, int size,
-		     const char *s)
+/*
+ * A <text> element of class cls (NULL: none); rotate != 0 turns it about its anchor point; tip
+ * (NULL: none) is its tooltip.
+ */
+static void text_element(FILE *out, const char *cls, double x, double y, const char *anchor,
+			 double rotate, int size, const char *s, const char *tip)
 {
-	fprintf(out, "<text x=\"%.1f\" y=\"%.1f\"", x, y);
+	fputs("<text", out);
+	if (cls)
+		fprintf(out, " class=\"%s\"", cls);
+	fprintf(out, " x=\"%.1f\" y=\"%.1f\"", x, y);
 	if (anchor)
 		fprintf(out, " text-anchor=\"%s\"", anchor);
 	if (size)
@@ -114,7 +147,47 @@ static void svg_text(FILE *out, double x, double y, const char *anchor, double r
 		fprintf(out, " transform=\"rotate(%.0f %.1f %.1f)\"", rotate, x, y);
 	fputc('>', out);
 	cli_xml_text(out, s);
+	if (tip) {
+		fputs("<title>", out);
+		cli_xml_text(out, tip);
+		fputs("</title>", out);
+	}
 	fputs("</text>\n", out);
+}
+
+static void svg_text(FILE *out, double x, double y, const char *anchor, double rotate, int size,
+		     const char *s)
+{
+	text_element(out, NULL, x, y, anchor, rotate, size, s, NULL);
+}
+
+/*
+ * A 12 px label in at most max_px along its line: cut with an ellipsis when longer, with the
+ * whole of it as the tooltip, so a chart never clips a label at its edge.
+ */
+static void svg_label(FILE *out, double x, double y, const char *anchor, double rotate,
+		      double max_px, const char *s)
+{
+	size_t fits = max_px > CHAR_W ? (size_t)(max_px / CHAR_W) : 1, chars = 0, bytes = 0;
+	char *cut;
+
+	if (s == NULL || cli_text_width(s) <= fits) {
+		svg_text(out, x, y, anchor, rotate, 0, s);
+		return;
+	}
+	while (s[bytes] && chars + 1 < fits) {
+		size_t n = cli_utf8_len(s + bytes);
+		bytes += n ? n : 1;
+		chars++;
+	}
+	if ((cut = malloc(bytes + 4)) == NULL) {
+		svg_text(out, x, y, anchor, rotate, 0, "\xe2\x80\xa6");
+		return;
+	}
+	memcpy(cut, s, bytes);
+	memcpy(cut + bytes, "\xe2\x80\xa6", 4); /* U+2026, the ellipsis */
+	text_element(out, NULL, x, y, anchor, rotate, 0, cut, s);
+	free(cut);
 }
 
 static void svg_title(FILE *out, const char *s)
@@ -166,6 +239,12 @@ static double clamp(double v, double lo, double hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* The room a chart's title takes (15 px text) with a margin, so no chart clips its title. */
+static double title_px(const char *title)
+{
+	return title ? CHAR_W * 15 / 12 * (double)cli_text_width(title) + 16 : 0;
+}
+
 /* ---- axes ------------------------------------------------------------------------------------ */
 
 /* An axis on the plotted scale; log: the values are log10(1 + v), labelled with v. */
@@ -207,7 +286,7 @@ static void axis_log(axis *a, double hi)
 		decades = 1;
 	a->log = 1;
 	a->lo = 0;
-	a->step = ceil((decades + 1) / 6.0); /* decades between ticks */
+	a->step = ceil((decades + 1) / 6.0);		    /* decades between ticks */
 	decades = (int)(ceil(decades / a->step) * a->step); /* so the top has its label */
 	a->hi = log10(1.0 + pow(10.0, decades));
 }
@@ -384,7 +463,10 @@ static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_s
 {
 	int log_x = c->log_y && c->diagonal;
 	const char *dash = series_dash(i);
+	char colour[8];
 	size_t k = 0;
+
+	cli_svg_colour(i, colour);
 
 	while (k < s->n) {
 		size_t start, end;
@@ -401,13 +483,12 @@ static void draw_line(FILE *out, const cli_chart *c, const frame *f, const cli_s
 		if (end - start == 1) { /* a lone point draws no line: a dot keeps it visible */
 			fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.8\" fill=\"%s\">",
 				fx(f, plotted(series_x(s, start), log_x)),
-				fy(f, plotted(s->y[start], c->log_y)), cli_svg_colour(i));
+				fy(f, plotted(s->y[start], c->log_y)), colour);
 			point_tooltip(out, label, series_x(s, start), s->y[start]);
 			fputs("</circle>\n", out);
 			continue;
 		}
-		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"",
-			cli_svg_colour(i));
+		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"", colour);
 		if (dash)
 			fprintf(out, " stroke-dasharray=\"%s\"", dash);
 		fputs(" points=\"", out);
@@ -426,7 +507,9 @@ static void draw_markers(FILE *out, const cli_chart *c, const frame *f, const cl
 			 size_t i, const char *label)
 {
 	int log_x = c->log_y && c->diagonal;
+	char colour[8];
 
+	cli_svg_colour(i, colour);
 	for (size_t k = 0; k < s->n; k++) {
 		double x = plotted(series_x(s, k), log_x), y = plotted(s->y[k], c->log_y);
 		int dot = s->markers != 0, ring = s->mark && s->mark[k];
@@ -436,37 +519,39 @@ static void draw_markers(FILE *out, const cli_chart *c, const frame *f, const cl
 			fprintf(out,
 				"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6.5\" fill=\"none\" "
 				"stroke=\"%s\" stroke-width=\"1.8\">",
-				fx(f, x), fy(f, y), cli_svg_colour(i));
+				fx(f, x), fy(f, y), colour);
 			point_tooltip(out, label, series_x(s, k), s->y[k]);
 			fputs("</circle>\n", out);
 		}
 		if (dot) {
 			fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\">",
-				fx(f, x), fy(f, y), cli_svg_colour(i));
+				fx(f, x), fy(f, y), colour);
 			point_tooltip(out, label, series_x(s, k), s->y[k]);
 			fputs("</circle>\n", out);
 		}
 	}
 }
 
-static void draw_legend_entry(FILE *out, double x, double y, size_t i, int line, int dot,
-			      const char *label)
+static void draw_legend_entry(FILE *out, double x, double y, double max_px, size_t i, int line,
+			      int dot, const char *label)
 {
 	const char *dash = series_dash(i);
+	char colour[8];
 
+	cli_svg_colour(i, colour);
 	if (line) {
 		fprintf(out,
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
 			"stroke-width=\"2.5\"",
-			x, y, x + 26, y, cli_svg_colour(i));
+			x, y, x + 26, y, colour);
 		if (dash)
 			fprintf(out, " stroke-dasharray=\"%s\"", dash);
 		fputs("/>\n", out);
 	}
 	if (dot)
 		fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x + 13, y,
-			cli_svg_colour(i));
-	svg_text(out, x + 32, y + 4, NULL, 0, 0, label);
+			colour);
+	svg_label(out, x + 32, y + 4, NULL, 0, max_px - 36, label);
 }
 
 void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_series)
@@ -482,6 +567,7 @@ void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_
 	}
 	f.left = 80;
 	f.top = 50;
+	w = fmax(w, f.left + title_px(c->title));
 	f.width = w - f.left - clamp(50 + CHAR_W * (double)longest, 100, w * 0.35);
 	f.height = h - f.top - 60;
 	lines_axes(c, s, n_series, &f);
@@ -498,8 +584,9 @@ void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_
 		if (s[i].markers != 1)
 			draw_line(out, c, &f, &s[i], i, label);
 		draw_markers(out, c, &f, &s[i], i, label);
-		draw_legend_entry(out, f.left + f.width + 15, f.top + 10 + 20.0 * (double)i, i,
-				  s[i].markers != 1, s[i].markers != 0, label);
+		draw_legend_entry(out, f.left + f.width + 15, f.top + 10 + 20.0 * (double)i,
+				  w - (f.left + f.width + 15), i, s[i].markers != 1,
+				  s[i].markers != 0, label);
 	}
 	svg_close(out);
 }
@@ -537,9 +624,10 @@ void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories, 
 			total += bar_value(values, k * n_parts + p);
 		max = fmax(max, total);
 	}
-	legend = clamp(50 + CHAR_W * (double)widest(parts, n_parts), 100, w * 0.35);
 	f.left = clamp(16 + CHAR_W * (double)widest(categories, n_categories), 60, w * 0.4) +
 		 (c->y_label ? 24 : 0);
+	w = fmax(w, f.left + title_px(c->title));
+	legend = clamp(50 + CHAR_W * (double)widest(parts, n_parts), 100, w * 0.35);
 	f.top = 50;
 	f.width = w - f.left - legend;
 	f.height = fmax(row * (double)n_categories, 20.0 * (double)n_parts);
@@ -575,18 +663,20 @@ void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories, 
 		double y = f.top + step * (double)k + (step - fmin(bar, step * 0.8)) / 2;
 		for (size_t p = 0; p < n_parts; p++)
 			total += bar_value(values, k * n_parts + p);
-		svg_text(out, f.left - 6, f.top + step * ((double)k + 0.5) + 4, "end", 0, 0,
-			 categories[k] ? categories[k] : "");
+		svg_label(out, f.left - 6, f.top + step * ((double)k + 0.5) + 4, "end", 0,
+			  f.left - 10 - (c->y_label ? 24 : 0), categories[k] ? categories[k] : "");
 		for (size_t p = 0; p < n_parts; p++) {
 			double v = bar_value(values, k * n_parts + p);
 			double len = normalise ? (total > 0 ? 100 * v / total : 0) : v;
+			char colour[8];
 			if (len <= 0)
 				continue;
+			cli_svg_colour(p, colour);
 			fprintf(out,
 				"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
 				"fill=\"%s\">",
 				fx(&f, x), y, fx(&f, x + len) - fx(&f, x), fmin(bar, step * 0.8),
-				cli_svg_colour(p));
+				colour);
 			bar_tooltip(out, categories[k] ? categories[k] : "",
 				    parts[p] ? parts[p] : "", v, total);
 			fputs("</rect>\n", out);
@@ -597,12 +687,21 @@ void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories, 
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
 		"stroke=\"#888\"/>\n",
 		f.left, f.top, f.width, f.height);
-	for (size_t p = 0; p < n_parts; p++) {
-		double x = f.left + f.width + 15, y = f.top + 10 + 20.0 * (double)p;
+	/* The legend names the parts that were drawn, in their colours. */
+	for (size_t p = 0, drawn = 0; p < n_parts; p++) {
+		double x = f.left + f.width + 15, y = f.top + 10 + 20.0 * (double)drawn, any = 0;
+		char colour[8];
+		for (size_t k = 0; k < n_categories; k++)
+			any += bar_value(values, k * n_parts + p);
+		if (!(any > 0))
+			continue;
+		drawn++;
+		cli_svg_colour(p, colour);
 		fprintf(out,
-			"<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" fill=\"%s\"/>\n", x,
-			y - 7, cli_svg_colour(p));
-		svg_text(out, x + 20, y + 4, NULL, 0, 0, parts[p] ? parts[p] : "");
+			"<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"14\" "
+			"fill=\"%s\"/>\n",
+			x, y - 7, colour);
+		svg_label(out, x + 20, y + 4, NULL, 0, w - x - 24, parts[p] ? parts[p] : "");
 	}
 	svg_close(out);
 }
@@ -638,6 +737,9 @@ static heat_scale heat_scale_of(const cli_heatmap *h)
 				lo = fmin(lo, h->values[i]), hi = fmax(hi, h->values[i]);
 		if (lo > hi)
 			lo = hi = 0;
+		/* Counts, shares and rates: the lightest step is 0, not the smallest value seen. */
+		if (lo > 0)
+			lo = 0;
 	}
 	s.lo = heat_plotted(&s, lo);
 	s.hi = heat_plotted(&s, hi);
@@ -667,8 +769,10 @@ static void heat_legend(FILE *out, const cli_heatmap *h, const heat_scale *s, do
 			double height)
 {
 	const int steps = 32;
-	char colour[8], buf[32];
+	char colour[8], labels[3][32];
+	double widest_label = 0;
 
+	fputs("<g class=\"colour-scale\">\n", out);
 	for (int i = 0; i < steps; i++) {
 		cli_svg_heat((i + 0.5) / steps, colour);
 		fprintf(out,
@@ -681,11 +785,17 @@ static void heat_legend(FILE *out, const cli_heatmap *h, const heat_scale *s, do
 		x, y, height);
 	for (int i = 0; i <= 2; i++) {
 		double p = s->lo + (s->hi - s->lo) * i / 2.0;
-		format_tick(buf, sizeof buf, s->log ? pow(10.0, p) - 1.0 : p);
-		svg_text(out, x + 22, y + height - height * i / 2.0 + 4, NULL, 0, 0, buf);
+		format_tick(labels[i], sizeof labels[i], s->log ? pow(10.0, p) - 1.0 : p);
+		widest_label = fmax(widest_label, (double)cli_text_width(labels[i]));
+		/* the lowest label is marked for tests: the scale must start at 0 */
+		text_element(out, i == 0 ? "scale-lo" : NULL, x + 22,
+			     y + height - height * i / 2.0 + 4, NULL, 0, 0, labels[i], NULL);
 	}
+	/* the caption, upright, clear of the widest label */
 	if (h->value_label)
-		svg_text(out, x + 80, y + height / 2, "middle", -90, 0, h->value_label);
+		svg_text(out, x + 36 + CHAR_W * widest_label, y + height / 2, "middle", -90, 0,
+			 h->value_label);
+	fputs("</g>\n", out);
 }
 
 void cli_svg_heatmap(FILE *out, const cli_heatmap *h)
@@ -700,7 +810,7 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h)
 	top = 50 + clamp(CHAR_W * 0.87 * (double)widest(h->col_labels, cols), 10, 150);
 	cell_w = clamp((DEFAULT_W - left - 130) / (double)(cols ? cols : 1), 0.05, 40);
 	cell_h = clamp(480.0 / (double)(rows ? rows : 1), 0.05, 22);
-	w = left + cell_w * (double)cols + 130;
+	w = fmax(left + cell_w * (double)cols + 130, left + title_px(h->title));
 	legend_h = clamp(cell_h * (double)rows, 100, 300);
 	/* room below for the caption, turned upright and centred on the colour bar */
 	ht = top +
@@ -713,11 +823,11 @@ void cli_svg_heatmap(FILE *out, const cli_heatmap *h)
 	if (h->title)
 		svg_text(out, left, 28, NULL, 0, 15, h->title);
 	for (size_t r = 0; h->row_labels && r < rows; r += row_step)
-		svg_text(out, left - 6, top + cell_h * ((double)r + 0.5) + 4, "end", 0, 0,
-			 h->row_labels[r] ? h->row_labels[r] : "");
+		svg_label(out, left - 6, top + cell_h * ((double)r + 0.5) + 4, "end", 0, left - 10,
+			  h->row_labels[r] ? h->row_labels[r] : "");
 	for (size_t c = 0; h->col_labels && c < cols; c += col_step)
-		svg_text(out, left + cell_w * ((double)c + 0.5) + 4, top - 6, NULL, -60, 0,
-			 h->col_labels[c] ? h->col_labels[c] : "");
+		svg_label(out, left + cell_w * ((double)c + 0.5) + 4, top - 6, NULL, -60,
+			  (top - 10) / 0.87, h->col_labels[c] ? h->col_labels[c] : "");
 	fputs("<g shape-rendering=\"crispEdges\">\n", out);
 	for (size_t r = 0; r < rows; r++)
 		for (size_t c = 0; c < cols; c++) {

@@ -19,8 +19,11 @@
 /* &, <, >, " and ' escaped for XML text and attributes; control bytes other than TAB/LF dropped. */
 void cli_xml_text(FILE *out, const char *s);
 
-/* The colour of series i in every chart (a fixed palette that prints in grey too). */
-const char *cli_svg_colour(size_t i);
+/*
+ * The colour of series i in every chart, "#rrggbb": sixteen fixed colours, then generated ones;
+ * no two of the first thousand series share a colour.
+ */
+void cli_svg_colour(size_t i, char out[8]);
 
 /* A sequential colour for t in [0, 1] (clamped; NaN is light grey), light to dark: heat maps. */
 void cli_svg_heat(double t, char out[8]);
@@ -35,7 +38,7 @@ typedef struct cli_series {
 	const double *x; /* NULL: 0, 1, 2, ... */
 	const double *y; /* NaN is a gap */
 	size_t n;
-	int markers;     /* 0: a line; 1: markers only (scatter); 2: line with markers */
+	int markers;		   /* 0: a line; 1: markers only (scatter); 2: line with markers */
 	const unsigned char *mark; /* optional, n flags: draw a marker at the points with flag 1 */
 } cli_series;
 
@@ -44,8 +47,8 @@ typedef struct cli_chart {
 	const char *x_label;
 	const char *y_label;
 	double width, height; /* 0: 960 x 540 */
-	int log_y;            /* plot log10(1 + y) and label the axis with y; y < 0 is a gap */
-	int diagonal;         /* draw y = x (predicted against measured): both axes share one
+	int log_y;	      /* plot log10(1 + y) and label the axis with y; y < 0 is a gap */
+	int diagonal;	      /* draw y = x (predicted against measured): both axes share one
 				 scale, log10(1 + x) too under log_y */
 } cli_chart;
 
@@ -60,9 +63,8 @@ void cli_svg_lines(FILE *out, const cli_chart *c, const cli_series *s, size_t n_
  * The chart's x_label names the values (along the bars), y_label the
  * categories; height 0 sizes the chart to the categories.
  */
-void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories,
-		  size_t n_categories, const char *const *parts, size_t n_parts, const double *values,
-		  int normalise);
+void cli_svg_bars(FILE *out, const cli_chart *c, const char *const *categories, size_t n_categories,
+		  const char *const *parts, size_t n_parts, const double *values, int normalise);
 
 /* ---- heat maps ------------------------------------------------------------------------------- */
 

@@ -26,7 +26,9 @@
 #include "papi_vector.h"
 #pragma GCC diagnostic pop
 
+#include "mpxkit/event.h"
 #include "mpxkit/job.h"
+#include "mpxkit/papi.h"
 #include "mpxkit/pcz.h"
 #include "mpxkit/sched.h"
 #include "mpxkit/source.h"
@@ -49,12 +51,28 @@ typedef struct mpxkit_native {
 } mpxkit_native;
 
 /*
- * Filled once by init_component, read-only afterwards, so threads share them
- * without locks: the native table, the settings read from the environment,
- * and the trace every event set replays under MPXKIT_REPLAY.
+ * Native codes (doc/component.md, "Events").  Under perf_event: the
+ * catalogue's entries (mpxkit/event.h: every event that exists here, the
+ * umasks of libpfm4's events among them) are codes 0 .. n_catalog - 1, in
+ * its order, and every other name an event set asks for (a raw code, a
+ * sysfs event with fields, a name with modifiers) gets a code of its own,
+ * DYN_BASE + its index in natives, when PAPI first asks for it.  Under
+ * MPXKIT_REPLAY: the trace's columns, code = index in natives.
+ *
+ * Filled once by init_component, read-only afterwards, so threads share
+ * them without locks: the catalogue (read whole at init), the settings read
+ * from the environment, and the trace every event set replays.  natives
+ * grows under natives_lock under perf_event (PAPI_add_named_event from any
+ * thread); its strings never move once added.
  */
+#define DYN_BASE 0x01000000u /* below PAPI's component bits (PAPI_COMPONENT_MASK) */
+
+static mpxkit_event_catalog *catalog;
+static unsigned n_catalog;
+static int n_listed; /* its events, umasks left out: num_native_events */
+static pthread_mutex_t natives_lock = PTHREAD_MUTEX_INITIALIZER;
 static mpxkit_native *natives;
-static int n_natives;
+static int n_natives, cap_natives;
 static mpxkit_sched_config settings;
 static mpxkit_trace *replay_trace;
 
@@ -83,7 +101,7 @@ static unsigned long dump_skipped; /* stops of event sets with other events */
 typedef struct mpxkit_control {
 	mpxkit_sched *sched;
 	int n_events;
-	int kernel;  /* PAPI_DOM_KERNEL asked for */
+	unsigned domain; /* MPXKIT_DOM_* of the event set's PAPI domain; 0: the default */
 	int inherit; /* PAPI_INHERIT asked for */
 	unsigned int codes[MPXKIT_MAX_EVENTS];
 	long long values[MPXKIT_MAX_EVENTS];
@@ -98,6 +116,7 @@ typedef struct mpxkit_control {
 	size_t n_series, cap_series;
 	int series_lost; /* out of memory: this run's series is incomplete */
 	uint64_t run_start_ns;
+	int started; /* PAPI_start has run once: the engine has totals to give intervals of */
 } mpxkit_control;
 
 /* Per thread.  Nothing: every count and the rotation state live in the event set. */
@@ -141,6 +160,34 @@ __attribute__((format(printf, 1, 2))) static void set_disabled_reason(const char
 	va_end(ap);
 }
 
+/*
+ * A bad MPXKIT_* setting disables the component, and PAPI shows its users
+ * only "Event does not exist" from PAPI_add_event: the reason is also said
+ * once on stderr, at PAPI_library_init, as MPXKIT_DUMP's failures are.  Not
+ * for what the machine lacks (no perf_event), which papi_component_avail
+ * reports and every PAPI program would otherwise repeat.
+ */
+static void report_setting_once(void)
+{
+	static int said;
+
+	if (said++ == 0)
+		fprintf(stderr, "mpxkit: %s; the mpxkit component is disabled\n",
+			_mpxkit_vector.cmp_info.disabled_reason);
+}
+
+/* A misspelt MPXKIT_ variable changes nothing: said once, the component stays enabled. */
+static void warn_unknown_env_once(void)
+{
+	static int said;
+	mpxkit_diag diag = {0};
+
+	if (said == 0 && mpxkit_sched_config_unknown_env(NULL, &diag) == 1) {
+		said = 1;
+		fprintf(stderr, "mpxkit: warning: %s\n", diag.msg);
+	}
+}
+
 static void free_natives(void)
 {
 	for (int i = 0; i < n_natives; i++) {
@@ -150,33 +197,116 @@ static void free_natives(void)
 	}
 	free(natives);
 	natives = NULL;
-	n_natives = 0;
+	n_natives = cap_natives = 0;
+	mpxkit_event_catalog_free(catalog);
+	catalog = NULL;
+	n_catalog = 0;
 }
 
-/* Copies the probe source's event list into the native table. */
-static int load_natives(mpxkit_source *probe)
+/* Appends one native; its code, or -1 when out of memory.  Caller holds natives_lock. */
+static int append_native(const char *name, const char *description, const char *unit)
+{
+	mpxkit_native *n;
+
+	if (n_natives == cap_natives) {
+		int cap = cap_natives ? 2 * cap_natives : 16;
+		mpxkit_native *grown = realloc(natives, (size_t)cap * sizeof *grown);
+		if (grown == NULL)
+			return -1;
+		natives = grown;
+		cap_natives = cap;
+	}
+	n = &natives[n_natives];
+	n->name = strdup(name);
+	n->description = strdup(description);
+	n->unit = strdup(unit);
+	if (!n->name || !n->description || !n->unit) {
+		free(n->name);
+		free(n->description);
+		free(n->unit);
+		return -1;
+	}
+	return n_natives++;
+}
+
+/* Under MPXKIT_REPLAY: the trace's columns, as the replay source lists them. */
+static int load_replay_natives(mpxkit_source *probe)
 {
 	mpxkit_source_event ev;
-	size_t n = 0;
 
-	while (mpxkit_source_list(probe, n, &ev) == 0)
-		n++;
-	if (n == 0)
-		return PAPI_OK;
-	natives = calloc(n, sizeof *natives);
-	if (natives == NULL)
-		return PAPI_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		if (mpxkit_source_list(probe, i, &ev) != 0)
-			return PAPI_EBUG;
-		natives[i].name = strdup(ev.name);
-		natives[i].description = strdup(ev.description);
-		natives[i].unit = strdup(ev.unit);
-		n_natives++;
-		if (!natives[i].name || !natives[i].description || !natives[i].unit)
+	for (size_t i = 0; mpxkit_source_list(probe, i, &ev) == 0; i++)
+		if (append_native(ev.name, ev.description, ev.unit) < 0)
 			return PAPI_ENOMEM;
+	return PAPI_OK;
+}
+
+/* Under perf_event: the whole catalogue, read now so that it is read-only afterwards. */
+static int load_catalog(void)
+{
+	mpxkit_diag diag = {0};
+	size_t n;
+
+	if (mpxkit_event_catalog_open(&catalog, 0, &diag) < 0)
+		return PAPI_ENOMEM;
+	n = mpxkit_event_catalog_size(catalog);
+	if (n >= DYN_BASE)
+		n = DYN_BASE - 1;
+	n_catalog = (unsigned)n;
+	n_listed = 0; /* what PAPI_ENUM_EVENTS walks: umasks are not counted */
+	for (unsigned i = 0; i < n_catalog; i++) {
+		mpxkit_event_info info;
+		if (mpxkit_event_catalog_get(catalog, i, &info) == 0 && !info.umask)
+			n_listed++;
 	}
 	return PAPI_OK;
+}
+
+/* Native code's entry: its strings (stable until shutdown) and whether it is a umask. */
+typedef struct native_ref {
+	const char *name, *description, *unit;
+	mpxkit_event_class kind;
+	int umask;
+	int listed; /* an entry of the catalogue */
+} native_ref;
+
+static int native_of(unsigned code, native_ref *out)
+{
+	mpxkit_event_info info;
+	int ok = 0;
+
+	memset(out, 0, sizeof *out);
+	if (catalog && code < n_catalog && mpxkit_event_catalog_get(catalog, code, &info) == 0) {
+		out->name = info.name;
+		out->description = info.description;
+		out->unit = info.unit;
+		out->kind = info.kind;
+		out->umask = info.umask;
+		out->listed = 1;
+		return 1;
+	}
+	if (catalog) {
+		if (code < DYN_BASE)
+			return 0;
+		code -= DYN_BASE;
+	}
+	pthread_mutex_lock(&natives_lock);
+	if (code < (unsigned)n_natives) {
+		out->name = natives[code].name;
+		out->description = natives[code].description;
+		out->unit = natives[code].unit;
+		out->kind = MPXKIT_EVENT_N_KINDS;
+		ok = 1;
+	}
+	pthread_mutex_unlock(&natives_lock);
+	return ok;
+}
+
+/* The name a native code stands for, or NULL. */
+static const char *native_name(unsigned code)
+{
+	native_ref r;
+
+	return native_of(code, &r) ? r.name : NULL;
 }
 
 /* The counter source the settings ask for, with no events yet. */
@@ -302,10 +432,11 @@ static int dump_open(const mpxkit_control *c)
 	mpxkit_pcz_options_init(&opt);
 	opt.placement = 1;
 	for (int i = 0; i < c->n_events; i++) {
-		char *n = malloc(strlen(natives[c->codes[i]].name) + 10);
+		const char *event = native_name(c->codes[i]);
+		char *n = event ? malloc(strlen(event) + 10) : NULL;
 		if (n == NULL)
 			goto fail;
-		sprintf(n, "mpxkit:::%s", natives[c->codes[i]].name);
+		sprintf(n, "mpxkit:::%s", event);
 		names[i] = n;
 	}
 	rc = mpxkit_pcz_writer_open_memory(&opt, (size_t)c->n_events, names, &dump_writer, &diag);
@@ -532,6 +663,7 @@ static int check_estimator(void)
 	else
 		set_disabled_reason("MPXKIT_ESTIMATOR=%s: %s", settings.estimator,
 				    mpxkit_diag_message(&diag, rc));
+	report_setting_once();
 	return rc == -MPXKIT_ENOMEM ? PAPI_ENOMEM : PAPI_EINVAL;
 }
 
@@ -541,8 +673,10 @@ static int mpxkit_init_component(int cidx)
 	mpxkit_diag diag = {0};
 	int rc = mpxkit_sched_config_env(&settings, &diag);
 
+	warn_unknown_env_once();
 	if (rc < 0) {
 		set_disabled_reason("%s", mpxkit_diag_message(&diag, rc));
+		report_setting_once();
 		rc = PAPI_EINVAL;
 		goto fail;
 	}
@@ -550,6 +684,7 @@ static int mpxkit_init_component(int cidx)
 		rc = mpxkit_trace_read(settings.replay, &replay_trace, &diag);
 		if (rc < 0) {
 			set_disabled_reason("MPXKIT_REPLAY: %s", mpxkit_diag_message(&diag, rc));
+			report_setting_once();
 			rc = PAPI_EINVAL;
 			goto fail;
 		}
@@ -558,38 +693,47 @@ static int mpxkit_init_component(int cidx)
 	if (rc != PAPI_OK)
 		goto fail;
 	rc = dump_init();
-	if (rc != PAPI_OK)
+	if (rc != PAPI_OK) {
+		report_setting_once();
 		goto fail;
+	}
 	rc = open_source(&probe, NULL, &diag);
 	if (rc < 0) {
 		set_disabled_reason("%s", mpxkit_diag_message(&diag, rc));
 		rc = PAPI_ENOSUPP;
 		goto fail;
 	}
-	rc = load_natives(probe);
+	rc = replay_trace ? load_replay_natives(probe) : load_catalog();
 	if (rc != PAPI_OK) {
 		set_disabled_reason("%s", "cannot build the native event table (out of memory)");
 		goto fail;
 	}
-	if (n_natives == 0) {
-		/* Adding the most basic event tells the user why nothing opened. */
-		int why = mpxkit_source_add(probe, "perf::TASK-CLOCK", &diag);
+	/*
+	 * One open, not one per event (the catalogue opens nothing): where the
+	 * simplest event does not open, nothing does, and its line says why.
+	 */
+	if (replay_trace ? n_natives == 0 : mpxkit_source_add(probe, "perf::TASK-CLOCK", &diag) < 0) {
 		set_disabled_reason("%s counts no event here: %s",
 				    replay_trace ? "the replayed trace" : "perf_event_open",
-				    mpxkit_diag_message(&diag, why < 0 ? why : -MPXKIT_ENOSUPP));
+				    mpxkit_diag_message(&diag, replay_trace ? -MPXKIT_ENOSUPP
+									    : diag.code));
 		rc = PAPI_ENOSUPP;
 		goto fail;
 	}
+	_mpxkit_vector.cmp_info.default_domain = PAPI_DOM_USER;
+	if (!replay_trace && (mpxkit_event_default_domain() & MPXKIT_DOM_KERNEL))
+		_mpxkit_vector.cmp_info.default_domain |= PAPI_DOM_KERNEL;
 	/* A reference the source cannot count would fail every event set: say so once, here. */
 	if (settings.reference[0] &&
 	    (rc = mpxkit_source_add(probe, settings.reference, &diag)) < 0) {
 		set_disabled_reason("MPXKIT_REFERENCE=%s: %s", settings.reference,
 				    mpxkit_diag_message(&diag, rc));
+		report_setting_once();
 		rc = PAPI_EINVAL;
 		goto fail;
 	}
 	mpxkit_source_free(probe);
-	_mpxkit_vector.cmp_info.num_native_events = n_natives;
+	_mpxkit_vector.cmp_info.num_native_events = replay_trace ? n_natives : n_listed;
 	_mpxkit_vector.cmp_info.CmpIdx = cidx;
 	_mpxkit_vector.cmp_info.initialized = 1;
 	_mpxkit_vector.cmp_info.disabled = PAPI_OK;
@@ -644,11 +788,15 @@ static int open_slots(mpxkit_control *c)
 	c->sched = NULL;
 	if (c->n_events == 0)
 		return PAPI_OK;
-	target.kernel = c->kernel;
+	target.domain = c->domain;
 	target.inherit = c->inherit;
 	rc = open_source(&source, &target, &diag);
-	for (int i = 0; rc >= 0 && i < c->n_events; i++)
-		rc = mpxkit_source_add(source, natives[c->codes[i]].name, &diag);
+	for (int i = 0; rc >= 0 && i < c->n_events; i++) {
+		const char *name = native_name(c->codes[i]);
+		rc = name ? mpxkit_source_add(source, name, &diag)
+			  : mpxkit_fail(&diag, MPXKIT_ENOENT, "no native event of code %u",
+					c->codes[i]);
+	}
 	if (rc >= 0)
 		rc = mpxkit_sched_new(&c->sched, source, &settings, &diag);
 	if (rc >= 0 && dump_path[0] &&
@@ -675,7 +823,8 @@ static int mpxkit_update_control_state(hwd_control_state_t *ctl, NativeInfo_t *n
 	if (count < 0 || count > MPXKIT_MAX_EVENTS)
 		return PAPI_ECOUNT;
 	for (int i = 0; i < count; i++) {
-		if (native[i].ni_event < 0 || native[i].ni_event >= n_natives)
+		native_ref r;
+		if (native[i].ni_event < 0 || !native_of((unsigned)native[i].ni_event, &r))
 			return PAPI_ENOEVNT;
 		c->codes[i] = (unsigned int)native[i].ni_event;
 		native[i].ni_position = i;
@@ -704,6 +853,7 @@ static int mpxkit_start(hwd_context_t *ctx, hwd_control_state_t *ctl)
 		return c->n_events == 0 ? PAPI_OK : PAPI_EBUG;
 	if (dump_path[0])
 		c->run_start_ns = now_ns();
+	c->started = 1;
 	return papi_error(mpxkit_sched_start(c->sched));
 }
 
@@ -788,14 +938,63 @@ static int mpxkit_read(hwd_context_t *ctx, hwd_control_state_t *ctl, long long *
 	return PAPI_OK;
 }
 
-/* Domains: user mode always; kernel mode as well when asked (the kernel may refuse it). */
+/*
+ * mpxkit/papi.h: the interval of one value of an event set of this
+ * component, from the engine's own read (after a stop: the stop's totals,
+ * which PAPI_stop returned).  The event set's index-th event is the
+ * component's native position pos[0] (PAPI's map, which
+ * mpxkit_update_control_state set to the order of the natives).
+ * libpapi's one export of the component (hidden visibility there, and Rules.mpxkit).
+ */
+__attribute__((visibility("default"))) int mpxkit_papi_interval(int EventSet, int index, double *lo,
+								double *hi)
+{
+	EventSetInfo_t *esi = _papi_hwi_lookup_EventSet(EventSet);
+	double est[MPXKIT_MAX_EVENTS];
+	mpxkit_interval iv[MPXKIT_MAX_EVENTS];
+	mpxkit_control *c;
+	int pos, rc;
+
+	if (esi == NULL)
+		return PAPI_ENOEVST;
+	if (lo == NULL || hi == NULL || index < 0 || index >= esi->NumberOfEvents)
+		return PAPI_EINVAL;
+	if (esi->CmpIdx != _mpxkit_vector.cmp_info.CmpIdx || esi->ctl_state == NULL)
+		return PAPI_ENOSUPP;
+	c = (mpxkit_control *)esi->ctl_state;
+	pos = esi->EventInfoArray[index].pos[0];
+	if (pos < 0 || pos >= c->n_events || c->sched == NULL)
+		return PAPI_EINVAL;
+	if (!c->started)
+		return PAPI_ENOTRUN;
+	rc = mpxkit_sched_read_iv(c->sched, est, NULL, NULL, iv);
+	if (rc < 0)
+		return papi_error(rc);
+	*lo = iv[pos].lo;
+	*hi = iv[pos].hi;
+	if (iv[pos].flags & MPXKIT_INTERVAL_UNOBSERVED)
+		return MPXKIT_PAPI_NOT_COUNTED;
+	if (iv[pos].flags & MPXKIT_INTERVAL_OPEN)
+		return MPXKIT_PAPI_OPEN;
+	return mpxkit_sched_layout(c->sched)->n_groups == 1 ? MPXKIT_PAPI_EXACT
+							    : MPXKIT_PAPI_ESTIMATED;
+}
+
+/*
+ * Domains (doc/events.md, "Modifiers"): USER, KERNEL and SUPERVISOR are the
+ * u, k and h of events named without a modifier; OTHER has no perf_event
+ * meaning and is ignored.  The kernel may refuse kernel mode at the reopen.
+ */
 static int mpxkit_set_domain(hwd_control_state_t *ctl, int domain)
 {
 	mpxkit_control *c = (mpxkit_control *)ctl;
+	unsigned d = (domain & PAPI_DOM_USER ? MPXKIT_DOM_USER : 0) |
+		     (domain & PAPI_DOM_KERNEL ? MPXKIT_DOM_KERNEL : 0) |
+		     (domain & PAPI_DOM_SUPERVISOR ? MPXKIT_DOM_HV : 0);
 
-	if (!(domain & PAPI_DOM_USER) || (domain & ~(PAPI_DOM_USER | PAPI_DOM_KERNEL)))
+	if (d == 0 || (domain & ~PAPI_DOM_ALL))
 		return PAPI_EINVAL;
-	c->kernel = (domain & PAPI_DOM_KERNEL) != 0;
+	c->domain = d;
 	return open_slots(c);
 }
 
@@ -818,29 +1017,123 @@ static int mpxkit_ctl(hwd_context_t *ctx, int code, _papi_int_option_t *option)
 	}
 }
 
+/* The event entry after code (umasks skipped), or -1. */
+static int next_event(unsigned code)
+{
+	native_ref r;
+
+	for (unsigned i = code + 1; native_of(i, &r) && r.listed; i++)
+		if (!r.umask)
+			return (int)i;
+	return -1;
+}
+
+/* code's next umask: the entry after an event or a umask, if it is a umask; or -1. */
+static int next_umask(unsigned code)
+{
+	native_ref r;
+
+	if (!native_of(code, &r) || !r.listed || !native_of(code + 1, &r) || !r.umask)
+		return -1;
+	return (int)code + 1;
+}
+
 static int mpxkit_ntv_enum_events(unsigned int *code, int modifier)
 {
+	native_ref r;
+	int next;
+
 	switch (modifier) {
 	case PAPI_ENUM_FIRST:
-		if (n_natives == 0)
+		if (!native_of(0, &r))
 			return PAPI_ENOEVNT;
 		*code = 0;
 		return PAPI_OK;
 	case PAPI_ENUM_EVENTS:
-		if (*code + 1 >= (unsigned int)n_natives)
+		if (catalog == NULL) { /* replay: the trace's columns */
+			if (!native_of(*code + 1, &r))
+				return PAPI_ENOEVNT;
+			(*code)++;
+			return PAPI_OK;
+		}
+		if ((next = next_event(*code)) < 0)
 			return PAPI_ENOEVNT;
-		(*code)++;
+		*code = (unsigned)next;
+		return PAPI_OK;
+	case PAPI_NTV_ENUM_UMASKS:
+		if ((next = next_umask(*code)) < 0)
+			return PAPI_ENOEVNT;
+		*code = (unsigned)next;
 		return PAPI_OK;
 	default:
 		return PAPI_EINVAL;
 	}
 }
 
+/*
+ * A catalogue entry named exactly name, or -1.  A libpfm4 event named
+ * without its PMU is the first listed PMU's (INST_RETIRED: icl::INST_RETIRED),
+ * as libpfm4's short form is, even where the event alone does not encode
+ * (it needs a umask) and so is never parsed.
+ */
+static int listed_code(const char *name)
+{
+	size_t len = strlen(name);
+	native_ref r;
+
+	for (unsigned i = 0; i < n_catalog; i++)
+		if (native_of(i, &r) && strcmp(r.name, name) == 0)
+			return (int)i;
+	if (strstr(name, "::") != NULL)
+		return -1;
+	for (unsigned i = 0; i < n_catalog; i++) {
+		const char *sep;
+		if (native_of(i, &r) && r.kind == MPXKIT_EVENT_LIBPFM &&
+		    (sep = strstr(r.name, "::")) != NULL && strlen(sep + 2) == len &&
+		    strcmp(sep + 2, name) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Under perf_event any name of doc/events.md: the catalogue's entry when it
+ * is one (as written, or its canonical spelling: "task-clock" is
+ * perf::TASK-CLOCK), else a code of its own, made once per canonical name.
+ */
+static int perf_name_to_code(const char *name, unsigned int *code)
+{
+	mpxkit_event ev;
+	int i;
+
+	if ((i = listed_code(name)) >= 0 ||
+	    (mpxkit_event_parse(name, &ev, NULL) == 0 && (i = listed_code(ev.name)) >= 0)) {
+		*code = (unsigned)i;
+		return PAPI_OK;
+	}
+	if (mpxkit_event_parse(name, &ev, NULL) < 0)
+		return PAPI_ENOEVNT;
+	pthread_mutex_lock(&natives_lock);
+	for (i = 0; i < n_natives && strcmp(natives[i].name, ev.name) != 0; i++)
+		;
+	if (i == n_natives)
+		i = append_native(ev.name, "", ev.unit);
+	pthread_mutex_unlock(&natives_lock);
+	if (i < 0)
+		return PAPI_ENOMEM;
+	*code = DYN_BASE + (unsigned)i;
+	return PAPI_OK;
+}
+
 static int mpxkit_ntv_name_to_code(const char *name, unsigned int *code)
 {
-	for (int i = 0; i < n_natives; i++) {
-		if (strcasecmp(name, natives[i].name) == 0) {
-			*code = (unsigned int)i;
+	native_ref r;
+
+	if (catalog)
+		return perf_name_to_code(name, code);
+	for (unsigned i = 0; native_of(i, &r); i++) {
+		if (strcasecmp(name, r.name) == 0) {
+			*code = i;
 			return PAPI_OK;
 		}
 	}
@@ -857,26 +1150,57 @@ static int copy_out(char *dst, int len, const char *src)
 
 static int mpxkit_ntv_code_to_name(unsigned int code, char *name, int len)
 {
-	if (code >= (unsigned int)n_natives)
+	native_ref r;
+
+	if (!native_of(code, &r))
 		return PAPI_ENOEVNT;
-	return copy_out(name, len, natives[code].name);
+	return copy_out(name, len, r.name);
+}
+
+/* An entry's description; the kind of event where it has none (a tracepoint, a named raw code). */
+static const char *describe(const native_ref *r, char *buf, size_t len)
+{
+	mpxkit_event ev;
+
+	if (r->description[0])
+		return r->description;
+	if (r->kind < MPXKIT_EVENT_N_KINDS)
+		snprintf(buf, len, "%s event", mpxkit_event_kind_name(r->kind));
+	else if (mpxkit_event_parse(r->name, &ev, NULL) == 0)
+		snprintf(buf, len, "%s event", mpxkit_event_kind_name(ev.kind));
+	else
+		return "";
+	return buf;
 }
 
 static int mpxkit_ntv_code_to_descr(unsigned int code, char *descr, int len)
 {
-	if (code >= (unsigned int)n_natives)
+	native_ref r;
+	char buf[64];
+
+	if (!native_of(code, &r))
 		return PAPI_ENOEVNT;
-	return copy_out(descr, len, natives[code].description);
+	return copy_out(descr, len, describe(&r, buf, sizeof buf));
 }
 
 static int mpxkit_ntv_code_to_info(unsigned int code, PAPI_event_info_t *info)
 {
-	if (code >= (unsigned int)n_natives)
+	native_ref r, event;
+	unsigned up = code;
+	char buf[64];
+
+	if (!native_of(code, &r))
 		return PAPI_ENOEVNT;
-	copy_out(info->symbol, sizeof info->symbol, natives[code].name);
-	copy_out(info->long_descr, sizeof info->long_descr, natives[code].description);
-	copy_out(info->short_descr, sizeof info->short_descr, natives[code].description);
-	copy_out(info->units, sizeof info->units, natives[code].unit);
+	copy_out(info->symbol, sizeof info->symbol, r.name);
+	copy_out(info->long_descr, sizeof info->long_descr, describe(&r, buf, sizeof buf));
+	/* A umask as PAPI's perf_event component describes it: "EVENT's, masks:UMASK's". */
+	while (r.umask && up > 0 && native_of(--up, &event) && event.umask)
+		;
+	if (r.umask && up < code && native_of(up, &event) && !event.umask)
+		snprintf(info->long_descr, sizeof info->long_descr, "%s, masks:%s",
+			 event.description, r.description);
+	copy_out(info->short_descr, sizeof info->short_descr, describe(&r, buf, sizeof buf));
+	copy_out(info->units, sizeof info->units, r.unit);
 	info->data_type = PAPI_DATATYPE_UINT64;
 	return PAPI_OK;
 }
@@ -890,8 +1214,8 @@ papi_vector_t _mpxkit_vector = {
 		.version = MPXKIT_VERSION,
 		.num_cntrs = MPXKIT_MAX_EVENTS,
 		.num_mpx_cntrs = MPXKIT_MAX_EVENTS,
-		.default_domain = PAPI_DOM_USER,
-		.available_domains = PAPI_DOM_USER | PAPI_DOM_KERNEL,
+		.default_domain = PAPI_DOM_USER, /* and KERNEL where allowed: init_component */
+		.available_domains = PAPI_DOM_ALL,
 		.default_granularity = PAPI_GRN_THR,
 		.available_granularities = PAPI_GRN_THR,
 		.hardware_intr_sig = PAPI_INT_SIGNAL,

@@ -5,28 +5,17 @@
  */
 #include <stdlib.h>
 
+#define PLANTED_OPS
 #include "planted.h"
 
 #define N (1 << 16)
-
-typedef uint64_t (*op)(uint64_t);
-
-#define OP(k)                                                                                      \
-	__attribute__((noinline)) static uint64_t op##k(uint64_t x)                                \
-	{                                                                                          \
-		return x * (2 * (k) + 3) + (k);                                                    \
-	}
-OP(0)
-OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7)
-
-    static op table[8] = {op0, op1, op2, op3, op4, op5, op6, op7};
 
 __attribute__((noinline)) static uint64_t random_calls(const unsigned char *idx, int passes)
 {
 	uint64_t x = 1;
 	for (int p = 0; p < passes; p++)
 		for (int i = 0; i < N; i++)
-			x = table[idx[i]](x);
+			x = planted_ops[idx[i]](x);
 	return x;
 }
 
@@ -35,7 +24,7 @@ __attribute__((noinline)) static uint64_t grouped_calls(const unsigned char *idx
 	uint64_t x = 1;
 	for (int p = 0; p < passes; p++)
 		for (int i = 0; i < N; i++)
-			x = table[idx[i]](x);
+			x = planted_ops[idx[i]](x);
 	return x;
 }
 

@@ -3,6 +3,7 @@
 #ifndef MPXKIT_ERROR_H
 #define MPXKIT_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -66,6 +67,20 @@ int mpxkit_fail(mpxkit_diag *diag, int code, const char *fmt, ...)
 /* Like mpxkit_fail for a failed system call: records errno and appends its text. */
 int mpxkit_fail_sys(mpxkit_diag *diag, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Words longer than this many bytes are shortened in every error line (mpxkit_vformat_line). */
+#define MPXKIT_ECHO_MAX 160
+
+/*
+ * The one bound on what error lines echo: formats fmt into out (cap bytes,
+ * cut at cap - 1 on a character boundary), with each word (a run of bytes
+ * without blanks) longer than MPXKIT_ECHO_MAX shortened to its first 100
+ * bytes, "...[N bytes]..." and its last 40, so that a 100,000-byte event
+ * name or path from the user is recognisable and the reason after it still
+ * fits.  mpxkit_fail and the CLI's error lines format through it.  Returns out.
+ */
+char *mpxkit_vformat_line(char *out, size_t cap, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /* The diag's line, or the code's text when the diag was never filled. */
 const char *mpxkit_diag_message(const mpxkit_diag *diag, int code);

@@ -92,6 +92,9 @@ typedef struct mpxkit_window {
  * - so is a rotation whose window (its look-back and look-ahead) shows no
  *   change at all: every event, and the reference, counted the same in
  *   every rotation of it.  A constant run is thus exact, an all-zero run 0.
+ * - an event that has counted nothing in the run, from its first rotation to
+ *   the last of rotation k's window, is estimated 0 in rotation k, as fixed
+ *   estimates it: no estimator reports a count that no slice saw.
  * To tell a short run from the start of a long one before it estimates
  * rotation 0, such an estimator's look-ahead is at least
  * MPXKIT_ESTIMATOR_MIN_LEARNED_ROTATIONS - 1.
@@ -120,23 +123,80 @@ const mpxkit_estimator_info *mpxkit_estimator_info_at(size_t i);
  */
 int mpxkit_estimator_lookup(const char *name, const mpxkit_estimator_info **out);
 
+/* The level of the intervals when none is set: 90 %. */
+#define MPXKIT_INTERVAL_LEVEL 0.9
+/* The highest level an interval may be asked at: calibration stops there. */
+#define MPXKIT_INTERVAL_LEVEL_MAX 0.99
+
 /* Settings an estimator may need beyond the layout; zero-initialise, then set what you use. */
 typedef struct mpxkit_estimator_options {
 	const char *model; /* model file of a learned estimator; NULL: its default */
 } mpxkit_estimator_options;
+
+/*
+ * An estimate's interval (doc/estimators.md, "Intervals"): the truth lies
+ * in [lo, hi] with the estimator's level as probability, as measured on
+ * held-out traces.  Counts are never negative and the slices that counted
+ * an event saw part of its truth, so lo is at least what they counted.
+ * An event counted all the time has lo = hi = its count.  hi is INFINITY
+ * where nothing bounds the estimate; flags say why.
+ */
+typedef struct mpxkit_interval {
+	double lo, hi;
+	/*
+	 * What the bounds are made of, for callers that combine or calibrate
+	 * them: the estimate's spread in counts (0: exact; INFINITY: unknown)
+	 * and the degrees of freedom of its estimated variance.
+	 */
+	double spread, dof;
+	unsigned flags; /* MPXKIT_INTERVAL_* */
+} mpxkit_interval;
+
+/*
+ * No slice within the estimator's reach counted the event: the estimate is
+ * no measurement (0 for a total of such windows only), lo is 0 and hi
+ * INFINITY.  A caller shows "not counted", never the estimate.
+ */
+#define MPXKIT_INTERVAL_UNOBSERVED 0x1u
+/*
+ * Counted, but the run has not shown the event's spread yet (one counted
+ * slice so far): hi is INFINITY until a later window shows it.
+ */
+#define MPXKIT_INTERVAL_OPEN 0x2u
 
 typedef struct mpxkit_estimator mpxkit_estimator;
 
 /*
  * Builds an estimator for one run.  layout is copied.  Fails with
  * -MPXKIT_ENOENT for an unknown name and -MPXKIT_EINVAL when the layout lacks
- * what the estimator needs (a reference).  opts may be NULL.
+ * what the estimator needs (a reference).  opts may be NULL.  Its intervals
+ * are at MPXKIT_INTERVAL_LEVEL until mpxkit_estimator_set_interval says
+ * otherwise.
  */
 int mpxkit_estimator_new(mpxkit_estimator **out, const char *name, const mpxkit_layout *layout,
 			 const mpxkit_estimator_options *opts, mpxkit_diag *diag);
 
 /* free(NULL) semantics. */
 void mpxkit_estimator_free(mpxkit_estimator *est);
+
+/*
+ * The level of every interval est gives from now on, in
+ * (0, MPXKIT_INTERVAL_LEVEL_MAX] (0: MPXKIT_INTERVAL_LEVEL), and with
+ * model_only nonzero the sampling model's intervals alone, without the
+ * factors each estimator's calibration learned on training traces (what
+ * the calibration starts from, and what the tests check against series of
+ * known randomness).  Estimates and state do not change.  0, or
+ * -MPXKIT_EINVAL for another level.
+ */
+int mpxkit_estimator_set_interval(mpxkit_estimator *est, double level, int model_only);
+
+/*
+ * The sampling model's half-width at level in units of a spread whose
+ * variance was estimated with dof degrees of freedom: Student's t quantile
+ * at (1 + level) / 2, the normal one for dof = INFINITY (doc/estimators.md,
+ * "Intervals").  NaN outside 0 < level < 1 or for dof < 1.
+ */
+double mpxkit_interval_quantile(double level, double dof);
 
 /* The canonical name, its registry entry, and the layout it was built for. */
 const mpxkit_estimator_info *mpxkit_estimator_info_of(const mpxkit_estimator *est);
@@ -168,6 +228,34 @@ void mpxkit_estimator_reset(mpxkit_estimator *est);
 int mpxkit_estimator_peek(mpxkit_estimator *est, double *sum);
 
 /*
+ * The same with intervals: iv (NULL: none wanted) receives the n_events
+ * intervals of the estimates written to out.  The plain calls are these
+ * with iv NULL.  Every path gives the same intervals for the same window:
+ * online, offline and, for a learned estimator's rules, the fallback's.
+ */
+int mpxkit_estimator_push_iv(mpxkit_estimator *est, const mpxkit_rotation *rot, double *out,
+			     mpxkit_interval *iv);
+int mpxkit_estimator_flush_iv(mpxkit_estimator *est, double *out, mpxkit_interval *iv);
+
+/*
+ * The run's totals so far and their intervals, one per event: the windows
+ * push and flush have estimated since the last reset (after the last
+ * flush: the run's totals).  The run total's interval combines the
+ * windows' spreads as they come, in constant memory, so a read costs
+ * O(n_events) whatever the length of the run.  sum or iv may be NULL.
+ */
+int mpxkit_estimator_total(const mpxkit_estimator *est, double *sum, mpxkit_interval *iv);
+
+/*
+ * A read in the middle of a run with intervals: sum as mpxkit_estimator_peek
+ * writes it (the rotations not yet estimated), and iv the intervals of the
+ * best totals so far, the windows estimated plus those, as
+ * mpxkit_estimator_total would give them after a flush now.  The state
+ * does not change.
+ */
+int mpxkit_estimator_peek_iv(mpxkit_estimator *est, double *sum, mpxkit_interval *iv);
+
+/*
  * Offline use over a whole run of n_rotations: obs holds n_rotations rows of
  * n_events observations, ref (NULL without a reference) n_rotations rows of
  * n_groups reference counts; out receives n_rotations rows of n_events
@@ -179,6 +267,14 @@ int mpxkit_estimator_run(const mpxkit_estimator *est, size_t n_rotations, const 
 /* The same over a series, whose val and len may say which slices counted what. */
 int mpxkit_estimator_run_series(const mpxkit_estimator *est, const mpxkit_series *run,
 				double *out);
+
+/*
+ * The same with intervals: iv (NULL: none) receives n_windows rows of
+ * n_events intervals, total (NULL: none) the n_events intervals of the run
+ * totals, both as the online path gives them.
+ */
+int mpxkit_estimator_run_series_iv(const mpxkit_estimator *est, const mpxkit_series *run,
+				   double *out, mpxkit_interval *iv, mpxkit_interval *total);
 
 /*
  * 1 when the estimator has a whole-run pass: an estimate of each rotation
@@ -205,6 +301,50 @@ int mpxkit_estimator_run_whole(const mpxkit_estimator *est, size_t n_rotations, 
 /* The same over a series. */
 int mpxkit_estimator_run_whole_series(const mpxkit_estimator *est, const mpxkit_series *run,
 				      double *out, mpxkit_diag *diag);
+
+/*
+ * The same with intervals, as mpxkit_estimator_run_series_iv writes them,
+ * around the whole-run estimates.
+ */
+int mpxkit_estimator_run_whole_series_iv(const mpxkit_estimator *est, const mpxkit_series *run,
+					 double *out, mpxkit_interval *iv, mpxkit_interval *total,
+					 mpxkit_diag *diag);
+
+/*
+ * The run-total anchor (doc/estimators.md, "Real counters"): rescales each
+ * event's estimates out (n_windows rows of n_events, est's estimates of run
+ * by any of the calls above) so that they sum to fixed's estimate of the
+ * same run's total, which under a schedule that counts every step with a
+ * known share of the time is unbiased for it; the windows keep their shape.
+ * An event whose estimates sum to 0 where fixed's do not takes fixed's
+ * windows.  With iv or total (NULL: none), their intervals are computed
+ * again around the anchored estimates, as mpxkit_estimator_run_series_iv
+ * computes them.  Offline only: the online path emits each window before
+ * the run's total is known.  0, -MPXKIT_EINVAL for a missing argument or
+ * -MPXKIT_ENOMEM.
+ */
+int mpxkit_estimator_anchor_series(const mpxkit_estimator *est, const mpxkit_series *run,
+				   double *out, mpxkit_interval *iv, mpxkit_interval *total);
+
+/*
+ * The anchor's arithmetic on n rows of n_events: each column of out scaled
+ * to sum as the same column of fixed does; a column of out that sums to 0
+ * (or less) where fixed's does not becomes fixed's.
+ */
+void mpxkit_anchor_totals(size_t n, size_t n_events, const double *fixed, double *out);
+
+/*
+ * The relations the kernel keeps between events (estimators/relations.c:
+ * PAGE-FAULTS = MINOR-FAULTS + MAJOR-FAULTS, CONTEXT-SWITCHES =
+ * sched:sched_switch, raw_syscalls:sys_enter >= the syscalls:sys_enter_*,
+ * PAGE-FAULTS >= exceptions:page_fault_user), applied to a run's estimates
+ * out (n_windows rows of n_events, named by names): where an equality's two
+ * sides, or a broken inequality's, estimate different totals, both take
+ * their mean, each event's windows scaled.  Events outside a relation, and
+ * relations with an event missing, are left as they are.
+ */
+void mpxkit_relations_apply(const char *const *names, size_t n_events, size_t n_windows,
+			    double *out);
 
 #ifdef __cplusplus
 }

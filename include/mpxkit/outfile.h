@@ -73,8 +73,19 @@ void mpxkit_outfile_abort(mpxkit_outfile *f);
  * would write it: the directory of a regular output exists and takes a new
  * file (a temporary file is created and removed), a device or FIFO is
  * writable.  Nothing is left behind.  0 or the error open would give.
+ *
+ * inputs are the n_inputs files the output is made from (NULL entries are
+ * skipped; "-" is standard input): an output that is the same file as one
+ * of them (same st_dev and st_ino, links followed on both sides, so a link
+ * to an input and a hard link of it are the input too) would replace it, so
+ * it is refused with -MPXKIT_EINVAL and the line "cannot write OUT: it is
+ * the same file as the input IN".  An output written through (a device, a
+ * FIFO, "-") replaces nothing and is never compared: a terminal may be read
+ * and written.  Inputs that do not exist are left to their reader.  Pass
+ * every file the command reads (NULL, 0 only for a command that reads none).
  */
-int mpxkit_outfile_check(const char *path, mpxkit_diag *diag);
+int mpxkit_outfile_check(const char *path, const char *const *inputs, size_t n_inputs,
+			 mpxkit_diag *diag);
 
 /* True when path is written through (device, FIFO, "-"), so callers that stream know no rename follows. */
 int mpxkit_outfile_is_stream(const mpxkit_outfile *f);

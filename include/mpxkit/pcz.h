@@ -197,6 +197,14 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 int mpxkit_pcz_reader_open_mem(const void *buf, size_t len, const char *name,
 			       mpxkit_pcz_reader **out, mpxkit_diag *diag);
 
+/*
+ * A second reader over r's bytes, at the first region: a dump read from a
+ * pipe ("-") can be decoded twice (checked whole, then written) although its
+ * bytes arrive once.  It borrows r's bytes: free it before r.
+ */
+int mpxkit_pcz_reader_reopen(const mpxkit_pcz_reader *r, mpxkit_pcz_reader **out,
+			     mpxkit_diag *diag);
+
 size_t mpxkit_pcz_reader_n_events(const mpxkit_pcz_reader *r);
 const char *mpxkit_pcz_reader_event(const mpxkit_pcz_reader *r, size_t i);
 size_t mpxkit_pcz_reader_n_meta(const mpxkit_pcz_reader *r);

@@ -77,6 +77,17 @@ int mpxkit_role_lookup(const char *name);
  */
 enum mpxkit_time_kind { MPXKIT_TIME_ELAPSED = 0, MPXKIT_TIME_WINDOW = 1 };
 
+/*
+ * What a row may hold (doc/predict-format.md, "Plausibility"): a clock of 1
+ * MHz to 100 GHz, counts below 2^63 (above: a wrapped counter), and with
+ * time=elapsed no more cycles than freq x time_s x threads x the margin.  A
+ * row past them is refused, by the reader with FILE:LINE, by
+ * mpxkit_pdata_append (the importers, record) with the workload.
+ */
+#define MPXKIT_PDATA_MIN_MHZ	  1.0
+#define MPXKIT_PDATA_MAX_MHZ	  100000.0
+#define MPXKIT_PDATA_CYCLE_MARGIN 2.0
+
 typedef struct mpxkit_pdata_row {
 	uint32_t workload; /* index into workloads[] */
 	uint32_t core;	   /* index into cores[] */

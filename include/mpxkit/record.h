@@ -216,34 +216,52 @@ char *mpxkit_record_command_line(char *const argv[]);
 
 /* ---- OCOE ground truth on perf_event (lib/record/perf.c; doc/recording.md, "--perf") ---- */
 
-#define MPXKIT_RECORD_PERF_INTERVAL_MS 10
+#define MPXKIT_RECORD_PERF_INTERVAL_MS	   10
+#define MPXKIT_RECORD_PERF_MIN_INTERVAL_NS 100000u /* 100 us */
 
 typedef struct mpxkit_record_perf_options {
-	size_t counters;      /* C: events per run; 0: mpxkit_sched_default_counters() */
-	uint64_t interval_ns; /* how often each run's counts are read, >= 1 ms */
-	int kernel;	      /* nonzero: count kernel mode too (see mpxkit_source_target) */
+	/*
+	 * C: events per run; 0: all at once where no event needs a PMU
+	 * counter, else mpxkit_sched_default_counters().
+	 */
+	size_t counters;
+	uint64_t interval_ns; /* how often the counts are read, >= 100 us */
+	int kernel;	      /* nonzero: count kernel mode too, refused where not allowed; 0: the
+				 default domain, kernel too where allowed (mpxkit_source_target) */
 } mpxkit_record_perf_options;
 
 /*
- * One counter one event (OCOE), the paper's ground truth: the events are cut
- * into runs of C in the order given, and argv runs once per run (ceil(n/C)
- * runs) with that run's events counted all the time on perf_event, its
- * threads and children included, read every o->interval_ns.  Step i of the
- * trace is interval i of every run, side by side, one column per event, in
- * the order given (canonical names).  Runs are aligned by interval index and
- * differ in length: the trace keeps the steps every run has (the shortest
- * run's), and each run's interval in which the program ended is dropped, so
- * every step is a whole interval.  Metadata: tool=perf_event, command,
- * interval_ns, counters, runs, run_events (each run's events, runs split by
- * ';'), run_steps (each run's whole intervals), kernel, exit_status (the
- * first run that failed, else 0).
+ * Ground truth on perf_event (doc/recording.md, "--perf"), counted all the
+ * time on argv, its threads and children included, read every
+ * o->interval_ns, one column per event in the order given (canonical
+ * names), in one of two modes:
  *
- * Every event is checked before the first run.  A run that exits nonzero or
- * dies from a signal does not stop the recording: status says how the first
- * such run ended and the caller decides.  Fails with -MPXKIT_ENOENT for an
- * unknown event or program, -MPXKIT_ENOSUPP for a hardware event without a
- * PMU, -MPXKIT_EINVAL for an event named twice or bad options, and
- * -MPXKIT_ERANGE when a run ends within its first interval.
+ * - All at once (C = 0 and no event needs a PMU counter: the kernel's
+ *   software events, tracepoints): argv runs once with every event, each
+ *   sample one read(2) of the perf group.  The interval in which the
+ *   program ends is the last step, read after the program was reaped, so the
+ *   columns sum to its totals.
+ * - One counter one event (OCOE), the paper's: the events are cut into runs
+ *   of C in the order given, and argv runs once per run (ceil(n/C) runs).
+ *   Step i of the trace is interval i of every run, side by side.  Runs are
+ *   aligned by interval index and differ in length: the trace keeps the
+ *   steps every run has (the shortest run's), and each run's interval in
+ *   which the program ended is dropped, so every step is a whole interval.
+ *
+ * Metadata: tool=perf_event, mode (all-at-once or ocoe-runs), command,
+ * interval_ns, counters, runs, run_events (each run's events, runs split by
+ * ';'), run_steps (each run's steps), reads_per_step (the most system calls
+ * a sample took), last_step_ns (all at once: the last step's wall time),
+ * kernel, exit_status (the first run that failed, else 0).
+ *
+ * Every event is checked before the first run, and each must have counted
+ * all its enabled time (running = enabled) or the recording fails.  A run
+ * that exits nonzero or dies from a signal does not stop the recording:
+ * status says how the first such run ended and the caller decides.  Fails
+ * with -MPXKIT_ENOENT for an unknown event or program, -MPXKIT_ENOSUPP for a
+ * hardware event without a PMU, -MPXKIT_EINVAL for an event named twice or
+ * bad options, and -MPXKIT_ERANGE when an OCOE run ends within its first
+ * interval or an event was not counted all the time.
  */
 int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *events,
 		       size_t n_events, char *const argv[], mpxkit_trace **out,

@@ -77,7 +77,7 @@ typedef struct mpxkit_sched mpxkit_sched;
 
 #define MPXKIT_SCHED_DEFAULT_COUNTERS  4 /* software events: no PMU limit to follow */
 #define MPXKIT_SCHED_MAX_COUNTERS      64
-#define MPXKIT_SCHED_DEFAULT_SLICE_US  10000 /* 10 ms: see doc/component.md */
+#define MPXKIT_SCHED_DEFAULT_SLICE_US  2000 /* 2 ms: see doc/component.md, "The slice" */
 #define MPXKIT_SCHED_MIN_SLICE_US      100
 #define MPXKIT_SCHED_MAX_SLICE_US      10000000
 #define MPXKIT_SCHED_DEFAULT_ESTIMATOR "fixed"
@@ -130,6 +130,26 @@ typedef enum mpxkit_sched_read_mode {
 	MPXKIT_SCHED_READ_EXACT = 1,
 } mpxkit_sched_read_mode;
 
+/*
+ * What is multiplexed, from MPXKIT_MULTIPLEX (doc/component.md, "What is
+ * multiplexed").
+ *   HARDWARE  only the events that take a counter of their PMU
+ *             (mpxkit_source_takes_counter); the others (software events,
+ *             tracepoints, msr, power) are counted all the time, exactly:
+ *             their estimate is their count, fidelity 1, a zero-width
+ *             interval.  With no event that takes a counter there is no
+ *             rotation at all: no rotation thread, no wake-up, no series.
+ *             The default.
+ *   ALL       every event is multiplexed on the C counters, as before issue
+ *             26: what the demo and the accuracy tests do on purpose with
+ *             software events, the only ones a machine without a PMU has.
+ * A replayed trace is always multiplexed whole: it is there to be.
+ */
+typedef enum mpxkit_sched_multiplex {
+	MPXKIT_SCHED_MULTIPLEX_HARDWARE = 0,
+	MPXKIT_SCHED_MULTIPLEX_ALL = 1,
+} mpxkit_sched_multiplex;
+
 /* Settings: what MPXKIT_COUNTERS, MPXKIT_SLICE_US, ... say.  Plain data, no ownership. */
 typedef struct mpxkit_sched_config {
 	size_t counters;		    /* C, in [1, 64]; 0: mpxkit_sched_default_counters() */
@@ -146,12 +166,20 @@ typedef struct mpxkit_sched_config {
 	char schedule[MPXKIT_SCHED_PATH_MAX];
 	mpxkit_sched_read_mode
 	    read; /* how mpxkit_sched_read reads: FAST unless MPXKIT_READ=exact */
+	mpxkit_sched_multiplex multiplex; /* HARDWARE unless MPXKIT_MULTIPLEX=all */
+	/*
+	 * The level of the intervals mpxkit_sched_read_iv gives, in (0,
+	 * MPXKIT_INTERVAL_LEVEL_MAX]: MPXKIT_LEVEL, default MPXKIT_INTERVAL_LEVEL
+	 * (0.9); 0 is taken as the default.
+	 */
+	double level;
 } mpxkit_sched_config;
 
 /*
  * The defaults: C from the source, 10 ms slices, fixed, no model, no replay,
  * MPXKIT_SCHED_DEFAULT_WHOLE_MAX rotations kept for a whole-run pass, fast
- * reads.
+ * reads, intervals at MPXKIT_INTERVAL_LEVEL, hardware events multiplexed and
+ * the others counted all the time.
  */
 void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
 
@@ -159,8 +187,10 @@ void mpxkit_sched_config_default(mpxkit_sched_config *cfg);
  * Sets one setting by its environment name: "MPXKIT_COUNTERS",
  * "MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR", "MPXKIT_MODEL", "MPXKIT_REPLAY",
  * "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX" (whole_max, 0 to 100000000),
- * "MPXKIT_SCHEDULE" (a schedule, checked, or a group file, read) or
- * "MPXKIT_READ" ("fast" or "exact").  A
+ * "MPXKIT_SCHEDULE" (a schedule, checked, or a group file, read),
+ * "MPXKIT_READ" ("fast" or "exact"), "MPXKIT_LEVEL" (a decimal in
+ * (0, 0.99]: the intervals' level) or "MPXKIT_MULTIPLEX" ("hardware" or
+ * "all").  A
  * bad value fails with -MPXKIT_EINVAL (-MPXKIT_ENOENT for an unknown
  * estimator) and one line in diag naming the setting; cfg is then unchanged.
  * Whether the reference event exists is known only to a source:
@@ -180,6 +210,19 @@ int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag)
  * order above, then mpxkit_sched_config_check.
  */
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag);
+
+/*
+ * Looks in envp (NULL: the process's environment) for a variable whose name
+ * starts with MPXKIT_ but which nothing of mpxkit reads: a misspelt setting
+ * (MPXKIT_COUNTER), which would otherwise be ignored without a word.  The
+ * names read are the settings above, MPXKIT_DUMP, MPXKIT_DATADIR and
+ * MPXKIT_SYSFS_ROOT, and those of the build and test tools (MPXKIT_SHARED,
+ * MPXKIT_VALGRIND, MPXKIT_CACHE_DIR, MPXKIT_DEBIAN_MIRROR), listed in
+ * doc/component.md.  0 when there is none; 1 for the first one, with diag's
+ * line naming it and the nearest known name ("MPXKIT_COUNTER: no such mpxkit
+ * setting, ignored (did you mean MPXKIT_COUNTERS?)").
+ */
+int mpxkit_sched_config_unknown_env(char *const *envp, mpxkit_diag *diag);
 
 /*
  * A scheduler over src, whose events are all added already.  With
@@ -213,6 +256,16 @@ const char *mpxkit_sched_estimator(const mpxkit_sched *s);
 typedef void (*mpxkit_sched_series_fn)(void *arg, size_t k, const double *est);
 int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *arg);
 
+/*
+ * The same with each estimate's interval (mpxkit/estimator.h), at the
+ * scheduler's level: iv holds the n_events intervals of rotation k, as
+ * mpxkit_estimator_push_iv gives them.  One callback at a time: setting
+ * either kind replaces the other.
+ */
+typedef void (*mpxkit_sched_series_iv_fn)(void *arg, size_t k, const double *est,
+					  const mpxkit_interval *iv);
+int mpxkit_sched_on_rotation_iv(mpxkit_sched *s, mpxkit_sched_series_iv_fn fn, void *arg);
+
 /* The whole-run pass of the last run: the rotations kept and what the pass made of them. */
 typedef struct mpxkit_sched_whole {
 	size_t n_rotations;  /* the run's completed windows, all of them */
@@ -221,9 +274,27 @@ typedef struct mpxkit_sched_whole {
 	const uint64_t *ref; /* n_rotations rows of W reference counts; NULL without one */
 	const uint64_t *val; /* n_rotations rows of W x n_events: each slice's counts */
 	const double *len;   /* n_rotations rows of W: slice lengths in nominal slices */
+	const mpxkit_interval *iv; /* n_rotations rows of n_events: the estimates' intervals */
 } mpxkit_sched_whole;
 
-/* The schedule it runs (its canonical spec, or the group file's name). */
+/*
+ * How many times the rotation thread has woken from its sleep in this run
+ * (or the last): 0 when nothing is multiplexed under MPXKIT_MULTIPLEX=hardware,
+ * where no thread runs.
+ */
+size_t mpxkit_sched_wakeups(const mpxkit_sched *s);
+
+/*
+ * How many of its events are multiplexed on the C counters: all of them
+ * under MPXKIT_MULTIPLEX=all, those that take a counter under hardware (the
+ * others are counted all the time).
+ */
+size_t mpxkit_sched_n_multiplexed(const mpxkit_sched *s);
+
+/*
+ * The schedule it runs (its canonical spec, or the group file's name);
+ * "none" when nothing is multiplexed, and then the estimator is "exact".
+ */
 const char *mpxkit_sched_schedule(const mpxkit_sched *s);
 
 /*
@@ -266,6 +337,34 @@ int mpxkit_sched_reset(mpxkit_sched *s);
  * scheduler returns the stop's totals, which were read exactly.
  */
 int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity);
+
+/*
+ * As mpxkit_sched_read, with the time behind the fidelity: *run_ns gets the
+ * run's time so far in ns (the source's clock since the start; the closed
+ * slices' time without a clock), so fidelity[e] x *run_ns is the time event
+ * e was counted.  Differences of both between two reads say how long each
+ * event was counted in between (mpxkit stat -I).  fidelity is required.
+ */
+int mpxkit_sched_read_timed(mpxkit_sched *s, double *est, double *fidelity, double *run_ns);
+
+/*
+ * As mpxkit_sched_read, with the interval of each total at the scheduler's
+ * level (mpxkit_sched_level) in iv[0 .. n_events-1] (doc/component.md,
+ * "Intervals"): the estimator's interval over the windows estimated
+ * (mpxkit_estimator_peek_iv; after a whole-run pass, the pass's), widened
+ * by the window in progress.  An event counted all the time has lo = hi;
+ * an event no slice has counted has MPXKIT_INTERVAL_UNOBSERVED (lo 0, hi
+ * INFINITY): show "not counted", not its estimate.  hi is INFINITY with
+ * MPXKIT_INTERVAL_OPEN where the run has not shown the event's spread yet.
+ * Always takes the lock, in the settings' read mode; a stopped scheduler
+ * gives the stop's.  fidelity and run_ns (as mpxkit_sched_read_timed
+ * gives it) may be NULL.
+ */
+int mpxkit_sched_read_iv(mpxkit_sched *s, double *est, double *fidelity, double *run_ns,
+			 mpxkit_interval *iv);
+
+/* The level of its intervals, in (0, MPXKIT_INTERVAL_LEVEL_MAX]. */
+double mpxkit_sched_level(const mpxkit_sched *s);
 
 /* As mpxkit_sched_read, in the mode given: to compare the two on one run. */
 int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *est,

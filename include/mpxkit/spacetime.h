@@ -258,6 +258,7 @@ typedef enum mpxkit_spacetime_scope {
 	MPXKIT_SCOPE_PHASE,   /* a space against itself at other times */
 	MPXKIT_SCOPE_PATTERN, /* a space after a transition against itself overall */
 	MPXKIT_SCOPE_THREADS, /* a space's threads against each other */
+	MPXKIT_SCOPE_PROGRAM, /* the whole program against the top-down thresholds */
 } mpxkit_spacetime_scope;
 
 /* Names for output; never NULL ("?" out of range). */
@@ -307,13 +308,16 @@ typedef struct mpxkit_spacetime_space {
 
 typedef struct mpxkit_spacetime_finding {
 	int advantage; /* 0: defect */
+	int absolute;  /* 1: against the top-down thresholds, 0: against other code or times */
 	mpxkit_spacetime_class cls;
 	mpxkit_spacetime_scope scope;
-	size_t space; /* index into spaces[] */
+	size_t space; /* index into spaces[]; for the program, where the events concentrate */
 	int metric;   /* mpxkit_spacetime_metric, or -1 for imbalance */
 	double value, program_value, reference_value;
 	double share;	    /* of the program's cost: the score */
 	double event_share; /* of all of the metric's numerator events; NaN for imbalance */
+	double stall_share; /* absolute: the class's share of the scope's cost, else NaN */
+	double threshold;   /* absolute: its top-down node's threshold, else NaN */
 	const char *file;   /* where the metric's events concentrate */
 	uint32_t line;
 	uint64_t first_window, last_window; /* phase */

@@ -70,6 +70,18 @@ int mpxkit_trace_parse(const char *name, const char *buf, size_t len, mpxkit_tra
  */
 int mpxkit_trace_write(const mpxkit_trace *t, const char *path, mpxkit_diag *diag);
 
+/*
+ * A trace of steps k times as long (doc/trace-format.md, "Merging steps"):
+ * step j is the sum of t's steps j k .. j k + k - 1, floor(n_steps / k)
+ * steps in all (the trailing n_steps mod k are left out), each with the
+ * index of its first step; t's columns and metadata, with merged_steps
+ * multiplied by k.  -MPXKIT_EINVAL for k = 0 or fewer than k steps,
+ * -MPXKIT_EFORMAT for a merged_steps that is not a whole number >= 1,
+ * -MPXKIT_ERANGE for a sum past 2^64 - 1, -MPXKIT_ENOMEM; one line in diag.
+ */
+int mpxkit_trace_merge_steps(const mpxkit_trace *t, size_t k, mpxkit_trace **out,
+			     mpxkit_diag *diag);
+
 /* free(NULL) semantics. */
 void mpxkit_trace_free(mpxkit_trace *t);
 

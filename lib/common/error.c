@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Error codes, their strings, and the one-line diagnostics the tools print. */
+#define _GNU_SOURCE /* vasprintf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpxkit/error.h"
@@ -36,12 +38,79 @@ const char *mpxkit_errname(int code)
 	return i < 0 ? "EUNKNOWN" : error_name[i];
 }
 
+#define ECHO_HEAD 100
+#define ECHO_TAIL 40
+
+/* n bytes of s, less the bytes of a UTF-8 character that would be cut (tail: from its start). */
+static size_t char_boundary(const char *s, size_t n, int tail)
+{
+	if (tail) {
+		size_t skip = 0;
+		while (skip < n && ((unsigned char)s[skip] & 0xC0) == 0x80)
+			skip++;
+		return skip;
+	}
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+/* Appends n bytes of s to out at *at, within cap - 1. */
+static void put(char *out, size_t cap, size_t *at, const char *s, size_t n)
+{
+	if (*at + 1 >= cap)
+		return;
+	if (n > cap - 1 - *at)
+		n = char_boundary(s, cap - 1 - *at, 0);
+	memcpy(out + *at, s, n);
+	*at += n;
+}
+
+char *mpxkit_vformat_line(char *out, size_t cap, const char *fmt, va_list ap)
+{
+	char *line = NULL;
+	size_t at = 0;
+	va_list copy;
+
+	if (out == NULL || cap == 0)
+		return out;
+	va_copy(copy, ap);
+	if (vasprintf(&line, fmt, copy) < 0) {
+		va_end(copy);
+		vsnprintf(out, cap, fmt, ap); /* no memory: plain truncation */
+		return out;
+	}
+	va_end(copy);
+	for (const char *p = line; *p;) {
+		size_t blank = strspn(p, " \t\n"), word;
+		put(out, cap, &at, p, blank);
+		p += blank;
+		word = strcspn(p, " \t\n");
+		if (word > MPXKIT_ECHO_MAX) {
+			char mid[48];
+			size_t head = char_boundary(p, ECHO_HEAD, 0);
+			size_t tail_from = word - ECHO_TAIL;
+			tail_from += char_boundary(p + tail_from, ECHO_TAIL, 1);
+			snprintf(mid, sizeof mid, "...[%zu bytes]...", word);
+			put(out, cap, &at, p, head);
+			put(out, cap, &at, mid, strlen(mid));
+			put(out, cap, &at, p + tail_from, word - tail_from);
+		} else {
+			put(out, cap, &at, p, word);
+		}
+		p += word;
+	}
+	out[at] = '\0';
+	free(line);
+	return out;
+}
+
 __attribute__((format(printf, 4, 0)))
 static void diag_set(mpxkit_diag *diag, int code, int sys_errno, const char *fmt, va_list ap)
 {
 	diag->code = -code;
 	diag->sys_errno = sys_errno;
-	vsnprintf(diag->msg, sizeof diag->msg, fmt, ap);
+	mpxkit_vformat_line(diag->msg, sizeof diag->msg, fmt, ap);
 }
 
 int mpxkit_fail(mpxkit_diag *diag, int code, const char *fmt, ...)

@@ -190,10 +190,55 @@ int mpxkit_outfile_open(mpxkit_outfile **out, const char *path, mpxkit_diag *dia
 	return 0;
 }
 
-int mpxkit_outfile_check(const char *path, mpxkit_diag *diag)
+/* The file an input names, links followed: 0, or -1 when there is none to compare. */
+static int input_identity(const char *input, struct stat *st)
+{
+	if (strcmp(input, "-") == 0)
+		return fstat(STDIN_FILENO, st);
+	return stat(input, st);
+}
+
+/*
+ * Refuses path when the file it would replace is one of the inputs.  The
+ * file compared is the one open would replace: resolve()'s final target, so
+ * a link whose target is an input is refused as the input itself is.
+ */
+static int refuse_input(const char *path, const char *const *inputs, size_t n, mpxkit_diag *diag)
+{
+	struct stat out, in;
+	char *final = NULL;
+	int rc;
+
+	if (n == 0 || strcmp(path, "-") == 0)
+		return 0;
+	rc = resolve(path, &final, &out, diag);
+	if (rc < 0)
+		return rc;
+	/* lstat's answer for the last hop: a regular file or nothing; /proc's links already stat'ed. */
+	rc = S_ISREG(out.st_mode) ? 0 : -1;
+	free(final);
+	if (rc != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (inputs[i] == NULL || input_identity(inputs[i], &in) != 0 || !S_ISREG(in.st_mode))
+			continue;
+		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "cannot write %s: it is the same file as the input %s",
+					   path, strcmp(inputs[i], "-") == 0 ? "(standard input)"
+									     : inputs[i]);
+	}
+	return 0;
+}
+
+int mpxkit_outfile_check(const char *path, const char *const *inputs, size_t n_inputs,
+			 mpxkit_diag *diag)
 {
 	mpxkit_outfile *f;
 	int rc;
+
+	if (path && (rc = refuse_input(path, inputs, n_inputs, diag)) < 0)
+		return rc;
 
 	/* Opening a FIFO for writing waits for a reader; checking one must not. */
 	if (path && strcmp(path, "-") != 0) {

@@ -75,6 +75,9 @@ static int gz_error(mpxkit_reader *r, mpxkit_diag *diag)
 		return sticky(r, mpxkit_fail_sys(diag, "cannot read %s", r->name));
 	if (errnum == Z_MEM_ERROR)
 		return oom(r, diag);
+	/* zlib names a gzdopen'ed stream "<fd:N>"; the line names the file already. */
+	if (strncmp(msg, "<fd:", 4) == 0 && strstr(msg, ": "))
+		msg = strstr(msg, ": ") + 2;
 	return sticky(r, mpxkit_fail(diag, errnum == Z_BUF_ERROR ? MPXKIT_ETRUNC : MPXKIT_EFORMAT,
 				     "%s: gzip stream: %s", r->name, msg));
 }

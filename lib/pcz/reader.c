@@ -729,6 +729,14 @@ int mpxkit_pcz_reader_open(const char *path, mpxkit_pcz_reader **out, mpxkit_dia
 	return 0;
 }
 
+int mpxkit_pcz_reader_reopen(const mpxkit_pcz_reader *r, mpxkit_pcz_reader **out,
+			     mpxkit_diag *diag)
+{
+	if (r == NULL || out == NULL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "pcz reader: NULL argument");
+	return mpxkit_pcz_reader_open_mem(r->buf, r->len, r->name, out, diag);
+}
+
 /* ---- Accessors ------------------------------------------------------------------ */
 
 int mpxkit_pcz_reader_coded_bits(const mpxkit_pcz_reader *r, size_t col, uint64_t *bits)

@@ -154,7 +154,14 @@ static int record_run(const mpxkit_record_options *o, const mpxkit_trace *replay
 		rc = child_failed(argv[0], status, diag);
 	}
 	if (rc == 0) {
-		row.time_s = t1 > t0 ? t1 - t0 : 1e-9;
+		/*
+		 * A replay's counts are its whole trace on the virtual clock, not the
+		 * command's wall time: the row's time is the trace's, so that cycles and
+		 * time agree (doc/predict-format.md, "Plausibility").
+		 */
+		row.time_s = replay    ? (double)replay->n_steps * (double)o->sched.slice_ns * 1e-9
+			     : t1 > t0 ? t1 - t0
+				       : 1e-9;
 		row.power_w = mpxkit_platform_energy_delta(p, e0, e1) / row.time_s;
 		rc = mpxkit_pdata_append(d, o->workload, p->kinds[kind].name, &row, est, diag);
 	}
@@ -251,12 +258,9 @@ typedef struct live {
 	mpxkit_diag diag;
 } live;
 
-static void live_flush(live *l)
+/* One period of len seconds from the sums in l->sum. */
+static void live_emit(live *l, double len)
 {
-	double len = (double)l->in_period * (double)l->rotation_ns * 1e-9;
-
-	if (l->in_period == 0 || l->failed)
-		return;
 	l->obs.time_s = len;
 	l->obs.values = l->sum;
 	if (mpxkit_predict(l->m, &l->b, &l->obs, l->pred, &l->diag) < 0) {
@@ -269,6 +273,13 @@ static void live_flush(live *l)
 	l->t += len;
 	l->in_period = 0;
 	memset(l->sum, 0, l->n_events * sizeof *l->sum);
+}
+
+static void live_flush(live *l)
+{
+	if (l->in_period == 0 || l->failed)
+		return;
+	live_emit(l, (double)l->in_period * (double)l->rotation_ns * 1e-9);
 }
 
 /* Runs in the engine's rotation thread: sums rotations into periods. */
@@ -333,6 +344,7 @@ int mpxkit_predict_live(const mpxkit_live_options *o, char *const argv[], int *w
 	counted c = {0};
 	mpxkit_diag exec_diag = {0};
 	uint64_t period = o->period_ns ? o->period_ns : 100000000u;
+	double t0, t1;
 	int rc, exec_rc;
 
 	if (o->model == NULL || o->on_period == NULL)
@@ -370,11 +382,19 @@ int mpxkit_predict_live(const mpxkit_live_options *o, char *const argv[], int *w
 		mpxkit_workload_cancel(&c.w);
 		goto out;
 	}
+	t0 = now_s();
 	exec_rc = mpxkit_workload_start(&c.w, &exec_diag);
 	mpxkit_workload_wait(&c.w, wstatus);
+	t1 = now_s();
 	if (mpxkit_sched_stop(c.s) < 0)
 		rc = mpxkit_fail(diag, MPXKIT_ESYS, "the engine failed while counting");
 	live_flush(&l); /* the last, shorter period */
+	/*
+	 * A command that ended before its first rotation: one row from the
+	 * stop's totals (read exactly) over its wall time, not a header alone.
+	 */
+	if (rc == 0 && l.period == 0 && !l.failed && mpxkit_sched_read(c.s, l.sum, NULL) >= 0)
+		live_emit(&l, t1 > t0 ? t1 - t0 : 1e-9);
 	if (exec_rc < 0) {
 		*diag = exec_diag;
 		rc = exec_rc;

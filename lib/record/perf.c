@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* OCOE ground truth on perf_event: C events per run, runs repeated until every event was counted.
- */
+/* Ground truth on perf_event: every counter-free event in one run, or C events per run (OCOE). */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpxkit/event.h"
 #include "mpxkit/record.h"
 #include "mpxkit/workload.h"
 #include "mpxkit/sched.h"
@@ -23,6 +23,9 @@ typedef struct perf_run {
 	size_t first, k; /* its events: first .. first+k-1 of the recording */
 	size_t steps, cap;
 	uint64_t *rows;
+	int keep_last;		/* all at once: the interval the program ended in is a step */
+	uint64_t last_step_ns;	/* its wall time, when kept */
+	int reads;		/* the most system calls one sample took */
 } perf_run;
 
 static int append_row(perf_run *r, const uint64_t *row)
@@ -57,49 +60,121 @@ static void note_status(mpxkit_record_status *st, int wstatus)
 		*st = now;
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A sample: every slot at one instant, at the least cost (one group read), into now. */
+static int take_sample(mpxkit_source *src, perf_run *r, const size_t *slots, uint64_t *now)
+{
+	int rc = mpxkit_source_snapshot(src, slots, r->k, now, NULL);
+
+	if (rc > r->reads)
+		r->reads = rc;
+	return rc < 0 ? rc : 0;
+}
+
+/* The step since the previous sample: counts only grow (a smaller one would be a kernel bug). */
+static int append_step(perf_run *r, uint64_t *prev, const uint64_t *now, uint64_t *row)
+{
+	for (size_t e = 0; e < r->k; e++) {
+		row[e] = now[e] >= prev[e] ? now[e] - prev[e] : 0;
+		prev[e] = now[e];
+	}
+	return append_row(r, row);
+}
+
 /*
  * Reads the counts every interval until the program ends.  A read is kept
  * as a step only when the program was still there right after it, so every
  * step is a whole interval of a live program; the one in which it ended is
- * dropped.
+ * dropped, or, with keep_last, read once the program is reaped (its exited
+ * children's counts are then in the totals) and kept.
  */
 static int sample(mpxkit_source *src, perf_run *r, pid_t pid, struct timespec deadline,
 		  uint64_t interval_ns, int *wstatus, mpxkit_diag *diag)
 {
-	mpxkit_source_count counts[MPXKIT_SCHED_MAX_COUNTERS];
-	uint64_t prev[MPXKIT_SCHED_MAX_COUNTERS] = {0}, row[MPXKIT_SCHED_MAX_COUNTERS];
-	int rc;
+	uint64_t *buf = calloc(3 * r->k + 1, sizeof *buf), *prev = buf, *now, *row, last;
+	size_t *slots = malloc((r->k + 1) * sizeof *slots);
+	int rc = 0;
 
+	if (buf == NULL || slots == NULL) {
+		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+		goto out;
+	}
+	now = buf + r->k;
+	row = now + r->k;
+	for (size_t e = 0; e < r->k; e++)
+		slots[e] = e;
+	last = now_ns();
 	for (;;) {
 		pid_t done;
 		add_ns(&deadline, interval_ns);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
 			;
-		rc = mpxkit_source_read(src, counts, r->k);
-		if (rc < 0)
-			return rc;
+		if ((rc = take_sample(src, r, slots, now)) < 0)
+			break;
 		while ((done = waitpid(pid, wstatus, WNOHANG)) < 0 && errno == EINTR)
 			;
-		if (done == pid)
-			return 0;
-		if (done < 0)
-			return mpxkit_fail_sys(diag, "waitpid");
-		for (size_t e = 0; e < r->k; e++) {
-			/* Counts only grow; a smaller one would be a kernel bug, not a negative
-			 * step. */
-			row[e] = counts[e].value >= prev[e] ? counts[e].value - prev[e] : 0;
-			prev[e] = counts[e].value;
+		if (done < 0) {
+			rc = mpxkit_fail_sys(diag, "waitpid");
+			break;
 		}
-		if ((rc = append_row(r, row)) < 0)
-			return rc;
+		if (done == pid && r->keep_last && (rc = take_sample(src, r, slots, now)) == 0) {
+			r->last_step_ns = now_ns() - last;
+			rc = append_step(r, prev, now, row);
+		}
+		if (done == pid || rc < 0)
+			break;
+		last = now_ns();
+		if ((rc = append_step(r, prev, now, row)) < 0)
+			break;
 	}
+out:
+	free(buf);
+	free(slots);
+	return rc;
+}
+
+/*
+ * Ground truth or nothing: every slot counted all its enabled time.  A slot
+ * that lost its counter part of the time (a PMU event in a group the PMU
+ * could not hold) would be a multiplexed count.
+ */
+static int check_counted_throughout(mpxkit_source *src, const perf_run *r,
+				    const char *const *names, mpxkit_diag *diag)
+{
+	mpxkit_source_count *c = calloc(r->k ? r->k : 1, sizeof *c);
+	int rc;
+
+	if (c == NULL)
+		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
+	rc = mpxkit_source_read(src, c, r->k);
+	for (size_t e = 0; rc >= 0 && e < r->k; e++)
+		if (c[e].time_running != c[e].time_enabled) {
+			rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+					 "%s was counted %.1f %% of its enabled time, not all of it: "
+					 "no ground truth (use --counters for events that need "
+					 "PMU counters)",
+					 names[r->first + e],
+					 c[e].time_enabled
+					     ? 100.0 * (double)c[e].time_running /
+						   (double)c[e].time_enabled
+					     : 0.0);
+		}
+	free(c);
+	return rc < 0 ? rc : 0;
 }
 
 /* One run: the program counted on r's events, from its exec to its end. */
 static int one_run(const mpxkit_record_perf_options *o, const char *const *events, perf_run *r,
 		   char *const argv[], mpxkit_record_status *st, mpxkit_diag *diag)
 {
-	mpxkit_source_target target = {0, -1, 1, o->kernel};
+	mpxkit_source_target target = {0, -1, 1, o->kernel ? MPXKIT_DOM_USER | MPXKIT_DOM_KERNEL : 0};
 	mpxkit_source *src = NULL;
 	struct timespec start;
 	mpxkit_workload w;
@@ -109,10 +184,11 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 		return rc;
 	target.pid = w.pid;
 	rc = mpxkit_source_open_perf(&src, &target, diag);
+	/* From the exec on, as perf stat counts: the child's last steps before it are not CMD's. */
+	if (rc >= 0)
+		rc = mpxkit_source_perf_count_from_exec(src);
 	for (size_t e = 0; rc >= 0 && e < r->k; e++)
 		rc = mpxkit_source_add(src, events[r->first + e], diag);
-	if (rc >= 0)
-		rc = mpxkit_source_enable(src, MPXKIT_SOURCE_ALL);
 	if (rc < 0) {
 		mpxkit_workload_cancel(&w);
 		mpxkit_source_free(src);
@@ -129,6 +205,8 @@ static int one_run(const mpxkit_record_perf_options *o, const char *const *event
 	}
 	if (w.pid > 0)
 		mpxkit_workload_wait(&w, &wstatus);
+	if (rc == 0)
+		rc = check_counted_throughout(src, r, events, diag);
 	mpxkit_source_free(src);
 	if (rc < 0)
 		return rc;
@@ -174,13 +252,13 @@ static int set_num(mpxkit_trace *t, const char *key, uint64_t v)
 }
 
 /* The metadata of doc/recording.md ("--perf"). */
-static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t C,
+static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t C, int all,
 		    const perf_run *runs, size_t n_runs, char *const argv[],
 		    const mpxkit_record_status *st)
 {
 	char *cmd = NULL, *groups = NULL, *steps = NULL, buf[32];
 	size_t lc = 0, lg = 0, ls = 0;
-	int rc = 0;
+	int rc = 0, reads = 0;
 
 	for (size_t i = 0; argv[i] && rc == 0; i++)
 		rc = append_word(&cmd, &lc, argv[i], ' ');
@@ -196,13 +274,19 @@ static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t
 		if (rc == 0)
 			rc = append_word(&steps, &ls, buf, ';');
 	}
+	for (size_t r = 0; r < n_runs; r++)
+		reads = runs[r].reads > reads ? runs[r].reads : reads;
 	if (rc == 0 && (rc = mpxkit_trace_set_meta(t, "tool", "perf_event")) == 0 &&
+	    (rc = mpxkit_trace_set_meta(t, "mode", all ? "all-at-once" : "ocoe-runs")) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "command", cmd)) == 0 &&
 	    (rc = set_num(t, "interval_ns", o->interval_ns)) == 0 &&
 	    (rc = set_num(t, "counters", C)) == 0 && (rc = set_num(t, "runs", n_runs)) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "run_events", groups)) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "run_steps", steps)) == 0 &&
-	    (rc = set_num(t, "kernel", o->kernel != 0)) == 0) {
+	    (rc = set_num(t, "reads_per_step", (uint64_t)reads)) == 0 &&
+	    (!all || (rc = set_num(t, "last_step_ns", runs[0].last_step_ns)) == 0) &&
+	    (rc = set_num(t, "kernel",
+			  o->kernel || (mpxkit_event_default_domain() & MPXKIT_DOM_KERNEL))) == 0) {
 		if (st->signal)
 			snprintf(buf, sizeof buf, "signal %d", st->signal);
 		else
@@ -260,6 +344,20 @@ static int check_events(const char *const *events, size_t n, mpxkit_source **pro
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * 1 when an event takes a PMU counter: every kind but the kernel's software
+ * events and tracepoints, which count in software, any number at once.
+ * Should one take a counter after all, the check that every event counted
+ * all its enabled time catches it.
+ */
+static int needs_counter(const char *name)
+{
+	mpxkit_event ev;
+
+	return mpxkit_event_parse(name, &ev, NULL) == 0 && ev.kind != MPXKIT_EVENT_SOFTWARE &&
+	       ev.kind != MPXKIT_EVENT_TRACEPOINT;
+}
+
 int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *events,
 		       size_t n_events, char *const argv[], mpxkit_trace **out,
 		       mpxkit_record_status *status, mpxkit_diag *diag)
@@ -269,19 +367,24 @@ int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *e
 	const char **names = NULL;
 	perf_run *runs = NULL;
 	size_t C, n_runs = 0;
-	int rc;
+	int rc, all;
 
 	if (o == NULL || events == NULL || argv == NULL || argv[0] == NULL || out == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "record --perf: missing argument");
 	C = o->counters ? o->counters : mpxkit_sched_default_counters();
 	if (n_events == 0 || n_events > MPXKIT_SCHED_MAX_COUNTERS * 64u || C == 0 ||
-	    C > MPXKIT_SCHED_MAX_COUNTERS || o->interval_ns < 1000000u)
+	    C > MPXKIT_SCHED_MAX_COUNTERS || o->interval_ns < MPXKIT_RECORD_PERF_MIN_INTERVAL_NS)
 		return mpxkit_fail(diag, MPXKIT_EINVAL,
 				   "record --perf: %zu events on %zu counters every %" PRIu64
-				   " ns: need 1 or more events, C in [1, %d], an interval >= 1 ms",
+				   " ns: need 1 or more events, C in [1, %d], an interval >= 100 us",
 				   n_events, C, o->interval_ns, MPXKIT_SCHED_MAX_COUNTERS);
 	if ((rc = check_events(events, n_events, &probe, diag)) < 0)
 		goto out;
+	all = o->counters == 0;
+	for (size_t e = 0; all && e < n_events; e++)
+		all = !needs_counter(events[e]);
+	if (all)
+		C = n_events;
 	n_runs = (n_events + C - 1) / C;
 	runs = calloc(n_runs, sizeof *runs);
 	names = calloc(n_events, sizeof *names);
@@ -294,6 +397,7 @@ int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *e
 	for (size_t r = 0; r < n_runs && rc == 0; r++) {
 		runs[r].first = r * C;
 		runs[r].k = n_events - r * C < C ? n_events - r * C : C;
+		runs[r].keep_last = all;
 		rc = one_run(o, names, &runs[r], argv, &st, diag);
 		if (rc == 0 && runs[r].steps == 0)
 			rc = mpxkit_fail(diag, MPXKIT_ERANGE,
@@ -303,7 +407,7 @@ int mpxkit_record_perf(const mpxkit_record_perf_options *o, const char *const *e
 	}
 	if (rc == 0)
 		rc = build_trace(names, n_events, runs, n_runs, out, diag);
-	if (rc == 0 && (rc = set_meta(*out, o, C, runs, n_runs, argv, &st)) < 0) {
+	if (rc == 0 && (rc = set_meta(*out, o, C, all, runs, n_runs, argv, &st)) < 0) {
 		mpxkit_trace_free(*out);
 		*out = NULL;
 		rc = mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");

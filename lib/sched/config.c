@@ -14,6 +14,27 @@ void mpxkit_sched_config_default(mpxkit_sched_config *cfg)
 	cfg->slice_ns = (uint64_t)MPXKIT_SCHED_DEFAULT_SLICE_US * 1000u;
 	strcpy(cfg->estimator, MPXKIT_SCHED_DEFAULT_ESTIMATOR);
 	cfg->whole_max = MPXKIT_SCHED_DEFAULT_WHOLE_MAX;
+	cfg->level = MPXKIT_INTERVAL_LEVEL;
+}
+
+/*
+ * An interval's level: a plain decimal in (0, MPXKIT_INTERVAL_LEVEL_MAX],
+ * the estimators' calibrated range; no blanks, no suffix.
+ */
+static int set_level(mpxkit_sched_config *cfg, const char *value, mpxkit_diag *diag)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(value, &end);
+	if (errno != 0 || end == value || *end != '\0' || !(v > 0.0) ||
+	    v > MPXKIT_INTERVAL_LEVEL_MAX || value[0] == ' ' || value[0] == '+')
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "MPXKIT_LEVEL=%s: not a level in (0, %.2f] (0.9 is 90 %%)",
+				   value, MPXKIT_INTERVAL_LEVEL_MAX);
+	cfg->level = v;
+	return 0;
 }
 
 /* A whole decimal number in [lo, hi]: no sign, no blanks, no suffix. */
@@ -158,6 +179,16 @@ int mpxkit_sched_config_set(mpxkit_sched_config *cfg, const char *key, const cha
 		cfg->read = value[0] == 'f' ? MPXKIT_SCHED_READ_FAST : MPXKIT_SCHED_READ_EXACT;
 		return 0;
 	}
+	if (strcmp(key, "MPXKIT_MULTIPLEX") == 0) {
+		if (strcmp(value, "hardware") != 0 && strcmp(value, "all") != 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL,
+					   "MPXKIT_MULTIPLEX=%s: not 'hardware' or 'all'", value);
+		cfg->multiplex = value[0] == 'a' ? MPXKIT_SCHED_MULTIPLEX_ALL
+						 : MPXKIT_SCHED_MULTIPLEX_HARDWARE;
+		return 0;
+	}
+	if (strcmp(key, "MPXKIT_LEVEL") == 0)
+		return set_level(cfg, value, diag);
 	return mpxkit_fail(diag, MPXKIT_EINVAL, "%s: no such scheduler setting", key);
 }
 
@@ -176,12 +207,74 @@ int mpxkit_sched_config_check(const mpxkit_sched_config *cfg, mpxkit_diag *diag)
 	return 0;
 }
 
+/* Every MPXKIT_ name something reads: the library, the component, the CLI, the build and tests. */
+static const char *const known_env[] = {
+    "MPXKIT_COUNTERS",	   "MPXKIT_SLICE_US",  "MPXKIT_ESTIMATOR", "MPXKIT_MODEL",
+    "MPXKIT_REPLAY",	   "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE",
+    "MPXKIT_READ",	   "MPXKIT_LEVEL",     "MPXKIT_MULTIPLEX", "MPXKIT_DUMP",
+    "MPXKIT_DATADIR",	   "MPXKIT_SYSFS_ROOT", "MPXKIT_SHARED",   "MPXKIT_VALGRIND",
+    "MPXKIT_CACHE_DIR",	   "MPXKIT_DEBIAN_MIRROR"};
+
+/* Edit distance of a[0..n) and b[0..m), both at most 63 bytes here (longer: far). */
+static size_t distance(const char *a, size_t n, const char *b, size_t m)
+{
+	size_t row[64];
+
+	if (n >= 64 || m >= 64)
+		return 64;
+	for (size_t j = 0; j <= m; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= n; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= m; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[m];
+}
+
+int mpxkit_sched_config_unknown_env(char *const *envp, mpxkit_diag *diag)
+{
+	extern char **environ;
+
+	for (char *const *e = envp ? envp : environ; e && *e; e++) {
+		size_t n = strcspn(*e, "="), best = 4, nearest = 0, known = 0;
+		if (strncmp(*e, "MPXKIT_", 7) != 0)
+			continue;
+		for (size_t k = 0; k < sizeof known_env / sizeof known_env[0]; k++) {
+			size_t d = distance(*e, n, known_env[k], strlen(known_env[k]));
+			known |= d == 0;
+			if (d < best)
+				best = d, nearest = k;
+		}
+		if (known)
+			continue;
+		if (best < 4)
+			mpxkit_fail(diag, MPXKIT_ENOENT,
+				    "%.*s: no such mpxkit setting, ignored (did you mean %s?)",
+				    (int)(n < 64 ? n : 64), *e, known_env[nearest]);
+		else
+			mpxkit_fail(diag, MPXKIT_ENOENT,
+				    "%.*s: no such mpxkit setting, ignored (see doc/component.md)",
+				    (int)(n < 64 ? n : 64), *e);
+		return 1;
+	}
+	return 0;
+}
+
 int mpxkit_sched_config_env(mpxkit_sched_config *cfg, mpxkit_diag *diag)
 {
 	static const char *const keys[] = {
-	    "MPXKIT_COUNTERS",	"MPXKIT_SLICE_US", "MPXKIT_ESTIMATOR",
-	    "MPXKIT_MODEL",	"MPXKIT_REPLAY",   "MPXKIT_REFERENCE",
-	    "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE", "MPXKIT_READ"};
+	    "MPXKIT_COUNTERS", "MPXKIT_SLICE_US",  "MPXKIT_ESTIMATOR", "MPXKIT_MODEL",
+	    "MPXKIT_REPLAY",   "MPXKIT_REFERENCE", "MPXKIT_WHOLE_MAX", "MPXKIT_SCHEDULE",
+	    "MPXKIT_READ",     "MPXKIT_LEVEL",	   "MPXKIT_MULTIPLEX"};
 
 	if (cfg == NULL)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler settings: missing argument");

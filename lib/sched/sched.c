@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The multiplexing engine: a rotation thread per running scheduler, running sums for reads. */
-#define _GNU_SOURCE /* ppoll */
+#define _GNU_SOURCE /* ppoll, sched_getcpu */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,15 @@
 #include "mpxkit/sched.h"
 #include "mpxkit/schedule.h"
 
+#include "sched_impl.h"
+
 struct mpxkit_sched {
+	/*
+	 * Set when some events take no counter under MPXKIT_MULTIPLEX=hardware:
+	 * the front (front.c) counts them and runs an engine of its own for the
+	 * others; nothing below is used then.
+	 */
+	sched_front *front;
 	mpxkit_source *src;
 	mpxkit_estimator *est;
 	mpxkit_schedule *sch;
@@ -35,6 +45,12 @@ struct mpxkit_sched {
 	size_t n_slots; /* n, plus the reference's slot (slot n) when there is one */
 	int has_ref;
 	int all_on; /* every event counts in every slice: nothing is multiplexed */
+	/*
+	 * The source switches each slice's set as one part (fixed slices: part
+	 * g is slice g's set; lib/source/perf.c, "Parts"); part_size[g] events.
+	 */
+	int parted;
+	size_t *part_size;
 	uint64_t slice_ns;
 	int is_virtual;
 	int has_clock; /* real time measured by mpxkit_source_clock, gaps between slices included */
@@ -48,6 +64,7 @@ struct mpxkit_sched {
 	int wake_fd;	       /* to a real-time thread, which waits in ppoll: quit */
 	pthread_cond_t served; /* from the thread: the virtual trace has been served */
 	pthread_t thread;
+	cpu_set_t allowed; /* the rotation thread's CPUs as it started: where it may follow */
 	int running, quit, done;
 	int error; /* first error the thread hit, negative, or 0 */
 
@@ -92,6 +109,15 @@ struct mpxkit_sched {
 
 	double *out; /* n: what push returned */
 	/*
+	 * The intervals (doc/component.md, "Intervals"): of what push
+	 * returned, of the last window estimated (its estimate beside it),
+	 * whose relative width the window in progress takes, of the last
+	 * run's totals, and a read's scratch.
+	 */
+	mpxkit_interval *out_iv, *last_iv, *final_iv, *iv_scratch;
+	double *last_est, *pre_tail;
+	double level;
+	/*
 	 * What mpxkit_estimator_peek gave, kept until the estimator changes
 	 * (push, flush, reset): with a look-ahead of several windows (a
 	 * schedule's gap) it costs more than the rest of a read, and it is the
@@ -128,11 +154,18 @@ struct mpxkit_sched {
 	double *final;	  /* n: totals of the last run, after a stop */
 	double *counted_ns, *final_fidelity, *scratch;
 	double total_ns;      /* closed slices, when there is no clock */
+	double read_total;    /* the run's time at the last current_totals: fidelity's denominator */
 	uint64_t run_clock;   /* the clock when the run began */
 	uint64_t win_clock;   /* the clock when the window in progress began */
 	uint64_t slice_clock; /* the clock when the slice in progress began */
+	int stop_rc;	      /* the stop's read of the live slice, taken at the disable */
+	uint64_t stop_now;    /* and the clock then */
+	/* And the wall clock then (CLOCK_MONOTONIC), for the target's pace (wall_for). */
+	struct timespec slice_wall;
 	size_t rotations;     /* windows completed */
+	size_t wakeups;	      /* the rotation thread's wake-ups this run (atomic) */
 	mpxkit_sched_series_fn series;
+	mpxkit_sched_series_iv_fn series_iv;
 	void *series_arg;
 	size_t emitted; /* windows handed to series */
 
@@ -150,16 +183,25 @@ struct mpxkit_sched {
 	size_t n_kept, cap_kept;
 	int kept_all;	   /* every window of this run is kept: under the cap, memory found */
 	double *whole_est; /* n_kept rows of n, once the pass ran */
+	mpxkit_interval *whole_iv;    /* and their intervals */
+	mpxkit_interval *whole_total; /* n: the intervals of the pass's totals */
 	int whole_done;	   /* the sums are the whole-run pass's */
 };
 
 /* ---- construction -------------------------------------------------------------------- */
+
+/* No measurement: what the engine says of an event no slice has counted. */
+static mpxkit_interval not_counted(void)
+{
+	return (mpxkit_interval){0, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_UNOBSERVED};
+}
 
 static int alloc_arrays(mpxkit_sched *s)
 {
 	size_t n = s->n, W = s->W, C = s->C;
 
 	s->slice = calloc(n, sizeof *s->slice);
+	s->part_size = calloc(n, sizeof *s->part_size);
 	s->cur = calloc(C, sizeof *s->cur);
 	s->nxt = calloc(C, sizeof *s->nxt);
 	s->on = calloc(n, 1);
@@ -188,12 +230,22 @@ static int alloc_arrays(mpxkit_sched *s)
 	s->final = calloc(n, sizeof *s->final);
 	s->counted_ns = calloc(n, sizeof *s->counted_ns);
 	s->final_fidelity = calloc(n, sizeof *s->final_fidelity);
-	return s->slice && s->cur && s->nxt && s->on && s->mark && s->vals && s->counts &&
-		       s->closed && s->snap && s->live && s->rd && s->base_value && s->base_time &&
-		       s->base_run && s->live_base && s->win_val && s->win_len && s->win_obs &&
-		       s->win_t && s->last_rate && s->ref_raw && s->out && s->sum && s->peeked &&
-		       s->base &&
-		       s->scratch && s->final && s->counted_ns && s->final_fidelity
+	s->out_iv = calloc(n, sizeof *s->out_iv);
+	s->last_iv = calloc(n, sizeof *s->last_iv);
+	s->final_iv = calloc(n, sizeof *s->final_iv);
+	s->iv_scratch = calloc(n, sizeof *s->iv_scratch);
+	s->whole_total = calloc(n, sizeof *s->whole_total);
+	s->last_est = calloc(n, sizeof *s->last_est);
+	s->pre_tail = calloc(n, sizeof *s->pre_tail);
+	if (!s->out_iv || !s->last_iv || !s->final_iv || !s->iv_scratch || !s->whole_total ||
+	    !s->last_est || !s->pre_tail)
+		return -MPXKIT_ENOMEM;
+	return s->slice && s->part_size && s->cur && s->nxt && s->on && s->mark && s->vals &&
+		       s->counts && s->closed && s->snap && s->live && s->rd && s->base_value &&
+		       s->base_time && s->base_run && s->live_base && s->win_val && s->win_len &&
+		       s->win_obs && s->win_t && s->last_rate && s->ref_raw && s->out && s->sum &&
+		       s->peeked && s->base && s->scratch && s->final && s->counted_ns &&
+		       s->final_fidelity
 		   ? 0
 		   : -MPXKIT_ENOMEM;
 }
@@ -201,6 +253,7 @@ static int alloc_arrays(mpxkit_sched *s)
 static void free_arrays(mpxkit_sched *s)
 {
 	free(s->slice);
+	free(s->part_size);
 	free(s->cur);
 	free(s->nxt);
 	free(s->on);
@@ -229,6 +282,14 @@ static void free_arrays(mpxkit_sched *s)
 	free(s->final);
 	free(s->counted_ns);
 	free(s->final_fidelity);
+	free(s->out_iv);
+	free(s->last_iv);
+	free(s->final_iv);
+	free(s->iv_scratch);
+	free(s->whole_total);
+	free(s->last_est);
+	free(s->pre_tail);
+	free(s->whole_iv);
 	free(s->kept_obs);
 	free(s->kept_ref);
 	free(s->kept_val);
@@ -306,6 +367,27 @@ out:
 	return rc;
 }
 
+/*
+ * Fixed slices: slice g's events as part g of the source, switched at once
+ * (mpxkit_source_switch_part: one ioctl(2) each way and one read(2) of the
+ * set that closed, where one per event each way and one read per event was
+ * needed).  A source that cannot (a replay, no clock, the kernel refused a
+ * group) keeps switching event by event; so does every changing schedule.
+ */
+static void make_parts(mpxkit_sched *s)
+{
+	size_t *part = malloc(s->n_slots * sizeof *part);
+
+	if (part == NULL)
+		return;
+	for (size_t e = 0; e < s->n_slots; e++)
+		part[e] = e < s->n ? s->slice[e] : MPXKIT_SOURCE_NO_PART;
+	for (size_t e = 0; e < s->n; e++)
+		s->part_size[s->slice[e]]++;
+	s->parted = mpxkit_source_partition(s->src, part, s->W, NULL) == 0;
+	free(part);
+}
+
 int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_config *cfg,
 		     mpxkit_diag *diag)
 {
@@ -324,6 +406,15 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	s = calloc(1, sizeof *s);
 	if (s == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "scheduler: out of memory");
+	if (mpxkit__front_wanted(src, cfg)) {
+		rc = mpxkit__front_new(&s->front, src, cfg, diag);
+		if (rc < 0) {
+			free(s);
+			return rc;
+		}
+		*out = s;
+		return 0;
+	}
 	s->wake_fd = -1;
 	s->peek_pending = -1;
 	/* Read without the lock by design, under its sequence count (read_unlocked). */
@@ -365,12 +456,22 @@ int mpxkit_sched_new(mpxkit_sched **out, mpxkit_source *src, const mpxkit_sched_
 	fixed_slices = s->slice[0] != SIZE_MAX;
 	s->layout = (mpxkit_layout){s->n, s->W, fixed_slices ? s->slice : NULL, s->has_ref,
 				    (mpxkit_schedule_period(s->sch) - 1) / s->W};
+	if (fixed_slices && !s->is_virtual)
+		make_parts(s);
 	opts.model = cfg->model[0] ? cfg->model : NULL;
 	rc = mpxkit_estimator_new(&s->est, cfg->estimator[0] ? cfg->estimator : "fixed", &s->layout,
 				  &opts, diag);
 	if (rc < 0)
 		goto fail;
 	snprintf(s->estimator, sizeof s->estimator, "%s", mpxkit_estimator_info_of(s->est)->name);
+	s->level = cfg->level > 0 ? cfg->level : MPXKIT_INTERVAL_LEVEL;
+	if (mpxkit_estimator_set_interval(s->est, s->level, 0) < 0) {
+		rc = mpxkit_fail(diag, MPXKIT_EINVAL, "scheduler: level %g not in (0, %.2f]",
+				 s->level, MPXKIT_INTERVAL_LEVEL_MAX);
+		goto fail;
+	}
+	for (size_t e = 0; e < s->n; e++)
+		s->final_iv[e] = not_counted();
 	s->whole_max = cfg->whole_max;
 	s->read_mode = cfg->read;
 	s->whole = s->whole_max > 0 && mpxkit_estimator_has_whole_run(s->est);
@@ -399,6 +500,11 @@ void mpxkit_sched_free(mpxkit_sched *s)
 {
 	if (s == NULL)
 		return;
+	if (s->front) {
+		mpxkit__front_free(s->front);
+		free(s);
+		return;
+	}
 	mpxkit_sched_stop(s);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->wake);
@@ -413,22 +519,44 @@ void mpxkit_sched_free(mpxkit_sched *s)
 
 const mpxkit_layout *mpxkit_sched_layout(const mpxkit_sched *s)
 {
+	if (s && s->front)
+		return mpxkit__front_layout(s->front);
 	return s ? &s->layout : NULL;
 }
 
 size_t mpxkit_sched_counters(const mpxkit_sched *s)
 {
+	if (s && s->front)
+		return mpxkit__front_counters(s->front);
 	return s ? s->C : 0;
 }
 
 const char *mpxkit_sched_estimator(const mpxkit_sched *s)
 {
+	if (s && s->front)
+		return mpxkit__front_estimator(s->front);
 	return s ? s->estimator : "none";
 }
 
 const char *mpxkit_sched_schedule(const mpxkit_sched *s)
 {
+	if (s && s->front)
+		return mpxkit__front_schedule(s->front);
 	return s ? s->schedule : "none";
+}
+
+size_t mpxkit_sched_n_multiplexed(const mpxkit_sched *s)
+{
+	if (s && s->front)
+		return mpxkit__front_n_multiplexed(s->front);
+	return s ? s->n : 0;
+}
+
+size_t mpxkit_sched_wakeups(const mpxkit_sched *s)
+{
+	if (s && s->front)
+		return mpxkit__front_wakeups(s->front);
+	return s ? __atomic_load_n(&s->wakeups, __ATOMIC_RELAXED) : 0;
 }
 
 /* ---- slices (all under lock) ---------------------------------------------------------- */
@@ -495,10 +623,51 @@ static int start_slice(mpxkit_sched *s, const size_t *set, size_t n, uint64_t *n
  * one ioctl per event that changes and none for an event that stays; the
  * next set's events are marked in s->mark.
  */
+/* The part that is exactly this set, or MPXKIT_SOURCE_NO_PART (an empty set too). */
+static size_t part_of(const mpxkit_sched *s, const size_t *set, size_t n)
+{
+	size_t p = n ? s->slice[set[0]] : MPXKIT_SOURCE_NO_PART;
+
+	if (n == 0 || s->part_size[p] != n)
+		return MPXKIT_SOURCE_NO_PART;
+	for (size_t i = 1; i < n; i++)
+		if (s->slice[set[i]] != p)
+			return MPXKIT_SOURCE_NO_PART;
+	return p;
+}
+
+/*
+ * The change of the counted set when the source has parts: one switch
+ * (mpxkit_source_switch_part), which reads the closed set and the clock as
+ * at the next set's enable, and the reference.  The next set's slice starts
+ * from its counts of its last read, after its last disable, which have
+ * stood still since (start_counts 0), and from that clock.
+ */
+static int switch_parts(mpxkit_sched *s, uint64_t *now)
+{
+	size_t from = part_of(s, s->cur, s->n_cur), to = part_of(s, s->nxt, s->n_nxt), ref = s->n;
+	int rc;
+
+	/* A fixed schedule's set is always one part: anything else is a bug, said as such. */
+	if ((s->n_cur && from == MPXKIT_SOURCE_NO_PART) || to == MPXKIT_SOURCE_NO_PART)
+		return -MPXKIT_EINVAL;
+	rc = mpxkit_source_switch_part(s->src, from, to, s->counts, now);
+	if (rc == 0 && s->has_ref)
+		rc = mpxkit_source_read_slots(s->src, &ref, 1, s->counts);
+	for (size_t i = 0; i < s->n_cur; i++)
+		s->on[s->cur[i]] = 0;
+	for (size_t i = 0; i < s->n_nxt; i++)
+		s->on[s->nxt[i]] = 1;
+	s->start_counts = 0;
+	return rc;
+}
+
 static int switch_set(mpxkit_sched *s, uint64_t *now)
 {
 	int rc = 0;
 
+	if (s->parted)
+		return switch_parts(s, now);
 	for (size_t i = 0; i < s->n_nxt; i++)
 		s->mark[s->nxt[i]] = 1;
 	for (size_t i = 0; i < s->n_cur && rc == 0; i++)
@@ -623,13 +792,21 @@ static void add_to(double *sum, const double *v, size_t n)
 		sum[e] += v[e];
 }
 
-/* One window's estimates, from push or flush: into the sums, and to the series. */
+/*
+ * One window's estimates, from push or flush: into the sums, and to the
+ * series; its intervals are the last window's, which the window in
+ * progress follows at a read.
+ */
 static void take_estimates(mpxkit_sched *s)
 {
 	add_to(s->sum, s->out, s->n);
+	memcpy(s->last_est, s->out, s->n * sizeof *s->last_est);
+	memcpy(s->last_iv, s->out_iv, s->n * sizeof *s->last_iv);
 	s->base_ok = 0;
 	if (s->series)
 		s->series(s->series_arg, s->emitted, s->out);
+	if (s->series_iv)
+		s->series_iv(s->series_arg, s->emitted, s->out, s->out_iv);
 	s->emitted++;
 }
 
@@ -718,7 +895,7 @@ static int end_window(mpxkit_sched *s)
 
 	keep_window(s);
 	estimates_changed(s);
-	rc = mpxkit_estimator_push(s->est, &rot, s->out);
+	rc = mpxkit_estimator_push_iv(s->est, &rot, s->out, s->out_iv);
 	if (rc < 0)
 		return rc;
 	if (rc == 1)
@@ -805,7 +982,7 @@ static int rotate(mpxkit_sched *s)
 static void flush_estimator(mpxkit_sched *s)
 {
 	estimates_changed(s);
-	while (mpxkit_estimator_flush(s->est, s->out) == 1)
+	while (mpxkit_estimator_flush_iv(s->est, s->out, s->out_iv) == 1)
 		take_estimates(s);
 }
 
@@ -819,14 +996,16 @@ static void whole_pass(mpxkit_sched *s)
 {
 	mpxkit_series run = {s->n_kept, s->kept_obs, s->kept_ref, s->kept_val, s->kept_len};
 	double *est;
+	mpxkit_interval *iv;
 
 	if (!s->whole || !s->kept_all || s->error < 0 || s->n_kept != s->rotations)
 		return;
 	est = malloc((s->n_kept ? s->n_kept : 1) * s->n * sizeof *est);
-	if (est == NULL)
-		return;
-	if (mpxkit_estimator_run_whole_series(s->est, &run, est, NULL) < 0) {
+	iv = malloc((s->n_kept ? s->n_kept : 1) * s->n * sizeof *iv);
+	if (est == NULL || iv == NULL ||
+	    mpxkit_estimator_run_whole_series_iv(s->est, &run, est, iv, s->whole_total, NULL) < 0) {
 		free(est);
+		free(iv);
 		return;
 	}
 	memset(s->sum, 0, s->n * sizeof *s->sum);
@@ -834,7 +1013,9 @@ static void whole_pass(mpxkit_sched *s)
 		add_to(s->sum, est + k * s->n, s->n);
 	s->base_ok = 0;
 	free(s->whole_est);
+	free(s->whole_iv);
 	s->whole_est = est;
+	s->whole_iv = iv;
 	s->whole_done = 1;
 }
 
@@ -887,6 +1068,84 @@ static void tail_estimate(const mpxkit_sched *s, uint64_t live, double elapsed, 
 	}
 }
 
+/*
+ * The relative half-width above the estimate of event e's last window
+ * estimated; INFINITY where it has none (not counted, open, or a zero
+ * estimate with room above it).
+ */
+static double last_relative(const mpxkit_sched *s, size_t e)
+{
+	const mpxkit_interval *v = &s->last_iv[e];
+	double est = s->last_est[e];
+
+	if ((v->flags & (MPXKIT_INTERVAL_UNOBSERVED | MPXKIT_INTERVAL_OPEN)) || !isfinite(v->hi))
+		return INFINITY;
+	if (v->hi <= est)
+		return 0.0;
+	return est > 0 ? (v->hi - est) / est : INFINITY;
+}
+
+/*
+ * Event e's total interval v (the estimator's, over the windows estimated
+ * and those it holds) widened by the window in progress, which added tail
+ * to the estimate, now est, of which the window's slices saw seen
+ * (doc/component.md, "Intervals").  Counted all the time, the tail is the
+ * truth: both bounds move by it.  Otherwise the tail is an estimate with the
+ * last window's relative half-width, its error taken as independent of the
+ * windows' before (their half-widths add in quadrature, as the estimator
+ * adds the windows' variances); below, the tail is at least what it saw.
+ * With no window estimated yet a tail that saw counts is open above, one
+ * that saw none leaves the event not counted.
+ */
+static void widen_by_tail(const mpxkit_sched *s, size_t e, double tail, double seen, double est,
+			  mpxkit_interval *v)
+{
+	double rel, h_t, below, above, prev = est - tail;
+
+	if (s->all_on) {
+		/* Inside the first window nothing is estimated: the count so far is the truth. */
+		if (v->flags & MPXKIT_INTERVAL_UNOBSERVED)
+			*v = (mpxkit_interval){est, est, 0, INFINITY, 0};
+		else
+			v->lo += tail, v->hi += tail;
+		return;
+	}
+	if (v->flags & MPXKIT_INTERVAL_UNOBSERVED) {
+		if (seen > 0 || s->win_t[e] > 0 || s->on[e])
+			*v = (mpxkit_interval){seen, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_OPEN};
+		return;
+	}
+	if (tail == 0 && seen == 0)
+		return;
+	rel = last_relative(s, e);
+	h_t = tail > 0 ? rel * tail : 0.0;
+	if (!isfinite(h_t) || !isfinite(v->hi)) {
+		v->lo += seen;
+		v->hi = INFINITY;
+		v->flags |= MPXKIT_INTERVAL_OPEN;
+		return;
+	}
+	below = prev - v->lo;
+	above = v->hi - prev;
+	v->hi = est + sqrt(above * above + h_t * h_t);
+	v->lo = fmax(v->lo + seen, est - sqrt(below * below + h_t * h_t));
+	if (v->lo > est)
+		v->lo = est;
+}
+
+/*
+ * What the window in progress saw of each event: its closed slices' counts,
+ * and the live slice's of an event counting now.
+ */
+static double window_seen(const mpxkit_sched *s, size_t e, uint64_t live, int closing)
+{
+	double seen = (double)s->win_obs[e];
+
+	if (s->on[e])
+		seen += live_count(s, e, live, closing);
+	return seen;
+}
+
 static void fidelity_of(const mpxkit_sched *s, const double *counted, double total, double *out)
 {
 	for (size_t e = 0; e < s->n; e++)
@@ -918,13 +1177,36 @@ static int before(const struct timespec *a, const struct timespec *b)
  * a thread that was not scheduled has not used its slice, so a group is never
  * rotated out before it could count anything.  Without a clock, wall time.
  */
-static uint64_t slice_left(mpxkit_sched *s)
+static uint64_t slice_left(mpxkit_sched *s, uint64_t *used)
 {
 	uint64_t now;
 
+	*used = 0;
 	if (!s->has_clock || mpxkit_source_clock(s->src, &now) < 0)
 		return 0;
-	return now - s->slice_clock >= s->slice_ns ? 0 : s->slice_ns - (now - s->slice_clock);
+	*used = now - s->slice_clock;
+	return *used >= s->slice_ns ? 0 : s->slice_ns - *used;
+}
+
+/*
+ * The wall time the target needs for `left` more of its own time, at the
+ * pace it had in this slice so far (used of its time in the slice's wall
+ * time): a target that gets a quarter of a CPU (8 threads on 2) needs 4 ms
+ * for a slice of 1 ms, and sleeping `left` each time instead woke the
+ * thread some 8 times a slice.  At least `left` (a thread runs no faster
+ * than its clock), at most 4 times it: a target that speeds up then (it
+ * waited, and runs again) overruns its slice by at most 3 times what was
+ * left of it.
+ */
+static uint64_t wall_for(const mpxkit_sched *s, const struct timespec *now, uint64_t used,
+			 uint64_t left)
+{
+	double wall = (double)(now->tv_sec - s->slice_wall.tv_sec) * 1e9 +
+		      (double)(now->tv_nsec - s->slice_wall.tv_nsec);
+	double pace = wall > 0 && used > 0 ? (double)used / wall : 1;
+
+	pace = pace > 1 ? 1 : pace < 0.25 ? 0.25 : pace;
+	return (uint64_t)((double)left / pace);
 }
 
 /* Sleeps until the deadline or a wake-up, with the lock released so reads are never held up. */
@@ -947,32 +1229,61 @@ static void sleep_until(mpxkit_sched *s, const struct timespec *deadline)
 	pthread_mutex_lock(&s->lock);
 }
 
+/*
+ * Beside the target (doc/component.md, "Slice boundaries"): each
+ * ioctl(2) on the events of a target that runs on another CPU is a call to
+ * that CPU, and so is a read(2) of one that counts there; in a virtual
+ * machine each costs tens of microseconds of both CPUs, where the same call
+ * on the target's own CPU costs under one.  So before a boundary the thread
+ * moves to the CPU its target runs on (or last ran on), if it may run there
+ * (the CPUs it started with: a caller's pinning is kept), and stays there:
+ * its next wake-up is that CPU's timer.  There the target waits while the
+ * boundary runs, so every call is local and no count moves during it.
+ */
+static void follow_target(mpxkit_sched *s)
+{
+	int cpu = mpxkit_source_target_cpu(s->src);
+	cpu_set_t one;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &s->allowed) || cpu == sched_getcpu())
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	/* A refusal (a cpuset changed meanwhile) leaves it where it is. */
+	sched_setaffinity(0, sizeof one, &one);
+}
+
 static void run_real_time(mpxkit_sched *s)
 {
 	struct timespec deadline, now;
 
+	if (sched_getaffinity(0, sizeof s->allowed, &s->allowed) != 0)
+		CPU_ZERO(&s->allowed);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	add_ns(&deadline, s->slice_ns);
 	while (!s->quit) {
-		uint64_t left;
+		uint64_t left, used;
 		sleep_until(s, &deadline);
 		if (s->quit)
 			break;
+		__atomic_store_n(&s->wakeups, s->wakeups + 1, __ATOMIC_RELAXED);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (before(&now, &deadline))
 			continue; /* woken early */
 		deadline = now;
 		/* Less than a tenth of a slice left: rotate now rather than wake again so soon. */
-		left = slice_left(s);
+		left = slice_left(s, &used);
 		if (left > s->slice_ns / 10) {
-			add_ns(&deadline, left);
+			add_ns(&deadline, wall_for(s, &now, used, left));
 			continue;
 		}
 		if (s->error == 0) {
+			follow_target(s);
 			unpublish(s);
 			note_error(s, rotate(s));
 			publish(s);
 		}
+		clock_gettime(CLOCK_MONOTONIC, &s->slice_wall);
 		add_ns(&deadline, s->slice_ns);
 	}
 }
@@ -1022,6 +1333,7 @@ static int begin_run(mpxkit_sched *s)
 	s->has_clock = !s->is_virtual && mpxkit_source_clock(s->src, &s->run_clock) == 0;
 	s->shortcut = s->all_on && s->has_clock;
 	s->win_clock = s->slice_clock = s->run_clock;
+	clock_gettime(CLOCK_MONOTONIC, &s->slice_wall);
 	if (rc == 0)
 		rc = read_counts(s);
 	if (rc < 0)
@@ -1044,6 +1356,7 @@ static int begin_run(mpxkit_sched *s)
 	clear_window(s);
 	s->total_ns = 0;
 	s->rotations = 0;
+	__atomic_store_n(&s->wakeups, 0, __ATOMIC_RELAXED);
 	s->emitted = 0;
 	s->done = 0;
 	s->error = 0;
@@ -1051,11 +1364,30 @@ static int begin_run(mpxkit_sched *s)
 	s->kept_all = 1;
 	s->whole_done = 0;
 	free(s->whole_est);
+	free(s->whole_iv);
 	s->whole_est = NULL;
+	s->whole_iv = NULL;
+	for (size_t e = 0; e < s->n; e++) {
+		s->last_est[e] = 0;
+		s->last_iv[e] = not_counted();
+	}
 	/* Slice 0's set, chosen before anything is counted. */
 	s->n_cur = mpxkit_schedule_next(s->sch, s->cur);
 	rebase_after_switch(s); /* everything is off: every count stands where it was read */
 	rc = s->has_ref ? mpxkit_source_enable(s->src, (int)s->n) : 0;
+	if (s->parted) {
+		/* Slice 0 keeps the clock read above; the switch anchors its set's part. */
+		size_t p = part_of(s, s->cur, s->n_cur);
+		uint64_t at;
+		if (rc == 0)
+			rc = p == MPXKIT_SOURCE_NO_PART
+				 ? -MPXKIT_EINVAL
+				 : mpxkit_source_switch_part(s->src, MPXKIT_SOURCE_NO_PART, p,
+							     s->counts, &at);
+		for (size_t i = 0; i < s->n_cur; i++)
+			s->on[s->cur[i]] = 1;
+		return rc;
+	}
 	for (size_t i = 0; i < s->n_cur && rc == 0; i++) {
 		rc = mpxkit_source_enable(s->src, (int)s->cur[i]);
 		s->on[s->cur[i]] = 1;
@@ -1067,9 +1399,26 @@ int mpxkit_sched_on_rotation(mpxkit_sched *s, mpxkit_sched_series_fn fn, void *a
 {
 	if (s == NULL)
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_on_rotation(s->front, fn, arg);
 	if (s->running)
 		return -MPXKIT_ESTATE;
 	s->series = fn;
+	s->series_iv = NULL;
+	s->series_arg = arg;
+	return 0;
+}
+
+int mpxkit_sched_on_rotation_iv(mpxkit_sched *s, mpxkit_sched_series_iv_fn fn, void *arg)
+{
+	if (s == NULL)
+		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_on_rotation_iv(s->front, fn, arg);
+	if (s->running)
+		return -MPXKIT_ESTATE;
+	s->series = NULL;
+	s->series_iv = fn;
 	s->series_arg = arg;
 	return 0;
 }
@@ -1081,6 +1430,8 @@ int mpxkit_sched_start(mpxkit_sched *s)
 
 	if (s == NULL)
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_start(s->front);
 	if (s->running)
 		return -MPXKIT_ESTATE;
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
@@ -1258,10 +1609,10 @@ static int read_unlocked(mpxkit_sched *s, double *est, int *rc)
 /*
  * The totals now (lock held): sums, what the estimator holds, the window in
  * progress from a read of the set counting now, taken as mode says; closing
- * (the stop, every slot off): an exact read, and the slice in progress
- * closed as a boundary closes one (live_count).
+ * (the stop, every slot off): the stop's exact read at the disable, and the
+ * slice in progress closed as a boundary closes one (live_count).
  */
-static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
+static void current_totals(mpxkit_sched *s, double *est, double *fidelity, mpxkit_interval *iv,
 			   mpxkit_sched_read_mode mode, int closing)
 {
 	double total = s->total_ns;
@@ -1274,12 +1625,21 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 	pending = peek(s);
 	if (pending > 0)
 		add_to(est, s->peeked, s->n);
+	if (iv && s->whole_done)
+		memcpy(iv, s->whole_total, s->n * sizeof *iv);
+	else if (iv)
+		mpxkit_estimator_peek_iv(s->est, s->pre_tail, iv);
 	if (s->is_virtual)
 		goto out;
-	if (mode == MPXKIT_SCHED_READ_FAST && !closing)
-		rc = read_live_fast(s, !s->all_on || fidelity != NULL, &now);
-	if (rc == -MPXKIT_ENOSUPP)
-		rc = read_live_exact(s, &now);
+	if (closing) {
+		rc = s->stop_rc;
+		now = s->stop_now;
+	} else {
+		if (mode == MPXKIT_SCHED_READ_FAST)
+			rc = read_live_fast(s, !s->all_on || fidelity != NULL, &now);
+		if (rc == -MPXKIT_ENOSUPP)
+			rc = read_live_exact(s, &now);
+	}
 	if (rc == 0) {
 		uint64_t live = live_time(s, now, s->rd);
 		double elapsed = s->win_ns + (double)live;
@@ -1288,9 +1648,15 @@ static void current_totals(mpxkit_sched *s, double *est, double *fidelity,
 			elapsed = (double)(now - s->win_clock);
 			total = (double)(now - s->run_clock);
 		}
+		if (iv)
+			memcpy(s->pre_tail, est, s->n * sizeof *est);
 		tail_estimate(s, live, elapsed, closing, est, fidelity ? s->scratch : NULL);
+		for (size_t e = 0; iv && e < s->n; e++)
+			widen_by_tail(s, e, est[e] - s->pre_tail[e],
+				      window_seen(s, e, live, closing), est[e], &iv[e]);
 	}
 out:
+	s->read_total = total;
 	if (fidelity)
 		fidelity_of(s, s->scratch, total, fidelity);
 }
@@ -1301,6 +1667,8 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 
 	if (s == NULL)
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_stop(s->front);
 	if (!s->running)
 		return 0;
 	pthread_mutex_lock(&s->lock);
@@ -1323,9 +1691,18 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 	}
 	/* The thread is gone: nothing else touches the state now. */
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
+	/*
+	 * The live slice ends here.  The flush, the series callback and the
+	 * whole-run pass run next on the caller's thread, which a per-thread
+	 * clock goes on counting: read after them, the window in progress grew
+	 * by their time (bigru under ASan: 7 ms of task-clock added to a 150 ms
+	 * run, 13 ms on a loaded machine; ctests/test_sched).
+	 */
+	if (!s->is_virtual)
+		s->stop_rc = read_live_exact(s, &s->stop_now);
 	flush_estimator(s);
 	whole_pass(s); /* after the flush: the series callback has had every windowed rotation */
-	current_totals(s, s->final, s->final_fidelity, MPXKIT_SCHED_READ_EXACT, 1);
+	current_totals(s, s->final, s->final_fidelity, s->final_iv, MPXKIT_SCHED_READ_EXACT, 1);
 	s->running = 0;
 	if (s->error < 0)
 		rc = s->error;
@@ -1338,8 +1715,12 @@ int mpxkit_sched_reset(mpxkit_sched *s)
 
 	if (s == NULL)
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_reset(s->front);
 	if (!s->running) {
 		memset(s->final, 0, s->n * sizeof *s->final);
+		for (size_t e = 0; e < s->n; e++)
+			s->final_iv[e] = not_counted();
 		return 0;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -1357,6 +1738,8 @@ int mpxkit_sched_reset(mpxkit_sched *s)
 
 int mpxkit_sched_read(mpxkit_sched *s, double *est, double *fidelity)
 {
+	if (s && s->front && est)
+		return mpxkit__front_read(s->front, MPXKIT_SCHED_READ_FAST, 0, est, fidelity, NULL);
 	return s ? mpxkit_sched_read_as(s, s->read_mode, est, fidelity) : -MPXKIT_EINVAL;
 }
 
@@ -1368,6 +1751,8 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 	if (s == NULL || est == NULL ||
 	    (mode != MPXKIT_SCHED_READ_FAST && mode != MPXKIT_SCHED_READ_EXACT))
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_read(s->front, mode, 1, est, fidelity, NULL);
 	if (!s->running) {
 		memcpy(est, s->final, s->n * sizeof *est);
 		if (fidelity)
@@ -1380,16 +1765,70 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 	wait_served(s);
 	if (!s->shortcut || fidelity != NULL || mode != MPXKIT_SCHED_READ_FAST ||
 	    read_all_on(s, est) == -MPXKIT_ENOSUPP)
-		current_totals(s, est, fidelity, mode, 0);
+		current_totals(s, est, fidelity, NULL, mode, 0);
 	rc = s->error < 0 ? s->error : (int)s->rotations;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+int mpxkit_sched_read_timed(mpxkit_sched *s, double *est, double *fidelity, double *run_ns)
+{
+	int rc;
+
+	if (s == NULL || fidelity == NULL || run_ns == NULL)
+		return -MPXKIT_EINVAL;
+	if (s->front)
+		return est ? mpxkit__front_read(s->front, MPXKIT_SCHED_READ_FAST, 0, est, fidelity,
+						run_ns)
+			   : -MPXKIT_EINVAL;
+	/* With fidelity asked for, every read goes through current_totals, or is the stop's. */
+	rc = mpxkit_sched_read(s, est, fidelity);
+	if (rc >= 0)
+		*run_ns = s->read_total;
+	return rc;
+}
+
+int mpxkit_sched_read_iv(mpxkit_sched *s, double *est, double *fidelity, double *run_ns,
+			 mpxkit_interval *iv)
+{
+	int rc;
+
+	if (s == NULL || est == NULL || iv == NULL)
+		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_read_iv(s->front, est, fidelity, run_ns, iv);
+	if (!s->running) {
+		memcpy(est, s->final, s->n * sizeof *est);
+		memcpy(iv, s->final_iv, s->n * sizeof *iv);
+		if (fidelity)
+			memcpy(fidelity, s->final_fidelity, s->n * sizeof *fidelity);
+		if (run_ns)
+			*run_ns = s->read_total;
+		return s->error < 0 ? s->error : (int)s->rotations;
+	}
+	pthread_mutex_lock(&s->lock);
+	wait_served(s);
+	current_totals(s, est, fidelity, iv, s->read_mode, 0);
+	if (run_ns)
+		*run_ns = s->read_total;
+	rc = s->error < 0 ? s->error : (int)s->rotations;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+double mpxkit_sched_level(const mpxkit_sched *s)
+{
+	if (s && s->front)
+		return mpxkit__front_level(s->front);
+	return s ? s->level : 0.0;
 }
 
 int mpxkit_sched_whole_series(const mpxkit_sched *s, mpxkit_sched_whole *out)
 {
 	if (s == NULL || out == NULL)
 		return -MPXKIT_EINVAL;
+	if (s->front)
+		return mpxkit__front_whole_series(s->front, out);
 	memset(out, 0, sizeof *out);
 	if (s->running)
 		return -MPXKIT_ESTATE;
@@ -1401,5 +1840,6 @@ int mpxkit_sched_whole_series(const mpxkit_sched *s, mpxkit_sched_whole *out)
 	out->ref = s->has_ref ? s->kept_ref : NULL;
 	out->val = s->kept_val;
 	out->len = s->kept_len;
+	out->iv = s->whole_iv;
 	return 1;
 }

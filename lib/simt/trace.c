@@ -19,7 +19,7 @@
 #define MAX_NAME_LEN	  4095
 #define MAX_BLOCK_THREADS 2048
 #define LIST_MAX_BYTES	  (64u << 20)
-#define MEMO_TEXT	  64 /* the longest line start a memo holds */
+#define MEMO_TEXT	  64	    /* the longest line start a memo holds */
 #define LINE_SLACK	  MEMO_TEXT /* readable bytes after a copied line's NUL */
 
 /* ---- lines: from the shared reader, or from a buffer (tests, fuzzing) ----------------------- */
@@ -386,6 +386,26 @@ static int parse_memcpy(const char *p, const char *end, uint64_t *addr, uint64_t
 	return 0;
 }
 
+/*
+ * "MemcpyHtoD,..." or "MemcpyDtoH,..." into cmd: the address and size, and a
+ * copy [addr, addr + size) that ends past 2^64 refused (no device address
+ * space holds it).
+ */
+static int memcpy_line(const char *line, const char *end, mpxkit_simt_command *cmd,
+		       const char *list, uint64_t no, mpxkit_diag *diag)
+{
+	if (parse_memcpy(line + 11, end, &cmd->addr, &cmd->size) < 0)
+		return mpxkit_fail(diag, MPXKIT_EFORMAT,
+				   "%s:%llu: '%.10s,0xADDRESS,BYTES' expected", list,
+				   (unsigned long long)no, line);
+	if (cmd->size > 0 && cmd->addr > UINT64_MAX - (cmd->size - 1))
+		return mpxkit_fail(diag, MPXKIT_EFORMAT,
+				   "%s:%llu: %.10s of %llu bytes at 0x%llx ends past 2^64", list,
+				   (unsigned long long)no, line, (unsigned long long)cmd->size,
+				   (unsigned long long)cmd->addr);
+	return 0;
+}
+
 int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxkit_diag *diag)
 {
 	mpxkit_reader_options opt = {MPXKIT_READER_TEXT, LIST_MAX_BYTES, 4096, "kernel list"};
@@ -431,21 +451,12 @@ int mpxkit_simt_commands_read(const char *path, mpxkit_simt_commands **out, mpxk
 		if (n == 0)
 			continue;
 		end = line + n;
-		if (n > 11 && memcmp(line, "MemcpyHtoD,", 11) == 0) {
-			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
-				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-						 "%s:%llu: 'MemcpyHtoD,0xADDRESS,BYTES' expected",
-						 list, (unsigned long long)l.lineno);
+		if (n > 11 && (memcmp(line, "MemcpyHtoD,", 11) == 0 ||
+			       memcmp(line, "MemcpyDtoH,", 11) == 0)) {
+			if ((rc = memcpy_line(line, end, &cmd, list, l.lineno, diag)) < 0)
 				goto fail;
-			}
-		} else if (n > 11 && memcmp(line, "MemcpyDtoH,", 11) == 0) {
-			if (parse_memcpy(line + 11, end, &cmd.addr, &cmd.size) < 0) {
-				rc = mpxkit_fail(diag, MPXKIT_EFORMAT,
-						 "%s:%llu: 'MemcpyDtoH,0xADDRESS,BYTES' expected",
-						 list, (unsigned long long)l.lineno);
-				goto fail;
-			}
-			continue;
+			if (line[6] == 'D') /* DtoH: nothing for the model to do */
+				continue;
 		} else if (n > 6 && memcmp(line, "kernel", 6) == 0 &&
 			   memchr(line, '/', n) == NULL &&
 			   (ends_with(line, n, ".traceg") || ends_with(line, n, ".traceg.gz"))) {
@@ -970,6 +981,11 @@ static int parse_block_line(mpxkit_simt_trace *t, const char *line, size_t n, mp
 		t->block[i] = (uint32_t)v;
 		p = stop + 1;
 	}
+	if (t->blocks == t->k.n_blocks)
+		return TFAIL(t, diag, MPXKIT_EFORMAT,
+			     "more thread blocks than the grid's %llu (grid dim = (%u,%u,%u))",
+			     (unsigned long long)t->k.n_blocks, t->k.grid[0], t->k.grid[1],
+			     t->k.grid[2]);
 	t->warps_seen = 0;
 	t->blocks++;
 	return 0;
@@ -1437,6 +1453,15 @@ int mpxkit_simt_trace_next(mpxkit_simt_trace *t, mpxkit_simt_step *step, mpxkit_
 		if ((rc = next_line(&t->l, &line, &n, diag)) < 0)
 			return rc;
 		if (rc == 0) {
+			/* A trace cut between blocks would time a smaller kernel than its grid. */
+			if (t->state == S_BETWEEN && t->blocks != t->k.n_blocks)
+				return mpxkit_fail(
+				    diag, MPXKIT_ETRUNC,
+				    "%s: holds %llu of the grid's %llu thread blocks (grid dim = "
+				    "(%u,%u,%u))",
+				    t->l.name, (unsigned long long)t->blocks,
+				    (unsigned long long)t->k.n_blocks, t->k.grid[0], t->k.grid[1],
+				    t->k.grid[2]);
 			if (t->state == S_BETWEEN) {
 				t->state = S_DONE;
 				return MPXKIT_SIMT_END;

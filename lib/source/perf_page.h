@@ -89,4 +89,13 @@ int mpxkit__perf_simulate(mpxkit_source *s, int slot, struct perf_event_mmap_pag
 			  const mpxkit__pmc *pmc);
 int mpxkit__perf_anchor(const mpxkit_source *s, int slot, int64_t *anchor, uint64_t *err);
 
+/*
+ * Tests only: slot's event is taken as one that takes a counter of PMU pmu
+ * (mpxkit_source_counter_pmu says pmu), so that the engine multiplexes it
+ * under MPXKIT_MULTIPLEX=hardware beside events counted all the time, and
+ * apart from other PMUs' events, on a machine without a PMU.  Its counting
+ * is unchanged.
+ */
+int mpxkit__perf_force_counter(mpxkit_source *s, int slot, int pmu);
+
 #endif

@@ -124,6 +124,18 @@ int mpxkit_source_countable(const mpxkit_source *s, const size_t *slots, size_t 
 	return s->ops->countable ? s->ops->countable(s, slots, n) : 1;
 }
 
+int mpxkit_source_counter_pmu(const mpxkit_source *s, int slot)
+{
+	if (s == NULL || slot < 0 || (size_t)slot >= s->n_slots)
+		return 0;
+	return s->ops->counter_pmu ? s->ops->counter_pmu(s, (size_t)slot) : 0;
+}
+
+int mpxkit_source_takes_counter(const mpxkit_source *s, int slot)
+{
+	return mpxkit_source_counter_pmu(s, slot) >= 0;
+}
+
 int mpxkit_source_is_virtual(const mpxkit_source *s)
 {
 	return s != NULL && s->ops->step != NULL;
@@ -148,4 +160,47 @@ int mpxkit_source_clock(mpxkit_source *s, uint64_t *ns)
 	if (s == NULL || ns == NULL)
 		return -MPXKIT_EINVAL;
 	return s->ops->clock ? s->ops->clock(s, ns) : -MPXKIT_ENOSUPP;
+}
+
+int mpxkit_source_target_cpu(mpxkit_source *s)
+{
+	if (s == NULL)
+		return -1;
+	return s->ops->target_cpu ? s->ops->target_cpu(s) : -1;
+}
+
+int mpxkit_source_partition(mpxkit_source *s, const size_t *part, size_t n_parts, mpxkit_diag *diag)
+{
+	int rc;
+
+	if (s == NULL || part == NULL || n_parts == 0 || n_parts > s->n_slots || s->n_parts)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "source: bad partition");
+	for (size_t p = 0; p < n_parts; p++) {
+		size_t members = 0;
+		for (size_t i = 0; i < s->n_slots; i++) {
+			if (part[i] != MPXKIT_SOURCE_NO_PART && part[i] >= n_parts)
+				return mpxkit_fail(diag, MPXKIT_EINVAL,
+						   "source: slot %zu in part %zu of %zu", i,
+						   part[i], n_parts);
+			members += part[i] == p;
+		}
+		if (members == 0)
+			return mpxkit_fail(diag, MPXKIT_EINVAL, "source: part %zu has no slot", p);
+	}
+	if (s->ops->partition == NULL)
+		return -MPXKIT_ENOSUPP;
+	rc = s->ops->partition(s, part, n_parts, diag);
+	if (rc == 0)
+		s->n_parts = n_parts;
+	return rc;
+}
+
+int mpxkit_source_switch_part(mpxkit_source *s, size_t from, size_t to, mpxkit_source_count *counts,
+			      uint64_t *clock_ns)
+{
+	if (s == NULL || counts == NULL || clock_ns == NULL || s->n_parts == 0 ||
+	    (from != MPXKIT_SOURCE_NO_PART && from >= s->n_parts) ||
+	    (to != MPXKIT_SOURCE_NO_PART && to >= s->n_parts))
+		return -MPXKIT_EINVAL;
+	return s->ops->switch_part(s, from, to, counts, clock_ns);
 }

@@ -30,14 +30,23 @@ typedef struct mpxkit_source_ops {
 	int (*step)(mpxkit_source *s);		      /* NULL for real-time kinds */
 	int (*rewind)(mpxkit_source *s);	      /* NULL for real-time kinds */
 	int (*clock)(mpxkit_source *s, uint64_t *ns); /* NULL for virtual kinds */
+	/* Optional: mpxkit_source_target_cpu; NULL: -1. */
+	int (*target_cpu)(mpxkit_source *s);
+	/* Optional: parts (checked by source.c); NULL: -MPXKIT_ENOSUPP. */
+	int (*partition)(mpxkit_source *s, const size_t *part, size_t n_parts, mpxkit_diag *diag);
+	int (*switch_part)(mpxkit_source *s, size_t from, size_t to, mpxkit_source_count *counts,
+			   uint64_t *clock_ns);
 	/* Optional: whether these slots count together (mpxkit_source_countable); NULL: any. */
 	int (*countable)(const mpxkit_source *s, const size_t *slots, size_t n);
+	/* Optional: mpxkit_source_counter_pmu; NULL: every slot takes one of PMU 0. */
+	int (*counter_pmu)(const mpxkit_source *s, size_t slot);
 } mpxkit_source_ops;
 
 /* The part every kind shares; a kind's own struct starts with it. */
 struct mpxkit_source {
 	const mpxkit_source_ops *ops;
 	size_t n_slots;
+	size_t n_parts; /* 0 until mpxkit_source_partition */
 };
 
 #endif

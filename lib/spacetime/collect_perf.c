@@ -31,8 +31,7 @@
 /* The sampled group as opened: the leader first. */
 typedef struct group_def {
 	size_t n;
-	uint32_t type[MAX_GROUP];
-	uint64_t config[MAX_GROUP];
+	mpxkit_event ev[MAX_GROUP]; /* parsed by lib/event: doc/events.md */
 	const char *name[MAX_GROUP];
 	int hardware;
 } group_def;
@@ -123,20 +122,26 @@ static uint64_t now_ns(void)
 
 static int add_event(group_def *g, const char *name, mpxkit_diag *diag)
 {
-	int hw, rc;
+	mpxkit_event *ev = &g->ev[g->n];
+	int rc;
 
 	if (g->n == MAX_GROUP)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: at most %d events",
 				   MPXKIT_PROFILE_MAX_PERF_EVENTS);
-	rc = mpxkit_source_perf_event(name, &g->type[g->n], &g->config[g->n], &g->name[g->n], &hw,
-				      diag);
-	if (rc < 0)
+	if ((rc = mpxkit_event_parse(name, ev, diag)) < 0)
 		return rc;
+	/* Samples of user code: user mode, unless the name says otherwise. */
+	mpxkit_event_set_domain(ev, MPXKIT_DOM_USER);
+	if (ev->per_cpu)
+		return mpxkit_event_per_task_error(ev, diag);
+	g->name[g->n] = ev->name;
 	for (size_t i = 0; i < g->n; i++)
-		if (g->type[i] == g->type[g->n] && g->config[i] == g->config[g->n])
+		if (g->ev[i].attr.type == ev->attr.type && g->ev[i].attr.config == ev->attr.config &&
+		    g->ev[i].attr.config1 == ev->attr.config1)
 			return mpxkit_fail(diag, MPXKIT_EINVAL, "profile: %s named twice",
 					   g->name[g->n]);
-	g->hardware |= hw;
+	g->hardware |= ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
+		       ev->attr.type == PERF_TYPE_RAW || ev->kind == MPXKIT_EVENT_LIBPFM;
 	g->n++;
 	return 0;
 }
@@ -209,12 +214,8 @@ static int open_cpus(prun *r, pid_t pid)
 			struct perf_event_attr a;
 			long fd;
 
-			memset(&a, 0, sizeof a);
+			a = r->g.ev[i].attr;
 			a.size = sizeof a;
-			a.type = r->g.type[i];
-			a.config = r->g.config[i];
-			a.exclude_kernel = 1;
-			a.exclude_hv = 1;
 			a.inherit = 1;
 			a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
 			/* Every member on the leader's clock: the kernel refuses a group of two. */
@@ -244,7 +245,7 @@ static int open_cpus(prun *r, pid_t pid)
 				a.wakeup_watermark = (uint32_t)(RING_PAGES * r->page / 2);
 			}
 			if (i > 0 && a.type == PERF_TYPE_SOFTWARE &&
-			    a.config == PERF_COUNT_SW_CONTEXT_SWITCHES) {
+			    a.config == PERF_COUNT_SW_CONTEXT_SWITCHES && r->g.ev[i].domain == 0) {
 				/* Switches happen in the kernel: counted there where allowed. */
 				a.exclude_kernel = 0;
 				fd = perf_open(&a, pid, (int)c, ring->fd[0]);
@@ -259,7 +260,7 @@ static int open_cpus(prun *r, pid_t pid)
 				if (i == 0 && (errno == ENODEV || errno == EINVAL) && c > 0 &&
 				    r->n_cpus > 0)
 					break; /* an offline CPU */
-				int rc = mpxkit_source_perf_error(r->g.name[i], 0, r->diag);
+				int rc = mpxkit_event_open_error(&r->g.ev[i], errno, r->diag);
 				if (errno == EINVAL && i == 0)
 					rc = mpxkit_fail(r->diag, MPXKIT_ENOSUPP,
 							 "%s: this kernel refuses sampling with a "

@@ -85,6 +85,46 @@ static const st_metric_def metric_defs[] = {
 
 #define N_DEFS (sizeof metric_defs / sizeof metric_defs[0])
 
+/*
+ * The top-down thresholds of doc/spacetime.md, "Absolute thresholds": TMA 5.01 as toplev applies
+ * it (pmu-tools hsw_client_ratios.py), the same figures as Linux perf's MetricThreshold fields.
+ */
+static const st_category categories[ST_N_CATEGORIES] = {
+    [ST_BAD_SPECULATION] = {"Bad_Speculation", 0.15},
+    [ST_FRONTEND_BOUND] = {"Frontend_Bound", 0.15},
+    [ST_MEMORY_BOUND] = {"Memory_Bound", 0.20},
+};
+
+static const st_absolute absolute_rules[] = {
+    {MPXKIT_CLASS_BRANCH_MISPREDICT, ST_BAD_SPECULATION, "Branch_Mispredicts", 0.10, 5},
+    {MPXKIT_CLASS_INDIRECT_MISPREDICT, ST_BAD_SPECULATION, "Branch_Mispredicts", 0.10, 1},
+    {MPXKIT_CLASS_I1_MISS, ST_FRONTEND_BOUND, "ICache_Misses", 0.05, 0},
+    {MPXKIT_CLASS_D1_MISS, ST_MEMORY_BOUND, "L3_Bound", 0.05, 0},
+    {MPXKIT_CLASS_LL_MISS, ST_MEMORY_BOUND, "DRAM_Bound", 0.10, 0},
+};
+
+const st_absolute *st_absolute_for(int cls)
+{
+	for (size_t i = 0; i < sizeof absolute_rules / sizeof absolute_rules[0]; i++)
+		if (absolute_rules[i].cls == cls)
+			return &absolute_rules[i];
+	return NULL;
+}
+
+const st_category *st_category_of(const st_absolute *a)
+{
+	return &categories[a->category];
+}
+
+double st_instructions(const st_events *ev, const uint64_t *sums)
+{
+	if (ev->index[EV_IR] >= 0)
+		return (double)sums[ev->index[EV_IR]];
+	if (ev->index[EV_INSTRUCTIONS] >= 0)
+		return (double)sums[ev->index[EV_INSTRUCTIONS]];
+	return NAN;
+}
+
 #define METRIC_KEY_(name, key) key,
 static const char *const metric_keys[] = {MPXKIT_SPACETIME_METRIC_LIST(METRIC_KEY_)};
 #undef METRIC_KEY_
@@ -107,7 +147,7 @@ static const char *const metric_titles[MPXKIT_SPACETIME_N_METRICS] = {
 static const char *const class_names[] = {MPXKIT_SPACETIME_CLASS_LIST(CLASS_NAME_)};
 #undef CLASS_NAME_
 
-static const char *const scope_names[] = {"space", "phase", "pattern", "threads"};
+static const char *const scope_names[] = {"space", "phase", "pattern", "threads", "program"};
 
 const char *mpxkit_spacetime_metric_key(int metric)
 {

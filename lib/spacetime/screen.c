@@ -65,6 +65,8 @@ static mpxkit_spacetime_finding *add(finding_list *l, double excess)
 	l->v[l->n].after = -1;
 	l->v[l->n].thread = -1;
 	l->v[l->n].event_share = NAN;
+	l->v[l->n].stall_share = NAN;
+	l->v[l->n].threshold = NAN;
 	l->excess[l->n] = excess;
 	return &l->v[l->n++];
 }
@@ -162,26 +164,165 @@ static int judge(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l
 	return 0;
 }
 
-/* A space against the rest of the program; its advantages against the whole. */
+/* ---- a scope against the top-down thresholds ------------------------------------------------ */
+
+/* What the absolute test of one class found on one scope (the program or a space). */
+typedef struct past {
+	sums what;
+	double stall_share;
+	double n_theta; /* the count at which the class would cost exactly its node's threshold */
+	const st_absolute *rule;
+} past;
+
+/* The stall share of class cls in a scope: its events at their weight over the scope's cost. */
+static double class_share(const st_screen_input *in, int cls, const uint64_t *s, double cost)
+{
+	for (int m = 0; m < MPXKIT_SPACETIME_N_METRICS; m++) {
+		const st_metric_def *d = st_metric_def_for(in->ev, m);
+		if (d != NULL && d->cls == cls) {
+			double w = st_metric_weight(in->ev, d, in->program);
+			return w * st_event_sum(in->ev, d->num, s) / cost;
+		}
+	}
+	return NAN;
+}
+
+/* 1 when the scope (sums s, cost) is past the class's thresholds, with the numbers in *out. */
+static int past_threshold(const st_screen_input *in, const st_metric_def *d, double w,
+			  const uint64_t *s, double cost, past *out)
+{
+	const st_absolute *a = st_absolute_for(d->cls);
+	double node = 0, others;
+
+	if (a == NULL || !(cost > 0))
+		return 0;
+	out->rule = a;
+	out->what = sums_of(in->ev, d, s);
+	if (!(out->what.b > 0) || !(out->what.n > 0))
+		return 0;
+	out->stall_share = w * out->what.n / cost;
+	/* toplev flags a node only under a flagged parent: the level-1 node sums its classes. */
+	for (int c = 0; c < MPXKIT_SPACETIME_N_CLASSES; c++) {
+		const st_absolute *o = st_absolute_for(c);
+		double x =
+		    o != NULL && o->category == a->category ? class_share(in, c, s, cost) : 0;
+		node += isnan(x) ? 0 : x;
+	}
+	if (!(node > st_category_of(a)->threshold) || !(out->stall_share > a->threshold) ||
+	    !(d->scale * out->what.n / out->what.b >= d->floor))
+		return 0;
+	if (a->per_kilo_instr > 0 &&
+	    !(1000 * out->what.n / st_instructions(in->ev, s) > a->per_kilo_instr))
+		return 0;
+	others = cost - w * out->what.n;
+	out->n_theta = a->threshold * (others > 0 ? others : 0) / (w * (1 - a->threshold));
+	return 1;
+}
+
+/* Fills a finding of an absolute test past its thresholds; its share was checked. */
+static mpxkit_spacetime_finding *add_absolute(mpxkit_spacetime *r, const st_screen_input *in,
+					      finding_list *l, const st_metric_def *d,
+					      const past *p, mpxkit_spacetime_scope scope, size_t k)
+{
+	mpxkit_spacetime_finding *x = add(l, p->what.n - p->n_theta);
+
+	if (x == NULL)
+		return NULL;
+	x->absolute = 1;
+	x->cls = (mpxkit_spacetime_class)d->cls;
+	x->scope = scope;
+	x->space = k;
+	x->metric = d->metric;
+	x->value = d->scale * p->what.n / p->what.b;
+	x->program_value = r->metrics[d->metric];
+	x->reference_value = d->scale * p->n_theta / p->what.b;
+	x->stall_share = p->stall_share;
+	x->threshold = p->rule->threshold;
+	in->hot_line(in->hot_arg, k, d->num, &x->file, &x->line);
+	return x;
+}
+
+/* The whole program past a class's thresholds, named after the space with most of its events. */
+static int program_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
+			   const st_metric_def *d, double w)
+{
+	mpxkit_spacetime_finding *x;
+	size_t best = SIZE_MAX;
+	double most = 0, share;
+	past p;
+
+	if (!past_threshold(in, d, w, in->program, r->cost, &p))
+		return 0;
+	share = (p.what.n - p.n_theta) * w / r->cost;
+	for (size_t k = 0; k < r->n_spaces; k++) {
+		double n = st_event_sum(in->ev, d->num, in->space_sums + k * in->ev->n);
+		if (n > most) {
+			most = n;
+			best = k;
+		}
+	}
+	if (!(share >= r->options.min_share) || best == SIZE_MAX)
+		return 0;
+	if ((x = add_absolute(r, in, l, d, &p, MPXKIT_SCOPE_PROGRAM, best)) == NULL)
+		return -MPXKIT_ENOMEM;
+	x->share = share;
+	x->event_share = most / p.what.n;
+	return 0;
+}
+
+/* A space past a class's thresholds, at least as bad as the program's own rate. */
+static int absolute_space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l,
+				  size_t k, const st_metric_def *d, double w)
+{
+	sums pg = sums_of(in->ev, d, in->program);
+	mpxkit_spacetime_finding *x;
+	double share;
+	past p;
+
+	if (!past_threshold(in, d, w, in->space_sums + k * in->ev->n, in->space_cost[k], &p) ||
+	    !(p.what.n / p.what.b >= pg.n / pg.b))
+		return 0;
+	share = (p.what.n - p.n_theta) * w / r->cost;
+	if (!(share >= r->options.min_share))
+		return 0;
+	if ((x = add_absolute(r, in, l, d, &p, MPXKIT_SCOPE_SPACE, k)) == NULL)
+		return -MPXKIT_ENOMEM;
+	x->share = share;
+	x->event_share = pg.n > 0 ? p.what.n / pg.n : NAN;
+	return 0;
+}
+
+/*
+ * A space against the rest of the program, its advantages against the whole; past the
+ * top-down thresholds when no relative defect says more (doc/spacetime.md).
+ */
 static int space_finding(mpxkit_spacetime *r, const st_screen_input *in, finding_list *l, size_t k,
 			 const st_metric_def *d, double w)
 {
 	sums sp = sums_of(in->ev, d, in->space_sums + k * in->ev->n);
 	sums pg = sums_of(in->ev, d, in->program);
 	sums rest = {pg.n - sp.n, pg.b - sp.b};
-	mpxkit_spacetime_finding *x;
+	mpxkit_spacetime_finding *x = NULL;
+	int rc;
 
-	if (!(sp.b > 0) || !(rest.b >= REST_MIN_PART * pg.b) || !(rest.b > 0))
+	if (!(sp.b > 0))
 		return 0;
-	/*
-	 * An advantage is against the whole program: what the space saves next to the program's
-	 * average, which never exceeds the program's own events (against the rest, a defect
-	 * elsewhere would make every other space look good).
-	 */
-	judged j = {
-	    sp, rest.n / rest.b, pg.n / pg.b, (mpxkit_spacetime_class)d->cls, MPXKIT_SCOPE_SPACE,
-	    k};
-	return judge(r, in, l, d, w, &j, &x);
+	if (rest.b >= REST_MIN_PART * pg.b && rest.b > 0) {
+		/*
+		 * An advantage is against the whole program: what the space saves next to the
+		 * program's average, which never exceeds the program's own events (against the
+		 * rest, a defect elsewhere would make every other space look good).
+		 */
+		judged j = {sp,
+			    rest.n / rest.b,
+			    pg.n / pg.b,
+			    (mpxkit_spacetime_class)d->cls,
+			    MPXKIT_SCOPE_SPACE,
+			    k};
+		if ((rc = judge(r, in, l, d, w, &j, &x)) < 0 || (x != NULL && !x->advantage))
+			return rc;
+	}
+	return absolute_space_finding(r, in, l, k, d, w);
 }
 
 /* ---- one space against itself at other times ------------------------------------------------- */
@@ -338,6 +479,25 @@ static void direction(const mpxkit_spacetime *r, mpxkit_spacetime_finding *x, co
 	}
 	fmt_value(x->metric, x->value, v, sizeof v);
 	fmt_value(x->metric, x->reference_value, ref, sizeof ref);
+	if (x->absolute) {
+		const st_absolute *rule = st_absolute_for(x->cls);
+		char where[160];
+		if (x->scope == MPXKIT_SCOPE_PROGRAM)
+			snprintf(where, sizeof where, "; %.0f %% of them in %s",
+				 100 * x->event_share, r->spaces[x->space].function);
+		else
+			where[0] = '\0';
+		snprintf(
+		    x->direction, sizeof x->direction,
+		    "%s%s %s cost %.0f %% of %s, past the top-down %s > %.0f %% (%s > %.0f %%)%s: "
+		    "%s",
+		    x->scope == MPXKIT_SCOPE_PROGRAM ? "whole program: " : "", what, v,
+		    100 * x->stall_share,
+		    x->scope == MPXKIT_SCOPE_PROGRAM ? "the program" : "this code's cost",
+		    rule->node, 100 * rule->threshold, st_category_of(rule)->name,
+		    100 * st_category_of(rule)->threshold, where, a);
+		return;
+	}
 	switch (x->scope) {
 	case MPXKIT_SCOPE_PHASE:
 		snprintf(
@@ -372,6 +532,9 @@ static int cmp_finding(const void *p, const void *q)
 
 	if (x->advantage != y->advantage)
 		return x->advantage ? 1 : -1;
+	/* The program's own findings first: they are about all of its cost, as a summary is. */
+	if ((x->scope == MPXKIT_SCOPE_PROGRAM) != (y->scope == MPXKIT_SCOPE_PROGRAM))
+		return x->scope == MPXKIT_SCOPE_PROGRAM ? -1 : 1;
 	if (x->share != y->share)
 		return x->share > y->share ? -1 : 1;
 	if (x->space != y->space)
@@ -383,19 +546,34 @@ static int cmp_finding(const void *p, const void *q)
 	return x->after < y->after ? -1 : x->after > y->after;
 }
 
-/* A phase-change that explains most of a space defect on the same metric replaces it. */
+/*
+ * A phase-change that explains most of a space defect on the same metric replaces it; the
+ * program finding of a class replaces the absolute finding of the space it names.
+ */
+static int absorbed(const finding_list *l, size_t i)
+{
+	const mpxkit_spacetime_finding *x = &l->v[i];
+
+	if (x->scope != MPXKIT_SCOPE_SPACE || x->advantage)
+		return 0;
+	for (size_t j = 0; j < l->n; j++) {
+		const mpxkit_spacetime_finding *y = &l->v[j];
+		if (y->space != x->space || y->metric != x->metric)
+			continue;
+		if (y->scope == MPXKIT_SCOPE_PHASE && l->excess[j] >= ABSORB * l->excess[i])
+			return 1;
+		if (y->scope == MPXKIT_SCOPE_PROGRAM && x->absolute)
+			return 1;
+	}
+	return 0;
+}
+
 static void absorb(finding_list *l)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		const mpxkit_spacetime_finding *x = &l->v[i];
-		int drop = 0;
-		if (x->scope == MPXKIT_SCOPE_SPACE && !x->advantage)
-			for (size_t j = 0; j < l->n && !drop; j++)
-				drop = l->v[j].scope == MPXKIT_SCOPE_PHASE &&
-				       l->v[j].space == x->space && l->v[j].metric == x->metric &&
-				       l->excess[j] >= ABSORB * l->excess[i];
+		int drop = absorbed(l, i);
 		if (!drop) {
 			l->v[k] = l->v[i];
 			l->excess[k++] = l->excess[i];
@@ -417,6 +595,7 @@ int st_screen(mpxkit_spacetime *r, const st_screen_input *in)
 		w = st_metric_weight(in->ev, d, in->program);
 		if (!(w > 0) || !(r->cost > 0))
 			continue;
+		rc = program_finding(r, in, &l, d, w);
 		for (size_t k = 0; k < r->n_spaces && rc == 0; k++) {
 			rc = space_finding(r, in, &l, k, d, w);
 			if (rc == 0)

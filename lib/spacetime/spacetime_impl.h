@@ -83,6 +83,35 @@ double st_metric_value(const st_events *ev, int metric, const uint64_t *sums);
 /* The cost of one numerator event in the cost's unit, NaN when it cannot be said. */
 double st_metric_weight(const st_events *ev, const st_metric_def *d, const uint64_t *program);
 
+/* The top-down nodes the absolute thresholds come from (doc/spacetime.md, "Absolute thresholds").
+ */
+typedef enum st_category_id {
+	ST_BAD_SPECULATION,
+	ST_FRONTEND_BOUND,
+	ST_MEMORY_BOUND,
+	ST_N_CATEGORIES
+} st_category_id;
+
+typedef struct st_category {
+	const char *name; /* the level-1 (Memory_Bound: level-2) node */
+	double threshold; /* of the summed stall shares of its classes */
+} st_category;
+
+typedef struct st_absolute {
+	int cls; /* mpxkit_spacetime_class */
+	st_category_id category;
+	const char *node;      /* the class's own node */
+	double threshold;      /* of the class's stall share */
+	double per_kilo_instr; /* its events per 1000 instructions must exceed this; 0: no rate */
+} st_absolute;
+
+/* The absolute rule of a class, or NULL when it has none. */
+const st_absolute *st_absolute_for(int cls);
+const st_category *st_category_of(const st_absolute *a);
+
+/* Instructions in a row of sums (Ir, or perf's instructions), NaN when the profile has none. */
+double st_instructions(const st_events *ev, const uint64_t *sums);
+
 /* Nonzero for code that waits on other threads (doc/spacetime.md, "Threads"). */
 int st_is_wait_function(const char *function, const char *object);
 

@@ -702,3 +702,85 @@ done:
 	free(b.buf);
 	return rc;
 }
+
+/* ---- merging steps ---------------------------------------------------------------------- */
+
+/* t's merged_steps times k, as text, in buf: 0, or the failure's code with its line. */
+static int merged_meta(const mpxkit_trace *t, size_t k, char *buf, size_t len, mpxkit_diag *diag)
+{
+	const char *v = mpxkit_trace_get_meta(t, "merged_steps");
+	const char *why = NULL;
+	uint64_t had = 1;
+
+	if (v != NULL && (parse_u64(v, strlen(v), &had, &why) < 0 || had == 0))
+		return mpxkit_fail(diag, MPXKIT_EFORMAT,
+				   "trace: metadata merged_steps=%s is not a whole number >= 1", v);
+	if (had > UINT64_MAX / k)
+		return mpxkit_fail(diag, MPXKIT_ERANGE,
+				   "trace: merged_steps %" PRIu64 " x %zu overflows 64 bits", had, k);
+	snprintf(buf, len, "%" PRIu64, had * (uint64_t)k);
+	return 0;
+}
+
+/* Step j of the merge: the sums of t's steps j k .. j k + k - 1; 0 or -MPXKIT_ERANGE. */
+static int merge_step(const mpxkit_trace *t, size_t k, size_t j, uint64_t *row)
+{
+	size_t ne = t->n_events;
+
+	memset(row, 0, ne * sizeof *row);
+	for (size_t s = j * k; s < (j + 1) * k; s++)
+		for (size_t e = 0; e < ne; e++) {
+			uint64_t v = t->values[s * ne + e];
+			if (row[e] > UINT64_MAX - v)
+				return -MPXKIT_ERANGE;
+			row[e] += v;
+		}
+	return 0;
+}
+
+int mpxkit_trace_merge_steps(const mpxkit_trace *t, size_t k, mpxkit_trace **out,
+			     mpxkit_diag *diag)
+{
+	mpxkit_trace *m = NULL;
+	uint64_t *row = NULL;
+	char merged[32];
+	int rc;
+
+	if (t == NULL || out == NULL || k == 0)
+		return mpxkit_fail(diag, MPXKIT_EINVAL, "trace: merging needs a trace and k >= 1");
+	if (t->n_steps < k)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "trace: %zu step%s fewer than the %zu of one merged step",
+				   t->n_steps, t->n_steps == 1 ? " is" : "s are", k);
+	if ((rc = merged_meta(t, k, merged, sizeof merged, diag)) < 0)
+		return rc;
+	rc = mpxkit_trace_new(&m, t->index_name, t->n_events, (const char *const *)t->events,
+			      diag);
+	if (rc < 0)
+		return rc;
+	row = malloc(t->n_events * sizeof *row);
+	rc = row ? reserve_rows(m, t->n_steps / k) : -MPXKIT_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < t->n_meta; i++)
+		rc = mpxkit_trace_set_meta(m, t->meta_keys[i], t->meta_values[i]);
+	if (rc == 0)
+		rc = mpxkit_trace_set_meta(m, "merged_steps", merged);
+	for (size_t j = 0; rc == 0 && j < t->n_steps / k; j++) {
+		rc = merge_step(t, k, j, row);
+		if (rc == -MPXKIT_ERANGE) {
+			rc = mpxkit_fail(diag, MPXKIT_ERANGE,
+					 "trace: a sum of %zu steps from step %zu overflows 64 bits",
+					 k, j * k);
+			break;
+		}
+		if (rc == 0)
+			rc = mpxkit_trace_append(m, t->index[j * k], row);
+	}
+	free(row);
+	if (rc < 0) {
+		mpxkit_trace_free(m);
+		return rc == -MPXKIT_ENOMEM ? mpxkit_fail(diag, MPXKIT_ENOMEM, "trace: out of memory")
+					    : rc;
+	}
+	*out = m;
+	return 0;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* mpxkit train --model interval: the estimators' interval calibration, from the training programs
+ * (doc/estimators.md, "Intervals"). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpxkit/estimator.h"
+#include "mpxkit/mpx.h"
+#include "mpxkit/outfile.h"
+
+#include "cli.h"
+#include "train_interval.h"
+
+/* The levels of estimators/estimator-impl.h's table, in its order. */
+static const double levels[] = {0.50, 0.55, 0.60, 0.65, 0.70, 0.75,
+				0.80, 0.85, 0.90, 0.95, 0.975, 0.99};
+#define N_LEVELS (sizeof levels / sizeof levels[0])
+#define N_KINDS	 2 /* fixed slices (round-robin, groups), scheduled */
+
+/* What each run is simulated with: the trainer's counter budgets and schedules. */
+static const size_t budgets[] = {2, 3, 4, 6};
+#define SHUFFLES 4 /* shuffled group assignments besides column order */
+static const char *const scheduled[] = {"prior", "adaptive"};
+#define N_SCHEDULED (sizeof scheduled / sizeof scheduled[0])
+
+/*
+ * One window's or total's error against the sampling model: |truth - est|
+ * over the spread, and the degrees of freedom its multiplier takes; r = 0
+ * where the interval holds the truth at any factor, INFINITY where none does.
+ */
+typedef struct score {
+	double r, dof;
+} score;
+
+typedef struct scores {
+	score *v;
+	size_t n, cap;
+} scores;
+
+/* Scores of one estimator, layout kind and split: windows and totals. */
+typedef struct cell {
+	scores window, total;
+} cell;
+
+typedef struct fit {
+	const char *cmd;
+	size_t n_est;
+	const char *names[16];
+	cell *cells; /* [split (train, validation)][estimator][kind] */
+	uint64_t rng;
+	train_interval_shuffle shuffle;
+} fit;
+
+static int push(scores *s, double r, double dof)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		score *v = realloc(s->v, cap * sizeof *v);
+		if (v == NULL)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (score){r, dof};
+	return 0;
+}
+
+static cell *cell_of(fit *f, int valid, size_t x, int kind)
+{
+	return &f->cells[((size_t)valid * f->n_est + x) * N_KINDS + (size_t)kind];
+}
+
+/*
+ * The factor that makes a model interval hold the truth: with c what the
+ * counted slices saw (the truth is at least c, and lo is never below it),
+ * an interval holds a truth equal to c at any factor.
+ */
+static double ratio(double truth, double est, double seen, const mpxkit_interval *iv)
+{
+	double err = fabs(truth - est);
+
+	if (truth == seen || err == 0)
+		return 0;
+	return iv->spread > 0 ? err / iv->spread : INFINITY;
+}
+
+/* Scores every window and the total of every event of one run, for one estimator. */
+static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t x, int valid,
+		     mpxkit_diag *diag)
+{
+	const mpxkit_series data = mpxkit_mpx_series(run);
+	size_t nr = run->n_rotations, ne = run->layout.n_events;
+	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
+	mpxkit_interval *iv = malloc(nr * (ne ? ne : 1) * sizeof *iv);
+	mpxkit_interval *total = malloc((ne ? ne : 1) * sizeof *total);
+	mpxkit_estimator *e = NULL;
+	cell *c = cell_of(f, valid, x, run->layout.slice ? 0 : 1);
+	int rc = -MPXKIT_ENOMEM;
+
+	if (est == NULL || iv == NULL || total == NULL)
+		goto out;
+	rc = mpxkit_estimator_new(&e, name, &run->layout, NULL, diag);
+	if (rc < 0)
+		goto out;
+	mpxkit_estimator_set_interval(e, 0, 1);
+	rc = -MPXKIT_ENOMEM;
+	if (mpxkit_estimator_run_series_iv(e, &data, est, iv, total) < 0)
+		goto out;
+	for (size_t v = 0; v < ne; v++) {
+		double truth = 0, sum = 0, seen = 0;
+		for (size_t k = 0; k < nr; k++) {
+			const mpxkit_interval *w = &iv[k * ne + v];
+			double t = (double)run->ocoe[k * ne + v], c_k = (double)run->obs[k * ne + v];
+			truth += t;
+			sum += est[k * ne + v];
+			seen += c_k;
+			/* Unbounded windows hold any truth: they say nothing of the factor. */
+			if (isinf(w->hi))
+				continue;
+			if (push(&c->window, ratio(t, est[k * ne + v], c_k, w), w->dof) < 0)
+				goto out;
+		}
+		if (!isinf(total[v].hi) &&
+		    push(&c->total, ratio(truth, sum, seen, &total[v]), total[v].dof) < 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	mpxkit_estimator_free(e);
+	free(est);
+	free(iv);
+	free(total);
+	return rc;
+}
+
+/*
+ * One program's runs: every budget, column order, shuffled groups and the
+ * scheduled runs; every estimator, ref-rate with the trace's first column
+ * as the reference (as a fixed counter counts instructions).
+ */
+static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, int valid)
+{
+	mpxkit_diag diag = {0};
+
+	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++)
+		for (size_t a = 0; a < 1 + SHUFFLES + N_SCHEDULED; a++)
+			for (int with_ref = 0; with_ref < 2; with_ref++) {
+				mpxkit_groups *groups = NULL;
+				mpxkit_mpx_run *run = NULL;
+				char *text = NULL;
+				int rc;
+				if (with_ref && tr->n_events < 2)
+					continue;
+				if (a >= 1 && a <= SHUFFLES) {
+					text = f->shuffle(tr, budgets[b], &f->rng);
+					if (text == NULL)
+						return cli_error(f->cmd, "out of memory");
+					/* ref-rate's runs leave the reference out of the groups. */
+					if (with_ref) {
+						free(text);
+						continue;
+					}
+					rc = mpxkit_groups_parse("(shuffled groups)", text,
+								 strlen(text), &groups, &diag);
+					free(text);
+					if (rc < 0)
+						return cli_lib_error(f->cmd, rc, &diag);
+				}
+				mpxkit_mpx_config cfg = {
+				    budgets[b], with_ref ? tr->events[0] : NULL, groups, 0, path,
+				    a > SHUFFLES ? scheduled[a - SHUFFLES - 1] : NULL, 0};
+				rc = mpxkit_mpx_simulate(tr, &cfg, &run, &diag);
+				mpxkit_groups_free(groups);
+				if (rc == -MPXKIT_ERANGE)
+					continue; /* shorter than one window */
+				if (rc < 0)
+					return cli_lib_error(f->cmd, rc, &diag);
+				for (size_t x = 0; x < f->n_est && rc == 0; x++)
+					if ((strcmp(f->names[x], "ref-rate") == 0) == with_ref)
+						rc = score_run(f, run, f->names[x], x, valid, &diag);
+				mpxkit_mpx_run_free(run);
+				if (rc < 0)
+					return cli_lib_error(f->cmd, rc, &diag);
+			}
+	return 0;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The smallest factor that holds a share level of the scores, each against its multiplier. */
+static double factor_at(const scores *s, double level, double *tmp)
+{
+	size_t i;
+
+	if (s->n == 0)
+		return 1.0;
+	for (size_t k = 0; k < s->n; k++)
+		tmp[k] = s->v[k].r > 0 ? s->v[k].r / mpxkit_interval_quantile(level, s->v[k].dof) : 0;
+	qsort(tmp, s->n, sizeof *tmp, compare_double);
+	i = (size_t)ceil(level * (double)s->n);
+	return tmp[i > 0 ? i - 1 : 0];
+}
+
+/* The share of scores whose interval at factor k and level holds the truth. */
+static double covered(const scores *s, double level, double k)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += s->v[i].r <= k * mpxkit_interval_quantile(level, s->v[i].dof);
+	return s->n ? (double)n / (double)s->n : NAN;
+}
+
+int train_interval_table(const char *cmd, const train_interval_program *progs, size_t n_progs,
+			 uint64_t seed, train_interval_shuffle shuffle, const char *output)
+{
+	fit f = {cmd, 0, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
+	double table[16][2][N_KINDS][N_LEVELS];
+	size_t most = 0, n_train = 0;
+	double *tmp = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = NULL;
+	mpxkit_diag diag = {0};
+	int rc = 0;
+
+	for (size_t i = 0; i < mpxkit_estimator_count() && f.n_est < 16; i++)
+		f.names[f.n_est++] = mpxkit_estimator_info_at(i)->name;
+	f.cells = calloc(2 * f.n_est * N_KINDS, sizeof *f.cells);
+	if (f.cells == NULL)
+		return cli_error(cmd, "out of memory");
+	for (size_t i = 0; i < n_progs && rc == 0; i++) {
+		if (progs[i].split > 1)
+			continue;
+		n_train += progs[i].split == 0;
+		rc = program_runs(&f, progs[i].trace, progs[i].path, progs[i].split);
+	}
+	if (rc != 0)
+		goto out;
+	for (size_t c = 0; c < 2 * f.n_est * N_KINDS; c++) {
+		most = f.cells[c].window.n > most ? f.cells[c].window.n : most;
+		most = f.cells[c].total.n > most ? f.cells[c].total.n : most;
+	}
+	tmp = malloc((most ? most : 1) * sizeof *tmp);
+	if (tmp == NULL) {
+		rc = cli_error(cmd, "out of memory");
+		goto out;
+	}
+	printf("%-12s %-9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "windows",
+	       "w factor", "w valid", "totals", "t factor", "t valid");
+	for (size_t x = 0; x < f.n_est; x++)
+		for (int kind = 0; kind < N_KINDS; kind++) {
+			const cell *tr = cell_of(&f, 0, x, kind), *va = cell_of(&f, 1, x, kind);
+			for (size_t l = 0; l < N_LEVELS; l++) {
+				table[x][0][kind][l] = factor_at(&tr->window, levels[l], tmp);
+				table[x][1][kind][l] = factor_at(&tr->total, levels[l], tmp);
+			}
+			/* The level 0.9 is index 8: the default. */
+			printf("%-12s %-9s %9zu %9.3f %9.3f %9zu %9.3f %9.3f\n", f.names[x],
+			       kind ? "scheduled" : "fixed", tr->window.n, table[x][0][kind][8],
+			       covered(&va->window, 0.9, table[x][0][kind][8]), tr->total.n,
+			       table[x][1][kind][8], covered(&va->total, 0.9, table[x][1][kind][8]));
+		}
+	mem = open_memstream(&text, &len);
+	if (mem == NULL) {
+		rc = cli_error(cmd, "out of memory");
+		goto out;
+	}
+	fprintf(mem,
+		"/* SPDX-License-Identifier: BSD-3-Clause */\n"
+		"/* The estimators' interval calibration (doc/estimators.md, \"Intervals\"), written "
+		"by\n * `mpxkit train --model interval --seed %llu` from %zu training programs. */\n"
+		"#include \"estimator-impl.h\"\n",
+		(unsigned long long)seed, n_train);
+	for (size_t x = 0; x < f.n_est; x++) {
+		char id[32];
+		snprintf(id, sizeof id, "%s", f.names[x]);
+		for (char *p = id; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		fprintf(mem, "\nconst interval_calibration interval_cal_%s = {\n", id);
+		for (int part = 0; part < 2; part++) {
+			fprintf(mem, "    {\n");
+			for (int kind = 0; kind < N_KINDS; kind++) {
+				fprintf(mem, "\t{");
+				for (size_t l = 0; l < N_LEVELS; l++)
+					fprintf(mem, "%s%.4f", l ? ", " : "",
+						isfinite(table[x][part][kind][l])
+						    ? table[x][part][kind][l]
+						    : 1e6);
+				fprintf(mem, "},\n");
+			}
+			fprintf(mem, "    },\n");
+		}
+		fprintf(mem, "};\n");
+	}
+	if (ferror(mem) | (fclose(mem) != 0)) {
+		mem = NULL;
+		rc = cli_error(cmd, "out of memory");
+		goto out;
+	}
+	mem = NULL;
+	rc = mpxkit_outfile_write_all(output, text, len, &diag);
+	if (rc < 0) {
+		rc = cli_lib_error(cmd, rc, &diag);
+		goto out;
+	}
+	printf("interval calibration of %zu estimators from %zu training programs written to %s\n",
+	       f.n_est, n_train, output);
+	rc = 0;
+out:
+	free(text);
+	free(tmp);
+	for (size_t c = 0; f.cells && c < 2 * f.n_est * N_KINDS; c++) {
+		free(f.cells[c].window.v);
+		free(f.cells[c].total.v);
+	}
+	free(f.cells);
+	return rc;
+}
