@@ -45,7 +45,19 @@ int cutest_under_valgrind(void);
  */
 double cutest_urand(uint64_t *state);
 
-/* This thread's CPU time in ns: what task-clock and cpu-clock count for it. */
+/*
+ * This thread's CPU time in ns as perf's task-clock and cpu-clock count it:
+ * the kernel's own task-clock of the thread, from a perf event of the
+ * test's, counting all the time (software events never rotate), so an
+ * estimate of mpxkit's is checked against an independent exact count.
+ * CLOCK_THREAD_CPUTIME_ID is not that clock: it charges the scheduler's task
+ * time, which leaves out the time the hypervisor ran something else on the
+ * CPU (steal) and interrupts' time; perf's clocks count both.  On this 2-CPU
+ * VM, beside two CI runs and stress-ng --cpu 2, a 17 ms loop's task-clock
+ * passed its CLOCK_THREAD_CPUTIME_ID by up to 22 %.  Where perf_event_open
+ * is refused, CLOCK_THREAD_CPUTIME_ID.  Each call is one read(2), made with
+ * syscall(2): a test's own read(), counting the library's calls, never sees it.
+ */
 uint64_t cutest_thread_cpu_ns(void);
 
 /*

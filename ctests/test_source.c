@@ -25,9 +25,9 @@
 #define FRESH_PAGES 1024
 #define BUSY_NS	    50000000ull /* 50 ms of CPU time */
 /*
- * task-clock and CLOCK_THREAD_CPUTIME_ID both charge this thread's run time,
- * but from different clocks; tens of microseconds apart were seen here, so a
- * count may fall short of the CPU time burnt by up to this much.
+ * The count and cutest_thread_cpu_ns are two task-clock events of this
+ * thread, read at different instants; a count may fall short of the CPU
+ * time burnt by up to this much.
  */
 #define CLOCK_SLACK_NS 1000000ull
 
