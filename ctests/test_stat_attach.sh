@@ -61,7 +61,9 @@ stopped_by() {
 	[ "$_got" = "$_want" ] || fail "stat $* after SIG$_sig exited $_got: $(cat "$_err")"
 	own_lines "$_err"
 }
-# start_work MAIN T1 T2 MS: the workload held at its gate, with its two threads started.
+# start_work MAIN T1 T2 MS: the workload held at its gate, with its two threads started and
+# named.  A thread is in /proc/PID/task before pthread_setname_np names it, so the names are
+# what is waited for (-t looks wl-t2 up by name; waiting for 3 tasks alone once found none).
 start_work() {
 	rm -f "$tmp/gate"
 	mkfifo "$tmp/gate" || fail "mkfifo"
@@ -69,9 +71,9 @@ start_work() {
 	wpid=$!
 	pids="$pids $wpid"
 	_i=0
-	while [ "$(tasks $wpid)" -lt 3 ]; do
+	while [ "$(cat /proc/$wpid/task/*/comm 2>/dev/null | grep -c '^wl-t[12]$')" -lt 2 ]; do
 		_i=$((_i + 1))
-		[ $_i -lt 600 ] || fail "the workload has no threads after 60 s"
+		[ $_i -lt 600 ] || fail "the workload has no named threads after 60 s"
 		sleep 0.1
 	done
 }
