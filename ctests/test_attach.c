@@ -2,6 +2,7 @@
 /* The attach targets (CPU lists, a process's threads, the end of tasks) against what /proc says. */
 #define _GNU_SOURCE /* gettid, pthread_setname_np */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -411,7 +412,16 @@ static void test_sched_over_sum(void)
 	CU_ASSERT_EQUAL(mpxkit_source_read(truth, exact, 2), 2);
 	/* Both threads' time, summed: the clock covers what the task clock counted. */
 	CU_ASSERT(run_ns >= 0.99 * (double)exact[0].value);
-	CU_ASSERT(fid[0] > 0.2 && fid[0] < 0.8 && fid[1] > 0.2 && fid[1] < 0.8);
+	/* One counter: at every instant exactly one of the two is on it. */
+	CU_ASSERT(fid[0] >= 0 && fid[0] <= 1 && fid[1] >= 0 && fid[1] <= 1);
+	CU_ASSERT(fabs(fid[0] + fid[1] - 1.0) < 1e-3);
+	/*
+	 * Round robin shares the run only where the rotation thread gets its
+	 * slices; valgrind runs one thread at a time, and there the burning crew
+	 * held it off for 98 % of the run even on a quiet machine.
+	 */
+	if (!cutest_under_valgrind())
+		CU_ASSERT(fid[0] > 0.2 && fid[0] < 0.8 && fid[1] > 0.2 && fid[1] < 0.8);
 	CU_ASSERT((double)exact[0].value + 1e6 >= (double)(c.w[0].cpu_ns + c.w[1].cpu_ns) * 0.99);
 	if (cutest_under_valgrind()) {
 		printf(
