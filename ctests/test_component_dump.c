@@ -32,6 +32,7 @@ int main(void)
 #include <linux/perf_event.h>
 #include <papi.h>
 
+#include "mpxkit/papi.h"
 #include "mpxkit/pcz.h"
 
 #define N_THREADS 8
@@ -46,6 +47,8 @@ typedef struct worker {
 	long tid;
 	uint64_t before_ns, after_ns; /* CLOCK_REALTIME around PAPI_start .. PAPI_stop */
 	long long values[N_EVENTS];   /* what PAPI_stop returned */
+	double lo[N_EVENTS], hi[N_EVENTS]; /* and their intervals (mpxkit_papi_interval) */
+	int status[N_EVENTS];
 	long long task_clock;	      /* the thread's exact task-clock around start .. stop */
 } worker;
 
@@ -99,6 +102,8 @@ static void *thread_main(void *arg)
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (rc == PAPI_OK)
 		rc = PAPI_stop(es, w->values);
+	for (int i = 0; rc == PAPI_OK && i < N_EVENTS; i++)
+		w->status[i] = mpxkit_papi_interval(es, i, &w->lo[i], &w->hi[i]);
 	w->task_clock = cutest_perf_read(fd);
 	if (fd >= 0)
 		close(fd);
@@ -125,6 +130,32 @@ static const worker *worker_named(const worker *w, const char *name)
 	return NULL;
 }
 
+/*
+ * A stop.total triple (doc/pcz-format.md, "Intervals"): the value PAPI_stop
+ * returned, and the interval mpxkit_papi_interval gave for it, lo rounded
+ * down and hi up; not counted as (0, 2^64-1, 0).
+ */
+static void check_triple(const uint64_t *x, const worker *t, int e)
+{
+	if (t->status[e] == MPXKIT_PAPI_NOT_COUNTED) {
+		CU_ASSERT(x[0] == 0 && x[1] == UINT64_MAX && x[2] == 0);
+		return;
+	}
+	CU_ASSERT(t->status[e] == MPXKIT_PAPI_EXACT || t->status[e] == MPXKIT_PAPI_ESTIMATED ||
+		  t->status[e] == MPXKIT_PAPI_OPEN);
+	CU_ASSERT_EQUAL(x[0], (uint64_t)t->values[e]);
+	CU_ASSERT(x[1] <= x[0] && x[0] <= x[2]);
+	/* lo: floor, or the value where the estimate lies below its own interval */
+	CU_ASSERT((double)x[1] <= t->lo[e] || x[1] == x[0]);
+	CU_ASSERT((double)x[1] > t->lo[e] - 1 || x[1] == x[0]);
+	if (isinf(t->hi[e])) {
+		CU_ASSERT_EQUAL(x[2], UINT64_MAX);
+	} else {
+		CU_ASSERT((double)x[2] >= t->hi[e] || x[2] == x[0]);
+		CU_ASSERT((double)x[2] < t->hi[e] + 1 || x[2] == x[0]);
+	}
+}
+
 /* Region "stop.total": one unit per thread, holding exactly what PAPI_stop returned to it. */
 static void check_totals(const mpxkit_pcz_region *reg, const worker *w, int *seen)
 {
@@ -139,7 +170,7 @@ static void check_totals(const mpxkit_pcz_region *reg, const worker *w, int *see
 		seen[t - w]++;
 		CU_ASSERT_EQUAL_FATAL(x->n_steps, 1);
 		for (int e = 0; e < N_EVENTS; e++)
-			CU_ASSERT_EQUAL(x->values[e], (uint64_t)t->values[e]);
+			check_triple(&x->values[3 * e], t, e);
 		CU_ASSERT(t->before_ns <= x->times[0]);
 		CU_ASSERT(x->times[0] <= x->times[1]);
 		CU_ASSERT(x->times[1] <= t->after_ns);
@@ -170,7 +201,9 @@ static void check_series(const mpxkit_pcz_region *reg, const worker *w, int *see
 		seen[t - w]++;
 		CU_ASSERT(x->n_steps >= 1);
 		for (size_t k = 0; k < x->n_steps; k++) {
-			uint64_t v = x->values[k * N_EVENTS];
+			const uint64_t *tc = &x->values[k * 3 * N_EVENTS]; /* task-clock's triple */
+			uint64_t v = tc[0];
+			CU_ASSERT(tc[1] <= tc[0] && tc[0] <= tc[2]);
 			sum += v;
 			max = v > max ? v : max;
 			CU_ASSERT(x->times[2 * k] <= x->times[2 * k + 1]);
@@ -228,9 +261,15 @@ static void test_dump(void)
 	if (rc < 0)
 		fprintf(stderr, "%s\n", mpxkit_diag_message(&diag, rc));
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
-	CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), N_EVENTS);
-	for (size_t e = 0; e < N_EVENTS && e < mpxkit_pcz_reader_n_events(r); e++)
-		CU_ASSERT_STRING_EQUAL(mpxkit_pcz_reader_event(r, e), events[e]);
+	/* Each event as a triple: the estimate, its lower and its upper bound. */
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), 3 * N_EVENTS);
+	CU_ASSERT_EQUAL(mpxkit_pcz_reader_intervals(r), 1);
+	for (size_t e = 0; e < 3 * N_EVENTS && e < mpxkit_pcz_reader_n_events(r); e++) {
+		char want[64];
+		snprintf(want, sizeof want, "%s%s", events[e / 3],
+			 e % 3 == 0 ? "" : e % 3 == 1 ? ".lo" : ".hi");
+		CU_ASSERT_STRING_EQUAL(mpxkit_pcz_reader_event(r, e), want);
+	}
 	CU_ASSERT_EQUAL(mpxkit_pcz_reader_placement(r), 1);
 	while ((rc = mpxkit_pcz_reader_next(r, &reg, &diag)) == 1) {
 		if (strcmp(reg->name, "stop.total") == 0) {
@@ -398,7 +437,7 @@ static void child_without_shutdown(int use_exit)
 	if (use_exit) {
 		CU_ASSERT_EQUAL(list_dir(sub, names, sizeof names), 1);
 		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open(path, &r, NULL), 0);
-		CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), N_EVENTS);
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_n_events(r), 3 * N_EVENTS);
 		CU_ASSERT_EQUAL(mpxkit_pcz_reader_next(r, &reg, NULL), 1);
 		CU_ASSERT_STRING_EQUAL(reg->name, "stop.total");
 		CU_ASSERT_EQUAL(reg->n_units, 1);

@@ -287,7 +287,11 @@ static void test_named_model(void)
 	printf("\n  ");
 }
 
-/* The dump of the last child: region "stop"'s one unit and region "stop.total"'s, copied. */
+/*
+ * The dump of the last child: region "stop"'s one unit and region
+ * "stop.total"'s, the estimates copied (the dump holds each with its bounds,
+ * a triple: doc/pcz-format.md, "Intervals").
+ */
 typedef struct dumped {
 	size_t n_steps;		  /* of the series */
 	uint64_t *series;	  /* n_steps rows of the events */
@@ -304,6 +308,10 @@ static int read_dump(const char *path, size_t n_events, dumped *d)
 	memset(d, 0, sizeof *d);
 	if (mpxkit_pcz_reader_open(path, &r, NULL) < 0)
 		return -1;
+	if (!mpxkit_pcz_reader_intervals(r) || mpxkit_pcz_reader_n_events(r) != 3 * n_events) {
+		mpxkit_pcz_reader_free(r);
+		return -1;
+	}
 	while ((rc = mpxkit_pcz_reader_next(r, &reg, NULL)) == 1) {
 		const mpxkit_pcz_unit *u = reg->n_units == 1 ? &reg->units[0] : NULL;
 		if (u == NULL)
@@ -311,12 +319,12 @@ static int read_dump(const char *path, size_t n_events, dumped *d)
 		if (strcmp(reg->name, "stop") == 0) {
 			d->n_steps = u->n_steps;
 			d->series = malloc(u->n_steps * n_events * sizeof *d->series);
-			if (d->series)
-				memcpy(d->series, u->values,
-				       u->n_steps * n_events * sizeof *u->values);
+			for (size_t i = 0; d->series && i < u->n_steps * n_events; i++)
+				d->series[i] = u->values[3 * i];
 			d->has_series = d->series != NULL;
 		} else if (strcmp(reg->name, "stop.total") == 0 && u->n_steps == 1) {
-			memcpy(d->total, u->values, n_events * sizeof *u->values);
+			for (size_t e = 0; e < n_events; e++)
+				d->total[e] = u->values[3 * e];
 			d->has_total = 1;
 		}
 	}

@@ -64,6 +64,14 @@ job() {
 
 # meta FILE KEY: a dump's metadata value.
 meta() { $MPXKIT unpack "$1" | sed -n "s/^# $2=//p"; }
+# totals DUMP: its stop.total rows with the estimates only: a dump holds each event as a triple,
+# the estimate, its lower and its upper bound (doc/pcz-format.md, "Intervals"), after the six
+# columns region, unit, start_ns, end_ns, cpu, numa.
+totals() {
+	$MPXKIT unpack "$1" | grep '^stop\.total,' |
+		awk -F, -v OFS=, '{ s = $1; for (i = 2; i <= 6; i++) s = s OFS $i
+			for (i = 7; i <= NF; i += 3) s = s OFS $i; print s }'
+}
 
 # check_dumps DIR NP: each of the NP reports (rank.R.PID.txt, a line per thread) has exactly one dump
 # in DIR whose pid is its process's, and that dump's stop.total holds each thread's PAPI_stop values,
@@ -81,7 +89,7 @@ check_dumps() {
 			not_ok "pid $pid: $(echo "$dumps" | grep -c .) dumps"
 			continue
 		fi
-		$MPXKIT unpack "$dumps" | grep '^stop\.total,' >"$dir/totals" || :
+		totals "$dumps" >"$dir/totals" || :
 		if [ "$(wc -l <"$dir/totals")" -ne "$(wc -l <"$rep")" ]; then
 			not_ok "$dumps: $(wc -l <"$dir/totals") units in stop.total, $(wc -l <"$rep") threads"
 		fi
@@ -139,7 +147,7 @@ fi
 # The merge holds every (rank, thread), with the values each PAPI_stop returned.
 # shellcheck disable=SC2086
 if $mpxkit merge -o "$tmp/job.pcz" "$run"/job.*.pcz 2>"$tmp/merge.err"; then
-	$MPXKIT unpack "$tmp/job.pcz" | grep '^stop\.total,' >"$tmp/merged"
+	totals "$tmp/job.pcz" >"$tmp/merged"
 	n=0
 	for rep in "$run"/rank.*.txt; do
 		while read -r line; do

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* .pcz: round trips of every kind of block, damage detection, grouping by hand, thread safety. */
 #define _GNU_SOURCE /* memmem */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1363,6 +1364,108 @@ static const cutest_case damage_cases[] = {
 	{ NULL, NULL },
 };
 
+/* mpxkit_pcz_interval_encode by hand: lo down, hi up, saturated at 2^64-1, the value held. */
+static void test_interval_encode_by_hand(void)
+{
+	uint64_t t[3];
+
+	mpxkit_pcz_interval_encode(10, 3.2, 17.1, 0, t);
+	CU_ASSERT(t[0] == 10 && t[1] == 3 && t[2] == 18);
+	mpxkit_pcz_interval_encode(7, 7, 7, 0, t); /* counted all the time */
+	CU_ASSERT(t[0] == 7 && t[1] == 7 && t[2] == 7);
+	mpxkit_pcz_interval_encode(44, 44, INFINITY, 0, t); /* one counted slice: open above */
+	CU_ASSERT(t[0] == 44 && t[1] == 44 && t[2] == UINT64_MAX);
+	mpxkit_pcz_interval_encode(10000000000000000000ull, 1e18, 1.9e19, 0, t); /* > 2^64 */
+	CU_ASSERT(t[0] == 10000000000000000000ull && t[1] == 1000000000000000000ull &&
+		  t[2] == UINT64_MAX);
+	mpxkit_pcz_interval_encode(5, 6, 9, 0, t); /* an estimate below its own lo widens it */
+	CU_ASSERT(t[0] == 5 && t[1] == 5 && t[2] == 9);
+	mpxkit_pcz_interval_encode(0, -8, NAN, 0, t);
+	CU_ASSERT(t[0] == 0 && t[1] == 0 && t[2] == UINT64_MAX);
+	CU_ASSERT(!mpxkit_pcz_interval_not_counted(t));
+	mpxkit_pcz_interval_encode(83, 0, INFINITY, 1, t);
+	CU_ASSERT(t[0] == 0 && t[1] == UINT64_MAX && t[2] == 0);
+	CU_ASSERT(mpxkit_pcz_interval_not_counted(t));
+}
+
+static const char *const iv_events[6] = { "A", "A.lo", "A.hi", "B.hi", "B.hi.lo", "B.hi.hi" };
+
+/* The writer refuses what the reader would reject, and says which name or value. */
+static void test_interval_writer_checks(void)
+{
+	const char *bad_names[6] = { "A", "A.lo", "A.hi", "B", "B.lo", "B.hj" };
+	uint64_t times[4] = { 0, 10, 10, 20 };
+	uint64_t vals[12] = { 5, 4, 6, 0, UINT64_MAX, 0, 5, 4, 6, 3, 4, 9 };
+	mpxkit_pcz_unit u = { "t0", 2, times, vals, -1, -1 };
+	mpxkit_pcz_writer *w = NULL;
+	mpxkit_pcz_options o;
+	mpxkit_diag d = { 0 };
+
+	mpxkit_pcz_options_init(&o);
+	o.intervals = 1;
+	o.codec = MPXKIT_PCZ_ZSTD;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 6, iv_events, &w, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "intervals need format version 2 (the model codec)");
+	o.codec = MPXKIT_PCZ_MODEL;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, iv_events, &w, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "intervals need events in triples (NAME, NAME.lo, NAME.hi), not 5");
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 6, bad_names, &w, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "event 'B.hj' should be 'B.hi' (intervals)");
+	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(&o, 6, iv_events, &w, &d), 0);
+	/* Step 1's B is 3 in [4, 9]. */
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), -MPXKIT_EINVAL);
+	CU_ASSERT_STRING_EQUAL(d.msg, "region 'r': unit 't0': step 1: event 'B.hi': interval [4, 9] "
+				      "does not hold 3");
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_stage_unit(w, "r", &u, &d), -MPXKIT_EINVAL);
+	/* Not counted is (0, 2^64-1, 0) only: the same bounds around 1 are no interval. */
+	vals[9] = 1, vals[10] = UINT64_MAX, vals[11] = 0;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), -MPXKIT_EINVAL);
+	vals[9] = 4;
+	vals[11] = UINT64_MAX;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), -MPXKIT_EINVAL);
+	vals[10] = 4;
+	CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), 0);
+	mpxkit_pcz_writer_abort(w);
+}
+
+/* Intervals come back as written, flagged; the same names without the flag are plain events. */
+static void test_interval_round_trip(void)
+{
+	uint64_t times[6] = { 0, 10, 10, 20, 20, 30 };
+	uint64_t vals[18] = { 5, 4, 6, 0, UINT64_MAX, 0, 7, 7, 7, 3, 1, UINT64_MAX,
+			      UINT64_MAX - 1, 2, UINT64_MAX, 0, 0, 0 };
+	mpxkit_pcz_unit u = { "t0", 3, times, vals, -1, -1 };
+	for (int flag = 0; flag <= 1; flag++) {
+		mpxkit_pcz_options o;
+		mpxkit_pcz_writer *w = NULL;
+		mpxkit_pcz_reader *r = NULL;
+		const mpxkit_pcz_region *reg;
+		mpxkit_diag d = { 0 };
+		void *mem = NULL;
+		size_t len = 0;
+
+		mpxkit_pcz_options_init(&o);
+		o.intervals = flag;
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(&o, 6, iv_events, &w, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_add_region(w, "stop", 1, &u, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_close_memory(w, &mem, &len, &d), 0);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_open_mem(mem, len, "iv", &r, &d), 0);
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_intervals(r), flag);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_reader_next(r, &reg, &d), 1);
+		CU_ASSERT(memcmp(reg->units[0].values, vals, sizeof vals) == 0);
+		CU_ASSERT_EQUAL(mpxkit_pcz_reader_next(r, &reg, &d), 0);
+		mpxkit_pcz_reader_free(r);
+		free(mem);
+	}
+}
+
+static const cutest_case interval_cases[] = {
+	{ "interval triples by hand", test_interval_encode_by_hand },
+	{ "the writer checks intervals", test_interval_writer_checks },
+	{ "intervals round trip", test_interval_round_trip },
+	{ NULL, NULL },
+};
+
 static const cutest_case method_cases[] = {
 	{ "balance degree by hand", test_balance_by_hand },
 	{ "clusters by hand", test_cluster_by_hand },
@@ -1392,6 +1495,7 @@ int main(void)
 		{ "pcz damage", damage_cases, NULL, NULL },
 		{ "pcz method", method_cases, NULL, NULL },
 		{ "pcz threads", thread_cases, NULL, NULL },
+		{ "pcz intervals", interval_cases, NULL, NULL },
 		{ "pcz csv", csv_cases, NULL, cutest_scratch_remove },
 		{ NULL, NULL, NULL, NULL },
 	};

@@ -86,6 +86,35 @@ else
 	not_ok "heat map: $outlined outlined"
 fi
 
+# Intervals (doc/pcz-format.md, "Intervals"): two ranks of one thread, A and B with bounds;
+# 18446744073709551615 is 2^64-1 (unbounded above, or, as lo with value 0 and hi 0, not counted).
+#   rank 0: A 100 in [90, 120], B not counted;   rank 1: A 50 in [50, 50], B 7 in [7, 2^64-1]
+# A: total 150 in [140, 170], 0 not counted; B: 7 in [7, unbounded], 1 not counted, and only
+# rank 1 is in B's spread (rank 0 has no count of it: never flagged as imbalanced).
+max=18446744073709551615
+for r in 0 1; do
+	{
+		printf '# job.launcher=slurm\n# job.id=98.0\n# job.size=2\n# job.rank=%s\n' "$r"
+		printf '# interval_level=0.9\nregion,unit,start_ns,end_ns,A,A.lo,A.hi,B,B.lo,B.hi\n'
+		[ "$r" -eq 0 ] && printf 'stop.total,thread1,0,10,100,90,120,0,%s,0\n' "$max"
+		[ "$r" -eq 1 ] && printf 'stop.total,thread1,0,10,50,50,50,7,7,%s\n' "$max"
+	} >"$tmp/iv$r.csv"
+	$MPXKIT pack "$tmp/iv$r.csv" -o "$tmp/iv.$r.pcz" || exit 99
+done
+$MPXKIT merge -o "$tmp/iv.pcz" "$tmp"/iv.[01].pcz || exit 99
+expect_out "intervals: bounds summed, not counted apart" "event,total,lo,hi,not_counted,thread_min,thread_median,thread_max,rank_min,rank_median,rank_max,imbalanced_ranks,imbalanced_threads
+A,150,140,170,0,50,75,100,50,75,100,2,2
+B,7,7,,1,7,7,7,7,7,7,0,0" report -f csv "$tmp/iv.pcz"
+if $MPXKIT report "$tmp/iv.0.pcz" >"$tmp/out" 2>&1 && grep -q '^B  *<not counted> ' "$tmp/out" &&
+	grep -q '90 % intervals' "$tmp/out"; then
+	ok "a total none of whose values was counted shows <not counted>"
+else
+	not_ok "not counted: $(cat "$tmp/out")"
+fi
+# The same columns in version 1, which has no intervals: three plain events each.
+$MPXKIT pack -c zstd "$tmp/iv1.csv" -o "$tmp/plain.1.pcz" || exit 99
+expect_fail "merge: intervals and none" 2 "plain.1.pcz has no intervals" merge -o "$tmp/mixed.pcz" "$tmp/iv.0.pcz" "$tmp/plain.1.pcz"
+
 expect_fail "no dump" 1 "need exactly one dump" report
 expect_fail "bad format" 1 "table, csv or json" report -f xml "$tmp/job.pcz"
 expect_fail "factor 1" 1 "--factor '1': a number above 1" report --factor 1 "$tmp/job.pcz"

@@ -420,6 +420,9 @@ static void print_info(const char *path, mpxkit_pcz_reader *r, const mpxkit_pcz_
 		printf(" %s", mpxkit_pcz_reader_event(r, e));
 	printf("\nplacement:  %s\n", mpxkit_pcz_reader_placement(r) ? "cpu and numa per unit"
 								    : "none");
+	printf("intervals:  %s\n", mpxkit_pcz_reader_intervals(r)
+					? "each estimate with its bounds (NAME, NAME.lo, NAME.hi)"
+					: "none");
 	printf("topology:   %s\n",
 	       mpxkit_pcz_reader_topology(r, &topo_len) ? "hwloc XML stored" : "none");
 	printf("regions:    %" PRIu64 "\n", st->n_regions);

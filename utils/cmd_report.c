@@ -20,7 +20,9 @@ static void report_usage(FILE *out)
 	    "usage: mpxkit report [OPTIONS] JOB.pcz\n\n"
 	    "Summarise a job's dump (mpxkit merge's, or one rank's): per event the total and\n"
 	    "the min, median and max over the (rank, thread) units and over the ranks, and the\n"
-	    "counts that differ from their median by more than a factor (doc/mpi.md).\n\n"
+	    "counts that differ from their median by more than a factor (doc/mpi.md). A dump\n"
+	    "with intervals (the PAPI component's) adds each total's lo and hi and the values\n"
+	    "not counted; a total never counted reads <not counted>, not 0.\n\n"
 	    "Options:\n"
 	    "  -f, --format=FORMAT  table (default), csv or json\n"
 	    "  -r, --region=NAME    sum the regions of that name (default: stop.total, what each\n"
@@ -35,11 +37,37 @@ static void report_usage(FILE *out)
 	    MPXKIT_JOB_FACTOR_DEFAULT);
 }
 
+/*
+ * A dump with intervals adds, after the total, its interval and how many
+ * (unit, step) values were not counted; a total none of whose values was
+ * counted shows as not counted, never as 0.
+ */
+static void interval_cells(cli_table *t, const mpxkit_job_summary *s, size_t e)
+{
+	cli_table_uint(t, s->total_lo[e]);
+	if (s->total_hi[e] == UINT64_MAX)
+		cli_table_missing(t);
+	else
+		cli_table_uint(t, s->total_hi[e]);
+	cli_table_uint(t, s->not_counted[e]);
+}
+
+static int total_not_counted(const mpxkit_job_summary *s, size_t e)
+{
+	for (size_t u = 0; u < s->n_units; u++)
+		if (!s->unit_not_counted[u * s->n_events + e])
+			return 0;
+	return s->intervals && s->n_units > 0;
+}
+
 static cli_table *summary_table(const mpxkit_job_summary *s, const char *path)
 {
 	static const cli_column columns[] = {
 	    {"event", NULL, CLI_COL_TEXT, 0, 0, NULL},
-	    {"total", NULL, CLI_COL_INT, 0, 1, NULL},
+	    {"total", NULL, CLI_COL_INT, 0, 1, "<not counted>"},
+	    {"lo", NULL, CLI_COL_INT, 0, 1, NULL},
+	    {"hi", NULL, CLI_COL_INT, 0, 1, "unbounded"},
+	    {"not_counted", "not counted", CLI_COL_INT, 0, 0, NULL},
 	    {"thread_min", "thread min", CLI_COL_REAL, 15, 0, NULL},
 	    {"thread_median", "median", CLI_COL_REAL, 15, 0, NULL},
 	    {"thread_max", "max", CLI_COL_REAL, 15, 0, NULL},
@@ -49,16 +77,40 @@ static cli_table *summary_table(const mpxkit_job_summary *s, const char *path)
 	    {"imbalanced_ranks", "imbalanced ranks", CLI_COL_INT, 0, 0, NULL},
 	    {"imbalanced_threads", "threads", CLI_COL_INT, 0, 0, NULL},
 	};
-	cli_table *t = cli_table_new(columns, sizeof columns / sizeof *columns);
+	/* Without intervals every count is as counted: no bounds to show. */
+	static const size_t plain[] = {0, 1, 5, 6, 7, 8, 9, 10, 11, 12};
+	cli_column chosen[sizeof columns / sizeof *columns];
+	size_t n = 0;
+	cli_table *t;
 
+	for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
+		if (s->intervals)
+			chosen[n++] = columns[i];
+	for (size_t i = 0; !s->intervals && i < sizeof plain / sizeof *plain; i++)
+		chosen[n++] = columns[plain[i]];
+	t = cli_table_new(chosen, n);
 	if (t == NULL)
 		return NULL;
 	cli_table_comment(t, "%s: %zu rank%s, %zu (rank, thread) unit%s, regions %s", path,
 			  s->n_ranks, cli_s(s->n_ranks), s->n_units, cli_s(s->n_units), s->regions);
+	if (s->intervals && isnan(s->interval_level))
+		cli_table_comment(t, "estimates with their intervals (lo, hi); a total's are the "
+				     "sums of its units'");
+	else if (s->intervals)
+		cli_table_comment(t,
+				  "estimates with their %g %% intervals (lo, hi): each unit's "
+				  "truth lies in its interval with that probability; a total's "
+				  "are the sums of its units'",
+				  100 * s->interval_level);
 	for (size_t e = 0; e < s->n_events; e++) {
 		const mpxkit_job_spread *u = &s->unit_spread[e], *r = &s->rank_spread[e];
 		cli_table_text(t, s->events[e]);
-		cli_table_uint(t, s->totals[e]);
+		if (total_not_counted(s, e))
+			cli_table_missing(t);
+		else
+			cli_table_uint(t, s->totals[e]);
+		if (s->intervals)
+			interval_cells(t, s, e);
 		cli_table_real(t, u->min);
 		cli_table_real(t, u->median);
 		cli_table_real(t, u->max);
@@ -229,7 +281,10 @@ static int write_heatmap(const char *cmd, const mpxkit_job_summary *s, const cha
 		}
 		for (size_t e = 0; e < E; e++) {
 			double med = s->rank_spread[e].median;
-			values[r * E + e] = med > 0 ? (double)s->rank_counts[r * E + e] / med : NAN;
+			/* blank, as where the median is 0: a rank that never counted e has no count */
+			values[r * E + e] = med > 0 && !s->rank_not_counted[r * E + e]
+						? (double)s->rank_counts[r * E + e] / med
+						: NAN;
 		}
 	}
 	/* Short: the chart is as wide as its cells, and a title does not widen it. */

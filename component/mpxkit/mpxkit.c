@@ -416,6 +416,9 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 		rc = mpxkit_pcz_writer_set_meta(w, "replay", settings.replay, diag);
 	if (rc >= 0)
 		rc = mpxkit_pcz_writer_set_meta(w, "clock", "CLOCK_REALTIME ns", diag);
+	snprintf(buf, sizeof buf, "%g", mpxkit_sched_level(c->sched));
+	if (rc >= 0)
+		rc = mpxkit_pcz_writer_set_meta(w, "interval_level", buf, diag);
 	if (rc >= 0)
 		rc = mpxkit_job_set_meta(&dump_job.job, w, diag);
 	return rc;
@@ -424,22 +427,25 @@ static int dump_set_meta(mpxkit_pcz_writer *w, const mpxkit_control *c, mpxkit_d
 /* Opens the writer, in memory until shutdown, with c's events.  Caller holds dump_lock. */
 static int dump_open(const mpxkit_control *c)
 {
-	const char *names[MPXKIT_MAX_EVENTS] = {0};
+	static const char *const suffix[3] = {"", ".lo", ".hi"};
+	const char *names[3 * MPXKIT_MAX_EVENTS] = {0};
 	mpxkit_pcz_options opt;
 	mpxkit_diag diag = {0};
 	int rc = -MPXKIT_ENOMEM;
 
 	mpxkit_pcz_options_init(&opt);
 	opt.placement = 1;
-	for (int i = 0; i < c->n_events; i++) {
-		const char *event = native_name(c->codes[i]);
-		char *n = event ? malloc(strlen(event) + 10) : NULL;
+	opt.intervals = 1; /* every estimate with its interval */
+	for (int i = 0; i < 3 * c->n_events; i++) {
+		const char *event = native_name(c->codes[i / 3]);
+		char *n = event ? malloc(strlen(event) + 13) : NULL;
 		if (n == NULL)
 			goto fail;
-		sprintf(n, "mpxkit:::%s", event);
+		sprintf(n, "mpxkit:::%s%s", event, suffix[i % 3]);
 		names[i] = n;
 	}
-	rc = mpxkit_pcz_writer_open_memory(&opt, (size_t)c->n_events, names, &dump_writer, &diag);
+	rc = mpxkit_pcz_writer_open_memory(&opt, 3 * (size_t)c->n_events, names, &dump_writer,
+					   &diag);
 	if (rc >= 0)
 		rc = dump_set_meta(dump_writer, c, &diag);
 	if (rc >= 0)
@@ -454,7 +460,7 @@ fail:
 		mpxkit_pcz_writer_abort(dump_writer);
 		dump_writer = NULL;
 	}
-	for (int i = 0; i < c->n_events; i++)
+	for (int i = 0; i < 3 * c->n_events; i++)
 		free((char *)names[i]);
 	return rc;
 }
@@ -482,8 +488,18 @@ static mpxkit_pcz_writer *dump_writer_for(const mpxkit_control *c)
 	return w;
 }
 
-/* Series callback: rotation k's estimates, in the rotation thread (mpxkit_sched_on_rotation). */
-static void dump_on_rotation(void *arg, size_t k, const double *est)
+/* One estimate and its interval as the dump's (value, lo, hi) triple (doc/pcz-format.md). */
+static void dump_triple(uint64_t value, const mpxkit_interval *iv, uint64_t *triple)
+{
+	mpxkit_pcz_interval_encode(value, iv->lo, iv->hi, iv->flags & MPXKIT_INTERVAL_UNOBSERVED,
+				   triple);
+}
+
+/*
+ * Series callback: rotation k's estimates and their intervals, in the
+ * rotation thread (mpxkit_sched_on_rotation_iv); a row holds E triples.
+ */
+static void dump_on_rotation(void *arg, size_t k, const double *est, const mpxkit_interval *iv)
 {
 	mpxkit_control *c = arg;
 	size_t E = (size_t)c->n_events;
@@ -496,7 +512,7 @@ static void dump_on_rotation(void *arg, size_t k, const double *est)
 		return;
 	if (c->n_series == c->cap_series) {
 		size_t cap = c->cap_series ? 2 * c->cap_series : 64;
-		uint64_t *v = realloc(c->series, cap * E * sizeof *v);
+		uint64_t *v = realloc(c->series, cap * 3 * E * sizeof *v);
 		uint64_t *t = v ? realloc(c->series_ns, cap * sizeof *t) : NULL;
 		if (v)
 			c->series = v;
@@ -508,7 +524,7 @@ static void dump_on_rotation(void *arg, size_t k, const double *est)
 		}
 	}
 	for (size_t e = 0; e < E; e++)
-		c->series[c->n_series * E + e] = dump_count(est[e]);
+		dump_triple(dump_count(est[e]), &iv[e], &c->series[3 * (c->n_series * E + e)]);
 	c->series_ns[c->n_series++] = now_ns();
 }
 
@@ -541,12 +557,14 @@ static void dump_stage(mpxkit_pcz_writer *w, const char *region, const mpxkit_pc
  */
 static void dump_whole_series(mpxkit_control *c, const mpxkit_sched_whole *w)
 {
+	/* Without the pass's intervals (out of memory) [0, inf) is the one that still holds. */
+	static const mpxkit_interval unknown = {0, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_OPEN};
 	size_t E = (size_t)c->n_events;
 
 	if (c->series_lost || c->n_series != w->n_rotations)
 		return;
 	for (size_t i = 0; i < w->n_rotations * E; i++)
-		c->series[i] = dump_count(w->est[i]);
+		dump_triple(dump_count(w->est[i]), w->iv ? &w->iv[i] : &unknown, &c->series[3 * i]);
 }
 
 /*
@@ -556,7 +574,9 @@ static void dump_whole_series(mpxkit_control *c, const mpxkit_sched_whole *w)
  */
 static void dump_stop(mpxkit_control *c)
 {
-	uint64_t totals[MPXKIT_MAX_EVENTS], span[2], *times = NULL;
+	uint64_t totals[3 * MPXKIT_MAX_EVENTS], span[2], *times = NULL;
+	double est[MPXKIT_MAX_EVENTS];
+	mpxkit_interval iv[MPXKIT_MAX_EVENTS];
 	unsigned int cpu = 0, node = 0;
 	mpxkit_pcz_unit u = {0};
 	mpxkit_pcz_writer *w;
@@ -572,8 +592,16 @@ static void dump_stop(mpxkit_control *c)
 	u.cpu = u.numa = -1;
 	if (getcpu(&cpu, &node) == 0)
 		u.cpu = (int)cpu, u.numa = (int)node;
+	/* The intervals of the values PAPI_stop returned (mpxkit_papi_interval's). */
+	if (mpxkit_sched_read_iv(c->sched, est, NULL, NULL, iv) < 0) {
+		pthread_mutex_lock(&dump_lock);
+		if (dump_error[0] == '\0')
+			snprintf(dump_error, sizeof dump_error, "no intervals at a stop");
+		pthread_mutex_unlock(&dump_lock);
+		return;
+	}
 	for (int i = 0; i < c->n_events; i++)
-		totals[i] = c->values[i] < 0 ? 0 : (uint64_t)c->values[i];
+		dump_triple(c->values[i] < 0 ? 0 : (uint64_t)c->values[i], &iv[i], &totals[3 * i]);
 	u.n_steps = 1;
 	u.times = span;
 	u.values = totals;
@@ -800,7 +828,7 @@ static int open_slots(mpxkit_control *c)
 	if (rc >= 0)
 		rc = mpxkit_sched_new(&c->sched, source, &settings, &diag);
 	if (rc >= 0 && dump_path[0] &&
-	    (rc = mpxkit_sched_on_rotation(c->sched, dump_on_rotation, c)) < 0) {
+	    (rc = mpxkit_sched_on_rotation_iv(c->sched, dump_on_rotation, c)) < 0) {
 		mpxkit_sched_free(c->sched);
 		c->sched = NULL;
 		source = NULL; /* the scheduler owned it */

@@ -166,6 +166,19 @@ typedef struct mpxkit_job_summary {
 	double factor;			      /* the imbalance factor the flags use */
 	const unsigned char *unit_flags;      /* [unit * n_events + e]: 1 when imbalanced */
 	const unsigned char *rank_flags;      /* [rank * n_events + e]: 1 when imbalanced */
+	/*
+	 * A dump with intervals (doc/pcz-format.md, "Intervals"): events are
+	 * the estimates, counts their sums over the steps that counted the
+	 * event.  Without intervals every count is taken as exact: lo = hi =
+	 * the total, nothing is not counted.
+	 */
+	int intervals;
+	double interval_level;		 /* the file's interval_level; NaN when not given */
+	const uint64_t *total_lo, *total_hi; /* [e]: bounds of totals; hi 2^64-1 is unbounded */
+	const uint64_t *not_counted;	 /* [e]: the (unit, step) values no slice counted */
+	/* [unit or rank * n_events + e]: 1 when none of its steps counted the event; such
+	 * members are left out of the spreads and never flagged. */
+	const unsigned char *unit_not_counted, *rank_not_counted;
 } mpxkit_job_summary;
 
 #define MPXKIT_JOB_FACTOR_DEFAULT 1.25

@@ -53,6 +53,12 @@ typedef struct mpxkit_pcz_options {
 	mpxkit_pcz_grouping grouping;
 	size_t chunk_size;           /* 0 = MPXKIT_PCZ_CHUNK_DEFAULT; at most MAX_SECTION / 4 */
 	int placement;               /* 1: store each unit's cpu and numa */
+	/*
+	 * 1: the events are (NAME, NAME.lo, NAME.hi) triples, an estimate and
+	 * its interval, checked in every step (doc/pcz-format.md, "Intervals");
+	 * version 2 only.  mpxkit_pcz_interval_encode fills a triple.
+	 */
+	int intervals;
 } mpxkit_pcz_options;
 
 /*
@@ -76,6 +82,22 @@ typedef struct mpxkit_pcz_unit {
 	int cpu;
 	int numa;
 } mpxkit_pcz_unit;
+
+/* The bounds of a not-counted triple (value 0): an empty interval, lo > hi. */
+#define MPXKIT_PCZ_NOT_COUNTED_LO UINT64_MAX
+#define MPXKIT_PCZ_NOT_COUNTED_HI 0
+
+/*
+ * One (value, lo, hi) triple of an INTERVALS dump from an estimate, as the
+ * caller rounds it (PAPI's llround), and its interval: lo down and hi up,
+ * widened to hold the value, so the stored interval holds the real one;
+ * hi INFINITY or past 2^64 is 2^64-1.  A negative or NaN lo is 0, a NaN hi
+ * unbounded.  not_counted nonzero gives the not-counted triple.
+ */
+void mpxkit_pcz_interval_encode(uint64_t value, double lo, double hi, int not_counted,
+				uint64_t triple[3]);
+/* 1 when triple is the not-counted one. */
+int mpxkit_pcz_interval_not_counted(const uint64_t triple[3]);
 
 /* ---- Writer --------------------------------------------------------------- */
 
@@ -213,6 +235,8 @@ int mpxkit_pcz_reader_meta(const mpxkit_pcz_reader *r, size_t i, const char **ke
 			   const char **value);
 /* 1 when units carry cpu and numa. */
 int mpxkit_pcz_reader_placement(const mpxkit_pcz_reader *r);
+/* 1 when the events are (NAME, NAME.lo, NAME.hi) triples (the INTERVALS flag). */
+int mpxkit_pcz_reader_intervals(const mpxkit_pcz_reader *r);
 /* The stored hwloc XML (not NUL-terminated: use len), or NULL with *len 0. */
 const char *mpxkit_pcz_reader_topology(const mpxkit_pcz_reader *r, size_t *len);
 /* Section sizes; the group counts cover the regions read so far. */

@@ -24,6 +24,7 @@ typedef struct merge {
 	size_t n_events;
 	char **events;
 	const char *events_from; /* the input the event list was taken from */
+	int intervals;		 /* the events are estimates with their bounds (all inputs') */
 	size_t n_common;
 	const char **common_keys, **common_values; /* into in[0]'s strings, in its order */
 } merge;
@@ -105,6 +106,7 @@ static int check_events(merge *m, const input *x, const mpxkit_pcz_reader *r, mp
 			m->n_events++;
 		}
 		m->events_from = x->path;
+		m->intervals = mpxkit_pcz_reader_intervals(r);
 		return 0;
 	}
 	if (n != m->n_events)
@@ -120,6 +122,11 @@ static int check_events(merge *m, const input *x, const mpxkit_pcz_reader *r, mp
 			    "event lists",
 			    x->path, e + 1, mpxkit_pcz_reader_event(r, e), m->events_from,
 			    m->events[e]);
+	if (mpxkit_pcz_reader_intervals(r) != m->intervals)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "%s %s intervals, %s %s: the columns would mean different things",
+				   x->path, m->intervals ? "has no" : "has",
+				   m->events_from, m->intervals ? "has" : "has none");
 	return 0;
 }
 
@@ -425,6 +432,7 @@ static int write_merged(merge *m, const char *out_path, const mpxkit_job_merge_o
 		mpxkit_pcz_options_init(&popt);
 	}
 	popt.placement = 1;
+	popt.intervals = m->intervals;
 	rc = mpxkit_pcz_reader_open(m->in[0].path, &r, diag);
 	if (rc == 0)
 		rc = mpxkit_pcz_writer_open(out_path, &popt, m->n_events,

@@ -28,8 +28,18 @@ typedef struct summary {
 	const char **unit_names;
 	int *unit_cpu, *unit_numa;
 	uint64_t *unit_counts, *rank_counts, *totals;
+	uint64_t *total_lo, *total_hi, *not_counted;
 	mpxkit_job_spread *unit_spread, *rank_spread;
 	unsigned char *unit_flags, *rank_flags;
+	unsigned char *unit_nc, *rank_nc; /* 1: no step of it counted the event */
+	/*
+	 * An INTERVALS file's sums: each unit's row holds, per event, the
+	 * estimates, the lower bounds, the upper bounds (2^64-1 unbounded), the
+	 * steps not counted and the steps, in five blocks of n_events.  W is the
+	 * row's width: n_events without intervals (the estimates only).
+	 */
+	int intervals;
+	size_t W;
 	/* While reading. */
 	unit *units;
 	size_t n_units, cap_units;
@@ -86,14 +96,13 @@ static long split_rank(const char *name, const char **thread)
 
 static int add_unit(summary *s, const mpxkit_pcz_unit *pu, size_t *out, mpxkit_diag *diag)
 {
-	size_t E = s->pub.n_events;
 	unit *u;
 
 	if (s->n_units == s->cap_units) {
 		size_t cap = s->cap_units ? 2 * s->cap_units : 64;
 		unit *units = realloc(s->units, cap * sizeof *units);
-		uint64_t *a = units ? realloc(s->sum_all, cap * E * sizeof *a) : NULL;
-		uint64_t *b = a ? realloc(s->sum_stop_total, cap * E * sizeof *b) : NULL;
+		uint64_t *a = units ? realloc(s->sum_all, cap * s->W * sizeof *a) : NULL;
+		uint64_t *b = a ? realloc(s->sum_stop_total, cap * s->W * sizeof *b) : NULL;
 		if (units)
 			s->units = units;
 		if (a)
@@ -119,8 +128,8 @@ static int add_unit(summary *s, const mpxkit_pcz_unit *pu, size_t *out, mpxkit_d
 	}
 	u->first = s->n_units;
 	u->cpu = u->numa = -1;
-	memset(s->sum_all + s->n_units * E, 0, E * sizeof *s->sum_all);
-	memset(s->sum_stop_total + s->n_units * E, 0, E * sizeof *s->sum_stop_total);
+	memset(s->sum_all + s->n_units * s->W, 0, s->W * sizeof *s->sum_all);
+	memset(s->sum_stop_total + s->n_units * s->W, 0, s->W * sizeof *s->sum_stop_total);
 	*out = s->n_units++;
 	return 0;
 }
@@ -160,11 +169,49 @@ static int add_counts(uint64_t *sum, const mpxkit_pcz_unit *pu, size_t E, const 
 	return 0;
 }
 
+/*
+ * An INTERVALS unit into its row (see summary.W): a not-counted step adds
+ * to no bound, an unbounded one leaves the sum of the highs unbounded.
+ */
+static int add_intervals(uint64_t *row, const mpxkit_pcz_unit *pu, size_t E, const char *region,
+			 mpxkit_diag *diag)
+{
+	for (size_t st = 0; st < pu->n_steps; st++)
+		for (size_t e = 0; e < E; e++) {
+			const uint64_t *t = pu->values + st * 3 * E + 3 * e;
+			row[4 * E + e]++;
+			if (mpxkit_pcz_interval_not_counted(t)) {
+				row[3 * E + e]++;
+				continue;
+			}
+			/* lo <= v (the reader checked): a sum of the estimates that fits bounds
+			 * the lows' */
+			if (row[e] > UINT64_MAX - t[0])
+				return mpxkit_fail(diag, MPXKIT_ERANGE,
+						   "region %s, unit %s: a sum passes 2^64", region,
+						   pu->name);
+			row[e] += t[0];
+			row[E + e] += t[1];
+			row[2 * E + e] =
+			    row[2 * E + e] > UINT64_MAX - t[2] ? UINT64_MAX : row[2 * E + e] + t[2];
+		}
+	return 0;
+}
+
+static int add_unit_sums(const summary *s, uint64_t *row, const mpxkit_pcz_unit *pu,
+			 const char *region, mpxkit_diag *diag)
+{
+	size_t E = s->pub.n_events;
+
+	return s->intervals ? add_intervals(row, pu, E, region, diag)
+			    : add_counts(row, pu, E, region, diag);
+}
+
 /* One region into the sums: every region into "all", the chosen name (or stop.total) apart. */
 static int add_region(summary *s, const mpxkit_pcz_region *reg, const char *region,
 		      mpxkit_diag *diag)
 {
-	size_t E = s->pub.n_events;
+	size_t W = s->W;
 	int selected = region && strcmp(reg->name, region) == 0;
 	int stop_total = strcmp(reg->name, "stop.total") == 0;
 
@@ -173,9 +220,9 @@ static int add_region(summary *s, const mpxkit_pcz_region *reg, const char *regi
 		size_t i = 0;
 		int rc = find_unit(s, pu, &i, diag);
 		if (rc == 0 && (selected || !region))
-			rc = add_counts(s->sum_all + i * E, pu, E, reg->name, diag);
+			rc = add_unit_sums(s, s->sum_all + i * W, pu, reg->name, diag);
 		if (rc == 0 && stop_total && !region)
-			rc = add_counts(s->sum_stop_total + i * E, pu, E, reg->name, diag);
+			rc = add_unit_sums(s, s->sum_stop_total + i * W, pu, reg->name, diag);
 		if (rc < 0)
 			return rc;
 		s->units[i].seen_selected |= selected || !region;
@@ -206,24 +253,29 @@ static int imbalanced(double v, double median, double factor)
  * Spread of column e of counts (n rows of n_events) and the flags of its
  * members; scratch holds n values.
  */
-static void spread(const uint64_t *counts, size_t n, size_t E, size_t e, double factor,
-		   uint64_t *scratch, mpxkit_job_spread *out, unsigned char *flags)
+static void spread(const uint64_t *counts, size_t n_rows, size_t E, size_t e, double factor,
+		   const unsigned char *not_counted, uint64_t *scratch, mpxkit_job_spread *out,
+		   unsigned char *flags)
 {
+	size_t n = 0;
+
 	memset(out, 0, sizeof *out);
+	/* A member that never counted the event has no count: it is in no spread. */
+	for (size_t i = 0; i < n_rows; i++)
+		if (!not_counted[i * E + e])
+			scratch[n++] = counts[i * E + e];
 	if (n == 0) {
 		out->min = out->median = out->max = NAN;
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		scratch[i] = counts[i * E + e];
 	qsort(scratch, n, sizeof *scratch, cmp_u64);
 	out->min = (double)scratch[0];
 	out->max = (double)scratch[n - 1];
 	out->median = n % 2 ? (double)scratch[n / 2]
 			    : ((double)scratch[n / 2 - 1] + (double)scratch[n / 2]) / 2;
-	for (size_t i = 0; i < n; i++) {
-		flags[i * E + e] =
-		    (unsigned char)imbalanced((double)counts[i * E + e], out->median, factor);
+	for (size_t i = 0; i < n_rows; i++) {
+		flags[i * E + e] = !not_counted[i * E + e] &&
+				   imbalanced((double)counts[i * E + e], out->median, factor);
 		out->n_flagged += flags[i * E + e];
 	}
 }
@@ -236,6 +288,22 @@ static int by_rank_then_first(const void *pa, const void *pb, void *arg)
 	if (a->rank != b->rank)
 		return (a->rank > b->rank) - (a->rank < b->rank);
 	return (a->first > b->first) - (a->first < b->first);
+}
+
+/* Unit k's bounds of event e, from its row of sums, into the job's; rank: k's. */
+static void add_bounds(summary *s, const uint64_t *row, size_t k, size_t rank, size_t e)
+{
+	size_t E = s->pub.n_events;
+	uint64_t nc = row[3 * E + e], steps = row[4 * E + e];
+
+	s->total_lo[e] += row[E + e]; /* at most the estimates' sum */
+	/* A step not counted could have held anything: nothing bounds the sum. */
+	s->total_hi[e] = nc > 0 || s->total_hi[e] > UINT64_MAX - row[2 * E + e]
+			     ? UINT64_MAX
+			     : s->total_hi[e] + row[2 * E + e];
+	s->not_counted[e] += nc;
+	s->unit_nc[k * E + e] = steps > 0 && nc == steps;
+	s->rank_nc[rank * E + e] &= s->unit_nc[k * E + e];
 }
 
 /* The units kept (those of the chosen regions), in rank order, their ranks and every figure. */
@@ -262,27 +330,40 @@ static int finish(summary *s, int use_stop_total, mpxkit_diag *diag)
 	s->rank_counts = calloc((n ? n : 1) * E, sizeof *s->rank_counts);
 	s->rank_flags = calloc((n ? n : 1) * E, 1);
 	s->totals = calloc(E, sizeof *s->totals);
+	s->total_lo = calloc(E, sizeof *s->total_lo);
+	s->total_hi = calloc(E, sizeof *s->total_hi);
+	s->not_counted = calloc(E, sizeof *s->not_counted);
+	s->unit_nc = calloc((n ? n : 1) * E, 1);
+	s->rank_nc = malloc((n ? n : 1) * E);
 	s->unit_spread = calloc(E, sizeof *s->unit_spread);
 	s->rank_spread = calloc(E, sizeof *s->rank_spread);
 	scratch = malloc((n ? n : 1) * sizeof *scratch);
 	if (!s->ranks || !s->unit_rank || !s->unit_names || !s->unit_cpu || !s->unit_numa ||
 	    !s->unit_counts || !s->unit_flags || !s->rank_counts || !s->rank_flags || !s->totals ||
-	    !s->unit_spread || !s->rank_spread || !scratch) {
+	    !s->unit_spread || !s->rank_spread || !scratch || !s->total_lo || !s->total_hi ||
+	    !s->not_counted || !s->unit_nc || !s->rank_nc) {
 		free(order);
 		free(scratch);
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 	}
 	for (size_t k = 0; k < n; k++) {
 		const unit *u = &s->units[order[k]];
-		if (nr == 0 || s->ranks[nr - 1] != u->rank)
+		if (nr == 0 || s->ranks[nr - 1] != u->rank) {
+			memset(s->rank_nc + nr * E, s->intervals, E);
 			s->ranks[nr++] = u->rank;
+		}
 		s->unit_rank[k] = nr - 1;
 		s->unit_names[k] = u->thread;
 		s->unit_cpu[k] = u->cpu;
 		s->unit_numa[k] = u->numa;
 		for (size_t e = 0; e < E; e++) {
-			uint64_t v = sums[order[k] * E + e];
+			const uint64_t *row = sums + order[k] * s->W;
+			uint64_t v = row[e];
 			s->unit_counts[k * E + e] = v;
+			if (s->intervals)
+				add_bounds(s, row, k, nr - 1, e);
+			else
+				s->total_hi[e] = s->total_lo[e] += v; /* exact, or unknown */
 			/* Each unit's sum fits; the job's may not. */
 			if (s->totals[e] > UINT64_MAX - v) {
 				free(order);
@@ -299,10 +380,10 @@ static int finish(summary *s, int use_stop_total, mpxkit_diag *diag)
 	s->pub.n_ranks = nr;
 	s->pub.n_units = n;
 	for (size_t e = 0; e < E; e++) {
-		spread(s->unit_counts, n, E, e, s->pub.factor, scratch, &s->unit_spread[e],
-		       s->unit_flags);
-		spread(s->rank_counts, nr, E, e, s->pub.factor, scratch, &s->rank_spread[e],
-		       s->rank_flags);
+		spread(s->unit_counts, n, E, e, s->pub.factor, s->unit_nc, scratch,
+		       &s->unit_spread[e], s->unit_flags);
+		spread(s->rank_counts, nr, E, e, s->pub.factor, s->rank_nc, scratch,
+		       &s->rank_spread[e], s->rank_flags);
 	}
 	free(scratch);
 	return 0;
@@ -321,6 +402,12 @@ static void publish(summary *s)
 	p->unit_counts = s->unit_counts;
 	p->rank_counts = s->rank_counts;
 	p->totals = s->totals;
+	p->intervals = s->intervals;
+	p->total_lo = s->total_lo;
+	p->total_hi = s->total_hi;
+	p->not_counted = s->not_counted;
+	p->unit_not_counted = s->unit_nc;
+	p->rank_not_counted = s->rank_nc;
 	p->unit_spread = s->unit_spread;
 	p->rank_spread = s->rank_spread;
 	p->unit_flags = s->unit_flags;
@@ -331,18 +418,25 @@ static void publish(summary *s)
 static int start(summary *s, const mpxkit_pcz_reader *r, const char *path, mpxkit_diag *diag)
 {
 	const char *rank = job_meta_value(r, "job.rank");
-	size_t E = mpxkit_pcz_reader_n_events(r);
+	const char *level = job_meta_value(r, "interval_level");
+	size_t E = mpxkit_pcz_reader_n_events(r), step = 1;
 
 	s->merged = job_meta_value(r, "merge.ranks") != NULL;
 	s->file_rank = rank ? strtol(rank, NULL, 10) : 0;
 	if (s->file_rank < 0)
 		return mpxkit_fail(diag, MPXKIT_EFORMAT, "%s: job.rank=%s is not a rank", path,
 				   rank);
-	s->events = calloc(E, sizeof *s->events);
+	/* With intervals the summary's events are the estimates: every third column. */
+	s->intervals = mpxkit_pcz_reader_intervals(r);
+	if (s->intervals)
+		E /= 3, step = 3;
+	s->W = s->intervals ? 5 * E : E;
+	s->pub.interval_level = level && s->intervals ? strtod(level, NULL) : NAN;
+	s->events = calloc(E ? E : 1, sizeof *s->events);
 	if (s->events == NULL)
 		return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 	for (size_t e = 0; e < E; e++) {
-		if ((s->events[e] = strdup(mpxkit_pcz_reader_event(r, e))) == NULL)
+		if ((s->events[e] = strdup(mpxkit_pcz_reader_event(r, e * step))) == NULL)
 			return mpxkit_fail(diag, MPXKIT_ENOMEM, "out of memory");
 		s->pub.n_events++;
 	}
@@ -421,6 +515,11 @@ void mpxkit_job_summary_free(mpxkit_job_summary *p)
 	free(s->rank_counts);
 	free(s->rank_flags);
 	free(s->totals);
+	free(s->total_lo);
+	free(s->total_hi);
+	free(s->not_counted);
+	free(s->unit_nc);
+	free(s->rank_nc);
 	free(s->unit_spread);
 	free(s->rank_spread);
 	free(s);

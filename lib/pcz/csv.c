@@ -300,7 +300,7 @@ static int read_head(struct csv_state *s, const char *out_path, const mpxkit_pcz
 		     const char *topology_xml, mpxkit_pcz_writer **w)
 {
 	char **keys = NULL, **values = NULL;
-	size_t n_meta = 0, len, n_fields = 0;
+	size_t n_meta = 0, len, n_fields = 0, bad_name;
 	mpxkit_pcz_options o;
 	int rc;
 
@@ -343,6 +343,11 @@ static int read_head(struct csv_state *s, const char *out_path, const mpxkit_pcz
 	o = *opt;
 	o.placement = s->placement;
 	s->n_events = n_fields - (s->placement ? 6 : 4);
+	/* Columns named as triples are estimates with their intervals (doc/pcz-format.md, "CSV"). */
+	o.intervals = o.codec == MPXKIT_PCZ_MODEL &&
+		      pcz_interval_names_ok(s->n_events,
+					    (const char *const *)s->fields + (s->placement ? 6 : 4),
+					    &bad_name);
 	s->row = malloc((2 + s->n_events) * sizeof *s->row);
 	rc = -MPXKIT_ENOMEM;
 	if (s->row == NULL)

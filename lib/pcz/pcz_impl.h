@@ -22,6 +22,7 @@
 #define PCZ_MAX_STEPS (1u << 20)
 #define PCZ_MEDOID_CANDIDATES 32
 #define PCZ_EVENTS_PLACEMENT 1u
+#define PCZ_EVENTS_INTERVALS 2u /* version 2 only: events in (NAME, NAME.lo, NAME.hi) triples */
 /* Levels from which the writer runs codec trials for its choices (fast levels estimate). */
 #define PCZ_THOROUGH_ZSTD 10
 #define PCZ_THOROUGH_ZLIB 9
@@ -142,6 +143,18 @@ int pcz_decompress_with(pcz_decompressor *d, mpxkit_pcz_codec codec, const uint8
 extern const uint8_t pcz_name_bad[256];
 /* Name validity: non-empty, none of NUL , " CR LF. */
 int pcz_name_ok(const char *s, size_t n);
+
+/*
+ * The INTERVALS rule (doc/pcz-format.md, "Intervals"), interval.c.
+ * names_ok: 1 when the events are (NAME, NAME.lo, NAME.hi) triples; else 0
+ * and *bad the first name that breaks the rule (n_events: their number).
+ * triple_ok: (v, lo, hi) is an interval that holds v, or the not-counted
+ * triple (0, 2^64-1, 0).  steps_bad: the first value index of a step-major
+ * block whose triple is wrong, SIZE_MAX when none is.
+ */
+int pcz_interval_names_ok(size_t n_events, const char *const *events, size_t *bad);
+int pcz_interval_triple_ok(uint64_t v, uint64_t lo, uint64_t hi);
+size_t pcz_interval_steps_bad(const uint64_t *values, size_t n_steps, size_t n_events);
 /* Metadata key: [A-Za-z0-9_.-]+; value: no NUL, CR, LF. */
 int pcz_meta_key_ok(const char *s, size_t n);
 int pcz_meta_value_ok(const char *s, size_t n);

@@ -67,6 +67,7 @@ struct mpxkit_pcz_reader {
 	char **events;
 	size_t n_events;
 	int placement;
+	int intervals; /* EVENTS flag INTERVALS: every region's triples are checked */
 	uint8_t *topology;
 	size_t topology_len;
 	mpxkit_pcz_stats stats;
@@ -501,6 +502,21 @@ static int read_meta(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag 
 	return rc;
 }
 
+static int check_interval_names(const mpxkit_pcz_reader *r, const struct section *s,
+				mpxkit_diag *diag)
+{
+	size_t bad_at;
+
+	if (pcz_interval_names_ok(r->n_events, (const char *const *)r->events, &bad_at))
+		return 0;
+	if (bad_at == r->n_events)
+		return bad(r, diag, MPXKIT_EFORMAT, s->off,
+			   "INTERVALS with %zu events, not a multiple of 3", r->n_events);
+	return bad(r, diag, MPXKIT_EFORMAT, s->off,
+		   "INTERVALS: event %zu is '%s', not '%s%s'", bad_at + 1, r->events[bad_at],
+		   r->events[bad_at - bad_at % 3], bad_at % 3 == 1 ? ".lo" : ".hi");
+}
+
 static int read_events(mpxkit_pcz_reader *r, const struct section *s, mpxkit_diag *diag)
 {
 	uint8_t *raw;
@@ -511,7 +527,10 @@ static int read_events(mpxkit_pcz_reader *r, const struct section *s, mpxkit_dia
 	if (rc < 0)
 		return rc;
 	c = payload_cur(s, raw);
-	rc = get_count(r, &c, PCZ_EVENTS_PLACEMENT, &flags, "event flags", diag);
+	rc = get_count(r, &c,
+		       PCZ_EVENTS_PLACEMENT |
+			   (r->version == PCZ_VERSION_MODEL ? PCZ_EVENTS_INTERVALS : 0),
+		       &flags, "event flags", diag);
 	if (rc == 0)
 		rc = get_count(r, &c, PCZ_MAX_EVENTS, &n, "events", diag);
 	if (rc == 0 && n == 0)
@@ -541,6 +560,9 @@ static int read_events(mpxkit_pcz_reader *r, const struct section *s, mpxkit_dia
 	if (rc == 0)
 		rc = expect_end(r, &c, "events", diag);
 	r->placement = (flags & PCZ_EVENTS_PLACEMENT) != 0;
+	r->intervals = (flags & PCZ_EVENTS_INTERVALS) != 0;
+	if (rc == 0 && r->intervals)
+		rc = check_interval_names(r, s, diag);
 	free(raw);
 	return rc;
 }
@@ -795,6 +817,11 @@ int mpxkit_pcz_reader_meta(const mpxkit_pcz_reader *r, size_t i, const char **ke
 int mpxkit_pcz_reader_placement(const mpxkit_pcz_reader *r)
 {
 	return r->placement;
+}
+
+int mpxkit_pcz_reader_intervals(const mpxkit_pcz_reader *r)
+{
+	return r->intervals;
 }
 
 const char *mpxkit_pcz_reader_topology(const mpxkit_pcz_reader *r, size_t *len)
@@ -1685,6 +1712,26 @@ static int model_consumed(const mpxkit_pcz_reader *r, mpxkit_diag *diag)
 	return 0;
 }
 
+/* Values that decode correctly can still break the INTERVALS rule: the region is refused. */
+static int check_region_intervals(const mpxkit_pcz_reader *r, mpxkit_diag *diag)
+{
+	size_t E = r->n_events;
+
+	for (size_t u = 0; u < r->region.n_units; u++) {
+		const mpxkit_pcz_unit *x = &r->units[u];
+		size_t i = pcz_interval_steps_bad(x->values, x->n_steps, E);
+		char what[160];
+		if (i == SIZE_MAX)
+			continue;
+		snprintf(what, sizeof what,
+			 "region '%s': unit '%s': step %zu: event '%s': interval does not hold the "
+			 "estimate",
+			 r->region.name, x->name, i / E, r->events[i % E]);
+		return model_fail(r, what, diag);
+	}
+	return 0;
+}
+
 static int next_region(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 {
 	int v2 = r->version == PCZ_VERSION_MODEL;
@@ -1698,6 +1745,8 @@ static int next_region(mpxkit_pcz_reader *r, mpxkit_diag *diag)
 			return rc;
 	}
 	rc = v2 ? read_region_model(r, diag) : read_region(r, diag);
+	if (rc == 0 && r->intervals)
+		rc = check_region_intervals(r, diag);
 	if (rc < 0)
 		return rc;
 	r->regions_read++;

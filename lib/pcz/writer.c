@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The streaming .pcz writer: regions from any thread, coded into chunks, to a file or memory. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -108,6 +109,9 @@ static int check_options(const mpxkit_pcz_options *o, mpxkit_diag *diag)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "unknown grouping %d", (int)o->grouping);
 	if (o->threshold_ppm > 1000000)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "threshold above 1.0");
+	if (o->intervals && o->codec != MPXKIT_PCZ_MODEL)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "intervals need format version 2 (the model codec)");
 	if (o->chunk_size > MPXKIT_PCZ_MAX_SECTION / 4)
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "chunk size above %u bytes",
 				   MPXKIT_PCZ_MAX_SECTION / 4);
@@ -201,6 +205,20 @@ static int copy_events(mpxkit_pcz_writer *w, size_t n_events, const char *const 
 	return rc;
 }
 
+static int check_interval_names(const mpxkit_pcz_writer *w, mpxkit_diag *diag)
+{
+	size_t bad;
+
+	if (pcz_interval_names_ok(w->n_events, (const char *const *)w->events, &bad))
+		return 0;
+	if (bad == w->n_events)
+		return mpxkit_fail(diag, MPXKIT_EINVAL,
+				   "intervals need events in triples (NAME, NAME.lo, NAME.hi), not %zu",
+				   w->n_events);
+	return mpxkit_fail(diag, MPXKIT_EINVAL, "event '%s' should be '%s%s' (intervals)",
+			   w->events[bad], w->events[bad - bad % 3], bad % 3 == 1 ? ".lo" : ".hi");
+}
+
 /* Both sinks share everything but where file_write puts the bytes; path NULL means memory. */
 static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_events,
 		      const char *const *events, mpxkit_pcz_writer **out, mpxkit_diag *diag)
@@ -224,6 +242,8 @@ static int writer_new(const char *path, const mpxkit_pcz_options *opt, size_t n_
 	if (rc < 0)
 		goto fail;
 	rc = copy_events(w, n_events, events, diag);
+	if (rc == 0 && w->opt.intervals)
+		rc = check_interval_names(w, diag);
 	if (rc < 0)
 		goto fail;
 	w->prev_ref = calloc(n_events, sizeof *w->prev_ref);
@@ -493,7 +513,8 @@ static int write_start(mpxkit_pcz_writer *w, mpxkit_diag *diag)
 		rc = write_section(w, PCZ_TOPOLOGY, (const uint8_t *)w->topology, w->topology_len,
 				   diag);
 	b.len = 0;
-	pcz_buf_varint(&b, w->opt.placement ? PCZ_EVENTS_PLACEMENT : 0);
+	pcz_buf_varint(&b, (w->opt.placement ? PCZ_EVENTS_PLACEMENT : 0) |
+			       (w->opt.intervals ? PCZ_EVENTS_INTERVALS : 0));
 	pcz_buf_varint(&b, w->n_events);
 	for (size_t i = 0; i < w->n_events; i++)
 		pcz_buf_string(&b, w->events[i]);
@@ -1276,6 +1297,20 @@ static int same_as_last(const mpxkit_pcz_writer *w, size_t u, const char *name,
  * first compared with the last region's (same_as_last).  0, 1 when every
  * unit is the last region's at its place (locked only), or a negative code.
  */
+static int check_unit_intervals(const mpxkit_pcz_writer *w, const char *region,
+				const mpxkit_pcz_unit *x, mpxkit_diag *diag)
+{
+	size_t E = w->n_events, i = pcz_interval_steps_bad(x->values, x->n_steps, E);
+
+	if (i == SIZE_MAX)
+		return 0;
+	return mpxkit_fail(diag, MPXKIT_EINVAL,
+			   "region '%s': unit '%s': step %zu: event '%s': interval [%" PRIu64
+			   ", %" PRIu64 "] does not hold %" PRIu64,
+			   region, x->name, i / E, w->events[i % E], x->values[i + 1],
+			   x->values[i + 2], x->values[i]);
+}
+
 static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n_units,
 			const mpxkit_pcz_unit *units, struct name_key *keys, int locked,
 			mpxkit_diag *diag)
@@ -1307,6 +1342,8 @@ static int check_region(const mpxkit_pcz_writer *w, const char *region, size_t n
 			return mpxkit_fail(diag, MPXKIT_EINVAL,
 					   "region '%s': unit '%s': cpu or numa below -1", region,
 					   x->name);
+		if (w->opt.intervals && (rc = check_unit_intervals(w, region, x, diag)) < 0)
+			return rc;
 		name_bytes += keys[u].len;
 		steps += x->n_steps;
 	}

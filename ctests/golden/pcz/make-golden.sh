@@ -120,3 +120,39 @@ for f in bad-model-predictor.pcz bad-model-ans-state.pcz bad-model-ans-size.pcz;
 	crc_at $f 0 "$end" $((end + 4 + 3))
 	crc_at $f "$end" $((4 + 7)) $((end + 4 + 7))
 done
+
+# Intervals (version 2, doc/pcz-format.md, "Intervals"): estimates with their bounds, some
+# exact, some unbounded above, some not counted.
+$mpxkit pack -c model model-intervals.csv -o model-intervals.pcz
+# sections FILE: events, reg and end, the offsets of its EVENTS, REGIONS and END frames
+# (every section under 128 bytes: one-byte varint sizes).
+sections() {
+	pos=12
+	while :; do
+		type=$(byte "$1" $pos) len=$(byte "$1" $((pos + 2)))
+		[ "$type" -eq 3 ] && events=$pos events_len=$len
+		[ "$type" -eq 4 ] && reg=$pos
+		[ "$type" -eq 255 ] && end=$pos && break
+		pos=$((pos + 4 + len + 4))
+	done
+}
+# flag_intervals FILE: sets the EVENTS flags to INTERVALS and fixes the CRCs, so that only the
+# rule of "Intervals" can find what is wrong.
+flag_intervals() {
+	sections "$1"
+	printf '\002' | dd of="$1" bs=1 seek=$((events + 4)) conv=notrunc 2>/dev/null
+	crc_at "$1" "$events" $((4 + events_len)) $((events + 4 + events_len))
+	crc_at "$1" 0 "$end" $((end + 4 + 3))
+	crc_at "$1" "$end" $((4 + 7)) $((end + 4 + 7))
+}
+# An interval [33, 50] that misses its estimate 51: packed as plain events (the last bound
+# named cs.hj, no bound's name), then named cs.hi and flagged.
+sed -e '3s/cs\.hi$/cs.hj/' -e '7s/,998,41,33,50,/,998,51,33,50,/' model-intervals.csv >plain.csv
+$mpxkit pack -c model plain.csv -o bad-model-interval-value.pcz
+rm -f plain.csv
+at=$(grep -abo 'cs\.hj' bad-model-interval-value.pcz | cut -d: -f1)
+printf 'i' | dd of=bad-model-interval-value.pcz bs=1 seek=$((at + 4)) conv=notrunc 2>/dev/null
+flag_intervals bad-model-interval-value.pcz
+# Two events flagged as intervals: not a multiple of 3.
+cp model-two-threads.pcz bad-model-interval-names.pcz
+flag_intervals bad-model-interval-names.pcz
