@@ -1408,9 +1408,9 @@ static void test_interval_writer_checks(void)
 	CU_ASSERT_STRING_EQUAL(d.msg, "intervals need format version 2 (the model codec)");
 	o.codec = MPXKIT_PCZ_MODEL;
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 5, iv_events, &w, &d), -MPXKIT_EINVAL);
-	CU_ASSERT_STRING_EQUAL(d.msg, "intervals need events in triples (NAME, NAME.lo, NAME.hi), not 5");
+	CU_ASSERT_STRING_EQUAL(d.msg, "intervals: 5 events, not triples (NAME, NAME.lo, NAME.hi)");
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_open_memory(&o, 6, bad_names, &w, &d), -MPXKIT_EINVAL);
-	CU_ASSERT_STRING_EQUAL(d.msg, "event 'B.hj' should be 'B.hi' (intervals)");
+	CU_ASSERT_STRING_EQUAL(d.msg, "intervals: event 6 is 'B.hj', not 'B.hi'");
 	CU_ASSERT_EQUAL_FATAL(mpxkit_pcz_writer_open_memory(&o, 6, iv_events, &w, &d), 0);
 	/* Step 1's B is 3 in [4, 9]. */
 	CU_ASSERT_EQUAL(mpxkit_pcz_writer_add_region(w, "r", 1, &u, &d), -MPXKIT_EINVAL);

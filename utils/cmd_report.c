@@ -77,17 +77,15 @@ static cli_table *summary_table(const mpxkit_job_summary *s, const char *path)
 	    {"imbalanced_ranks", "imbalanced ranks", CLI_COL_INT, 0, 0, NULL},
 	    {"imbalanced_threads", "threads", CLI_COL_INT, 0, 0, NULL},
 	};
-	/* Without intervals every count is as counted: no bounds to show. */
-	static const size_t plain[] = {0, 1, 5, 6, 7, 8, 9, 10, 11, 12};
+	enum { FIRST_BOUND = 2, LAST_BOUND = 4 }; /* lo, hi, not_counted */
 	cli_column chosen[sizeof columns / sizeof *columns];
 	size_t n = 0;
 	cli_table *t;
 
+	/* Without intervals every count is as counted: no bounds to show. */
 	for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
-		if (s->intervals)
+		if (s->intervals || i < FIRST_BOUND || i > LAST_BOUND)
 			chosen[n++] = columns[i];
-	for (size_t i = 0; !s->intervals && i < sizeof plain / sizeof *plain; i++)
-		chosen[n++] = columns[plain[i]];
 	t = cli_table_new(chosen, n);
 	if (t == NULL)
 		return NULL;

@@ -362,8 +362,6 @@ static int finish(summary *s, int use_stop_total, mpxkit_diag *diag)
 			s->unit_counts[k * E + e] = v;
 			if (s->intervals)
 				add_bounds(s, row, k, nr - 1, e);
-			else
-				s->total_hi[e] = s->total_lo[e] += v; /* exact, or unknown */
 			/* Each unit's sum fits; the job's may not. */
 			if (s->totals[e] > UINT64_MAX - v) {
 				free(order);
@@ -377,6 +375,10 @@ static int finish(summary *s, int use_stop_total, mpxkit_diag *diag)
 		}
 	}
 	free(order);
+	if (!s->intervals) { /* exact, or unknown: the totals themselves */
+		memcpy(s->total_lo, s->totals, E * sizeof *s->totals);
+		memcpy(s->total_hi, s->totals, E * sizeof *s->totals);
+	}
 	s->pub.n_ranks = nr;
 	s->pub.n_units = n;
 	for (size_t e = 0; e < E; e++) {

@@ -300,7 +300,8 @@ static int read_head(struct csv_state *s, const char *out_path, const mpxkit_pcz
 		     const char *topology_xml, mpxkit_pcz_writer **w)
 {
 	char **keys = NULL, **values = NULL;
-	size_t n_meta = 0, len, n_fields = 0, bad_name;
+	size_t n_meta = 0, len, n_fields = 0;
+	char why[200]; /* why the columns are no triples: then plain columns */
 	mpxkit_pcz_options o;
 	int rc;
 
@@ -347,7 +348,7 @@ static int read_head(struct csv_state *s, const char *out_path, const mpxkit_pcz
 	o.intervals = o.codec == MPXKIT_PCZ_MODEL &&
 		      pcz_interval_names_ok(s->n_events,
 					    (const char *const *)s->fields + (s->placement ? 6 : 4),
-					    &bad_name);
+					    why, sizeof why);
 	s->row = malloc((2 + s->n_events) * sizeof *s->row);
 	rc = -MPXKIT_ENOMEM;
 	if (s->row == NULL)

@@ -4,6 +4,7 @@
  * kept in one place because the writer refuses what the reader rejects.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pcz_impl.h"
@@ -16,33 +17,35 @@ static int is_bound_of(const char *name, const char *base, const char *suffix)
 	return strncmp(name, base, n) == 0 && strcmp(name + n, suffix) == 0;
 }
 
-int pcz_interval_names_ok(size_t n_events, const char *const *events, size_t *bad)
+int pcz_interval_names_ok(size_t n_events, const char *const *events, char *why, size_t len)
 {
-	*bad = n_events;
-	if (n_events == 0 || n_events % 3 != 0)
+	if (n_events == 0 || n_events % 3 != 0) {
+		snprintf(why, len, "%zu events, not triples (NAME, NAME.lo, NAME.hi)", n_events);
 		return 0;
+	}
 	for (size_t k = 0; k < n_events; k += 3) {
-		*bad = k + 1;
-		if (!is_bound_of(events[k + 1], events[k], ".lo"))
+		for (size_t b = 1; b <= 2; b++) {
+			const char *suffix = b == 1 ? ".lo" : ".hi";
+			if (is_bound_of(events[k + b], events[k], suffix))
+				continue;
+			snprintf(why, len, "event %zu is '%s', not '%s%s'", k + b + 1, events[k + b],
+				 events[k], suffix);
 			return 0;
-		*bad = k + 2;
-		if (!is_bound_of(events[k + 2], events[k], ".hi"))
-			return 0;
+		}
 	}
 	return 1;
 }
 
-int pcz_interval_triple_ok(uint64_t v, uint64_t lo, uint64_t hi)
+/* lo <= v <= hi, or the one empty triple that says "not counted". */
+static int triple_ok(const uint64_t t[3])
 {
-	if (lo == UINT64_MAX && v == 0 && hi == 0)
-		return 1; /* not counted */
-	return lo <= v && v <= hi;
+	return mpxkit_pcz_interval_not_counted(t) || (t[1] <= t[0] && t[0] <= t[2]);
 }
 
 size_t pcz_interval_steps_bad(const uint64_t *values, size_t n_steps, size_t n_events)
 {
 	for (size_t i = 0; i < n_steps * n_events; i += 3)
-		if (!pcz_interval_triple_ok(values[i], values[i + 1], values[i + 2]))
+		if (!triple_ok(values + i))
 			return i;
 	return SIZE_MAX;
 }

@@ -147,13 +147,12 @@ int pcz_name_ok(const char *s, size_t n);
 /*
  * The INTERVALS rule (doc/pcz-format.md, "Intervals"), interval.c.
  * names_ok: 1 when the events are (NAME, NAME.lo, NAME.hi) triples; else 0
- * and *bad the first name that breaks the rule (n_events: their number).
- * triple_ok: (v, lo, hi) is an interval that holds v, or the not-counted
- * triple (0, 2^64-1, 0).  steps_bad: the first value index of a step-major
- * block whose triple is wrong, SIZE_MAX when none is.
+ * and why (len bytes) says what breaks the rule, one message for the writer
+ * and the reader.  steps_bad: the first value index of a step-major block
+ * whose triple is neither an interval that holds its value nor the
+ * not-counted (0, 2^64-1, 0), SIZE_MAX when none is.
  */
-int pcz_interval_names_ok(size_t n_events, const char *const *events, size_t *bad);
-int pcz_interval_triple_ok(uint64_t v, uint64_t lo, uint64_t hi);
+int pcz_interval_names_ok(size_t n_events, const char *const *events, char *why, size_t len);
 size_t pcz_interval_steps_bad(const uint64_t *values, size_t n_steps, size_t n_events);
 /* Metadata key: [A-Za-z0-9_.-]+; value: no NUL, CR, LF. */
 int pcz_meta_key_ok(const char *s, size_t n);

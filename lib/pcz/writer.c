@@ -207,16 +207,11 @@ static int copy_events(mpxkit_pcz_writer *w, size_t n_events, const char *const 
 
 static int check_interval_names(const mpxkit_pcz_writer *w, mpxkit_diag *diag)
 {
-	size_t bad;
+	char why[200];
 
-	if (pcz_interval_names_ok(w->n_events, (const char *const *)w->events, &bad))
+	if (pcz_interval_names_ok(w->n_events, (const char *const *)w->events, why, sizeof why))
 		return 0;
-	if (bad == w->n_events)
-		return mpxkit_fail(diag, MPXKIT_EINVAL,
-				   "intervals need events in triples (NAME, NAME.lo, NAME.hi), not %zu",
-				   w->n_events);
-	return mpxkit_fail(diag, MPXKIT_EINVAL, "event '%s' should be '%s%s' (intervals)",
-			   w->events[bad], w->events[bad - bad % 3], bad % 3 == 1 ? ".lo" : ".hi");
+	return mpxkit_fail(diag, MPXKIT_EINVAL, "intervals: %s", why);
 }
 
 /* Both sinks share everything but where file_write puts the bytes; path NULL means memory. */
