@@ -144,24 +144,30 @@ static void ref_make_key(void)
 	ref_key_made = pthread_key_create(&ref_key, ref_close) == 0;
 }
 
-static void ref_open(pid_t tid)
+/* One software event of the calling thread on any CPU, in user mode only or in both. */
+static int sw_event_open(uint64_t config, int disabled, int user_only)
 {
 	struct perf_event_attr attr;
 
-	if (ref.fd >= 0)
-		close(ref.fd); /* the parent's, inherited through fork() */
 	memset(&attr, 0, sizeof attr);
 	attr.size = sizeof attr;
 	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.config = config;
+	attr.disabled = disabled ? 1 : 0;
+	attr.exclude_kernel = user_only ? 1 : 0;
 	attr.exclude_hv = 1;
+	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void ref_open(pid_t tid)
+{
+	if (ref.fd >= 0)
+		close(ref.fd); /* the parent's, inherited through fork() */
 	ref.tid = tid;
 	ref.base = thread_cputime_ns();
-	ref.fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (ref.fd < 0) {
-		attr.exclude_kernel = 1; /* kernel.perf_event_paranoid >= 2 */
-		ref.fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
+	ref.fd = sw_event_open(PERF_COUNT_SW_TASK_CLOCK, 0, 0);
+	if (ref.fd < 0) /* kernel.perf_event_paranoid >= 2 */
+		ref.fd = sw_event_open(PERF_COUNT_SW_TASK_CLOCK, 0, 1);
 	pthread_once(&ref_once, ref_make_key);
 	if (ref_key_made)
 		pthread_setspecific(ref_key, &ref);
@@ -293,21 +299,12 @@ int cutest_perf_open(const char *name)
 	    {"CPU-MIGRATIONS", PERF_COUNT_SW_CPU_MIGRATIONS},
 	};
 	const char *p = strstr(name, "perf::");
-	struct perf_event_attr attr;
 
 	if (p)
 		name = p + 6;
 	for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
-		if (strcmp(sw[i].name, name) != 0)
-			continue;
-		memset(&attr, 0, sizeof attr);
-		attr.size = sizeof attr;
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.config = sw[i].config;
-		attr.disabled = 1;
-		attr.exclude_kernel = 1;
-		attr.exclude_hv = 1;
-		return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (strcmp(sw[i].name, name) == 0)
+			return sw_event_open(sw[i].config, 1, 1);
 	}
 	return -1;
 }

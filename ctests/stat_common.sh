@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the mpxkit stat tests (test_stat_cli.sh, test_stat_attach.sh, test_stat_cpus.sh,
-# test_stat_runs.sh), after they set $tmp, their scratch directory.
+# test_stat_runs.sh) and test_record_perf_cli.sh, after they set $tmp, their scratch directory.
 
 fail() {
 	echo "FAIL: $*"

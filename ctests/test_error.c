@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The error contract: every code has text, unknown codes too, diags carry one line. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cutest.h"
@@ -54,6 +55,45 @@ static void test_diag_message_falls_back(void)
 	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, -MPXKIT_ETRUNC), "truncated input");
 }
 
+static void *other_thread(void *arg)
+{
+	(void)arg;
+	/* Not this thread's failure: none here. */
+	return (void *)(mpxkit_diag_last() == NULL ? "none" : "leaked");
+}
+
+/* A failure without a diag keeps its line for the thread that met it, and for it only. */
+static void test_last_failure_per_thread(void)
+{
+	mpxkit_diag d = { 0 };
+	const mpxkit_diag *last;
+	pthread_t t;
+	void *seen = NULL;
+
+	errno = EBADF;
+	CU_ASSERT_EQUAL(mpxkit_fail_sys(NULL, "ioctl"), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(errno, EBADF);
+	last = mpxkit_diag_last();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(last);
+	CU_ASSERT_EQUAL(last->code, -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(last->sys_errno, EBADF);
+	CU_ASSERT_STRING_EQUAL(last->msg, "ioctl: Bad file descriptor");
+	/* The fallback of an unfilled diag, for that code only, with either sign. */
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, -MPXKIT_ESYS), "ioctl: Bad file descriptor");
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(&d, MPXKIT_ESYS), "ioctl: Bad file descriptor");
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, -MPXKIT_ETRUNC), "truncated input");
+	/* A failure with a diag goes there, and leaves the last one as it was. */
+	mpxkit_fail(&d, MPXKIT_ESYS, "mine");
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(&d, -MPXKIT_ESYS), "mine");
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_last()->msg, "ioctl: Bad file descriptor");
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, other_thread, NULL), 0);
+	pthread_join(t, &seen);
+	CU_ASSERT_STRING_EQUAL((const char *)seen, "none");
+	/* mpxkit_fail without a diag is kept too. */
+	mpxkit_fail(NULL, MPXKIT_EIO, "read of %s: short", "x");
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, -MPXKIT_EIO), "read of x: short");
+}
+
 /* A 100,000-byte name is shortened in the line, and the reason after it survives (issue 25). */
 static void test_long_words_are_bounded(void)
 {
@@ -91,6 +131,7 @@ static const cutest_case error_cases[] = {
 	{ "fail_sys keeps errno", test_fail_sys_keeps_errno },
 	{ "diag message falls back", test_diag_message_falls_back },
 	{ "long words are bounded", test_long_words_are_bounded },
+	{ "the last failure, per thread", test_last_failure_per_thread },
 	{ NULL, NULL },
 };
 

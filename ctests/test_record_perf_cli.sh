@@ -7,18 +7,8 @@ MPXKIT="${MPXKIT_VALGRIND:-} $MPXKIT"
 work=ctests/workload_pages # "PAGES MS STATUS": MS of CPU, PAGES pages touched
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
-expect() {
-	want=$1 pattern=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	[ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$tmp/err")"
-	grep -Eq -- "$pattern" "$tmp/err" || fail "$*: stderr lacks '$pattern': $(cat "$tmp/err")"
-}
+# shellcheck source=ctests/stat_common.sh
+. "${top_srcdir:-.}/ctests/stat_common.sh"
 
 expect 1 "^mpxkit record: --perf: no events" $MPXKIT record --perf -- true
 expect 1 "interval-ms 0: not a whole number in \[1, 3600000\]" $MPXKIT record --perf -e perf::TASK-CLOCK --interval-ms 0 -- true

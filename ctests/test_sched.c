@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The multiplexing engine: settings, replay against the offline path, perf against OCOE truth. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -2029,6 +2030,81 @@ static const cutest_case interval_cases[] = {
     {NULL, NULL},
 };
 
+/* Every perf_event descriptor of the process (readlink of /proc/self/fd) now reads as fd's. */
+static int replace_perf_fds(int fd)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char path[64], link[64];
+		ssize_t len;
+		int k = atoi(de->d_name);
+		snprintf(path, sizeof path, "/proc/self/fd/%d", k);
+		len = readlink(path, link, sizeof link - 1);
+		if (len <= 0 || k == dirfd(d))
+			continue;
+		link[len] = '\0';
+		if (strcmp(link, "anon_inode:[perf_event]") == 0 && dup2(fd, k) == k)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * A system call that fails at a slice boundary, on the rotation thread,
+ * reaches the caller's thread with its name and errno text
+ * (mpxkit_diag_last), not a bare "system call failed".  The engine's
+ * descriptors are replaced behind its back by a directory's: read(2) of it
+ * fails with EISDIR, ioctl(2) with ENOTTY.
+ */
+static void test_perf_boundary_error(void)
+{
+	mpxkit_source *src = NULL;
+	mpxkit_sched *s = NULL;
+	mpxkit_sched_config cfg;
+	mpxkit_diag diag = {0};
+	const mpxkit_diag *last;
+	double est[SW_EVENTS];
+	int dir, rc = 0;
+
+	if (open_events(&src, SW_EVENTS) < 0) {
+		mpxkit_source_free(src);
+		return;
+	}
+	mpxkit_sched_config_default(&cfg);
+	cfg.counters = 2;
+	cfg.slice_ns = 1000000;
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_new(&s, src, &cfg, &diag), 0);
+	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_start(s), 0);
+	dir = open("/", O_RDONLY | O_DIRECTORY);
+	CU_ASSERT_FATAL(dir >= 0);
+	CU_ASSERT(replace_perf_fds(dir) >= SW_EVENTS);
+	/* A boundary comes within a slice or two; 5 s is room for a loaded machine. */
+	for (int i = 0; i < 5000 && rc >= 0; i++) {
+		rc = mpxkit_sched_read(s, est, NULL);
+		if (rc >= 0)
+			usleep(1000);
+	}
+	CU_ASSERT_EQUAL(rc, -MPXKIT_ESYS);
+	last = mpxkit_diag_last();
+	CU_ASSERT_PTR_NOT_NULL_FATAL(last);
+	CU_ASSERT_EQUAL(last->code, -MPXKIT_ESYS);
+	CU_ASSERT(last->sys_errno == EISDIR || last->sys_errno == ENOTTY);
+	CU_ASSERT(strcmp(last->msg, "read: Is a directory") == 0 ||
+		  strcmp(last->msg, "ioctl: Inappropriate ioctl for device") == 0);
+	CU_ASSERT_STRING_EQUAL(mpxkit_diag_message(NULL, rc), last->msg);
+	/* The stop returns the same error, with the same line. */
+	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), -MPXKIT_ESYS);
+	CU_ASSERT_EQUAL(mpxkit_diag_last()->sys_errno, last->sys_errno);
+	mpxkit_sched_free(s); /* and its source */
+	close(dir);
+}
+
 static const cutest_case perf_cases[] = {
     {"6 software events on 2 counters", test_perf_six_on_two},
     {"hardware: software events counted all the time, no wake-up", test_perf_counted_all_the_time},
@@ -2041,6 +2117,7 @@ static const cutest_case perf_cases[] = {
     {"a start-up burst of page faults: adaptive within 10 %", test_perf_startup_burst},
     {"bigru: the whole-run pass at the stop", test_perf_whole},
     {"the stop's own work is not counted", test_perf_stop_work},
+    {"a boundary's failed system call keeps its errno text", test_perf_boundary_error},
     {"8 threads", test_threads},
     {NULL, NULL},
 };

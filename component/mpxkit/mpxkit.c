@@ -142,6 +142,9 @@ static int papi_error(int mpxkit_code)
 		return PAPI_EINVAL;
 	case MPXKIT_ESYS:
 	case MPXKIT_EIO:
+		/* PAPI_ESYS says only "a system call failed": which one, and why, goes to PAPI's
+		 * error channel (shown at PAPI_VERB_ECONT), from the thread's last failure. */
+		PAPIERROR("mpxkit: %s", mpxkit_diag_message(NULL, mpxkit_code));
 		return PAPI_ESYS;
 	case MPXKIT_ESTATE:
 		return PAPI_EISRUN;

@@ -82,8 +82,22 @@ int mpxkit_fail_sys(mpxkit_diag *diag, const char *fmt, ...)
 char *mpxkit_vformat_line(char *out, size_t cap, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
-/* The diag's line, or the code's text when the diag was never filled. */
+/*
+ * The diag's line; where the diag was never filled (or is NULL), the
+ * calling thread's last failure of the same code (mpxkit_diag_last); else
+ * the code's text.  Never returns NULL.
+ */
 const char *mpxkit_diag_message(const mpxkit_diag *diag, int code);
+
+/*
+ * The calling thread's last failure that had no diag to go to: a call with
+ * no diag parameter (a source's enable, disable and read; the engine's
+ * start, read and stop) still leaves its one line, with the system call
+ * and its errno text where there was one.  A failure the rotation thread
+ * met at a slice boundary is left for the thread of the call that returns
+ * it.  NULL where this thread has none.
+ */
+const mpxkit_diag *mpxkit_diag_last(void);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 
 #include "mpxkit/error.h"
 
+#include "diag_last.h"
+
 #define MPXKIT_ERROR_TEXT_(name, value, text) [value] = text,
 static const char *const error_text[] = { MPXKIT_ERROR_LIST(MPXKIT_ERROR_TEXT_) };
 #undef MPXKIT_ERROR_TEXT_
@@ -113,14 +115,20 @@ static void diag_set(mpxkit_diag *diag, int code, int sys_errno, const char *fmt
 	mpxkit_vformat_line(diag->msg, sizeof diag->msg, fmt, ap);
 }
 
+/*
+ * Where a failure without a diag goes: per thread, so a call that has no
+ * diag parameter (an ioctl deep in a source) still has its line for the
+ * caller that reports it, and no other thread's failure can overwrite it.
+ */
+static __thread mpxkit_diag last_failure;
+
 int mpxkit_fail(mpxkit_diag *diag, int code, const char *fmt, ...)
 {
-	if (diag) {
-		va_list ap;
-		va_start(ap, fmt);
-		diag_set(diag, code, 0, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_set(diag ? diag : &last_failure, code, 0, fmt, ap);
+	va_end(ap);
 	return -code;
 }
 
@@ -128,23 +136,44 @@ int mpxkit_fail_sys(mpxkit_diag *diag, const char *fmt, ...)
 {
 	int saved = errno;
 	int code = saved == EACCES || saved == EPERM ? MPXKIT_EPERM : MPXKIT_ESYS;
+	mpxkit_diag *d = diag ? diag : &last_failure;
+	va_list ap;
+	size_t len;
 
-	if (diag) {
-		va_list ap;
-		size_t len;
-		va_start(ap, fmt);
-		diag_set(diag, code, saved, fmt, ap);
-		va_end(ap);
-		len = strlen(diag->msg);
-		snprintf(diag->msg + len, sizeof diag->msg - len, ": %s", strerror(saved));
-	}
+	va_start(ap, fmt);
+	diag_set(d, code, saved, fmt, ap);
+	va_end(ap);
+	len = strlen(d->msg);
+	snprintf(d->msg + len, sizeof d->msg - len, ": %s", strerror(saved));
 	errno = saved;
 	return -code;
 }
 
+const mpxkit_diag *mpxkit_diag_last(void)
+{
+	return last_failure.code < 0 ? &last_failure : NULL;
+}
+
+void mpxkit__diag_clear_last(void)
+{
+	last_failure.code = 0;
+	last_failure.msg[0] = '\0';
+}
+
+void mpxkit__diag_keep_last(const mpxkit_diag *diag)
+{
+	if (diag && diag != &last_failure && diag->code < 0)
+		last_failure = *diag;
+}
+
 const char *mpxkit_diag_message(const mpxkit_diag *diag, int code)
 {
+	const mpxkit_diag *last = mpxkit_diag_last();
+	int neg = code > 0 ? -code : code;
+
 	if (diag && diag->msg[0] != '\0')
 		return diag->msg;
+	if (last && last->code == neg && last->msg[0] != '\0')
+		return last->msg;
 	return mpxkit_strerror(code);
 }

@@ -27,6 +27,7 @@
 #include "mpxkit/sched.h"
 #include "mpxkit/schedule.h"
 
+#include "diag_last.h"
 #include "sched_impl.h"
 
 struct mpxkit_sched {
@@ -66,7 +67,8 @@ struct mpxkit_sched {
 	pthread_t thread;
 	cpu_set_t allowed; /* the rotation thread's CPUs as it started: where it may follow */
 	int running, quit, done;
-	int error; /* first error the thread hit, negative, or 0 */
+	int error;	       /* first error the thread hit, negative, or 0 */
+	mpxkit_diag error_diag; /* its line, for the thread of the call that returns it */
 
 	/*
 	 * The slice in progress and the next: the schedule chose the next
@@ -1154,10 +1156,31 @@ static void fidelity_of(const mpxkit_sched *s, const double *counted, double tot
 
 /* ---- the rotation thread ------------------------------------------------------------- */
 
+/*
+ * The first error, with its line: the failure the calling thread met last
+ * when it is this error (the work that gave rc started from a cleared
+ * mpxkit_diag_last), else the code's text.
+ */
 static void note_error(mpxkit_sched *s, int rc)
 {
-	if (rc < 0 && s->error == 0)
-		s->error = rc;
+	const mpxkit_diag *d = mpxkit_diag_last();
+
+	if (rc >= 0 || s->error != 0)
+		return;
+	s->error = rc;
+	if (d && d->code == rc)
+		s->error_diag = *d;
+	else
+		mpxkit_fail(&s->error_diag, -rc, "%s", mpxkit_strerror(rc));
+}
+
+/* What a call returns: the first error, its line left for the caller's thread; else n. */
+static int outcome(const mpxkit_sched *s, int n)
+{
+	if (s->error >= 0)
+		return n;
+	mpxkit__diag_keep_last(&s->error_diag);
+	return s->error;
 }
 
 static void add_ns(struct timespec *ts, uint64_t ns)
@@ -1280,6 +1303,7 @@ static void run_real_time(mpxkit_sched *s)
 		if (s->error == 0) {
 			follow_target(s);
 			unpublish(s);
+			mpxkit__diag_clear_last();
 			note_error(s, rotate(s));
 			publish(s);
 		}
@@ -1297,6 +1321,7 @@ static void run_virtual(mpxkit_sched *s)
 			pthread_cond_wait(&s->wake, &s->lock);
 			continue;
 		}
+		mpxkit__diag_clear_last();
 		rc = mpxkit_source_step(s->src);
 		if (rc > 0 && (rc = rotate(s)) == 0)
 			continue;
@@ -1360,6 +1385,7 @@ static int begin_run(mpxkit_sched *s)
 	s->emitted = 0;
 	s->done = 0;
 	s->error = 0;
+	s->error_diag = (mpxkit_diag){0};
 	s->n_kept = 0;
 	s->kept_all = 1;
 	s->whole_done = 0;
@@ -1602,7 +1628,7 @@ static int read_unlocked(mpxkit_sched *s, double *est, int *rc)
 	if (__atomic_load_n(&s->pub.seq, __ATOMIC_RELAXED) - q > 2)
 		return 0;
 	est[slot] = base + (double)(v - base_value);
-	*rc = r;
+	*rc = r < 0 ? outcome(s, r) : r;
 	return 1;
 }
 
@@ -1704,9 +1730,7 @@ int mpxkit_sched_stop(mpxkit_sched *s)
 	whole_pass(s); /* after the flush: the series callback has had every windowed rotation */
 	current_totals(s, s->final, s->final_fidelity, s->final_iv, MPXKIT_SCHED_READ_EXACT, 1);
 	s->running = 0;
-	if (s->error < 0)
-		rc = s->error;
-	return rc;
+	return outcome(s, rc);
 }
 
 int mpxkit_sched_reset(mpxkit_sched *s)
@@ -1726,6 +1750,7 @@ int mpxkit_sched_reset(mpxkit_sched *s)
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
 	unpublish(s);
+	mpxkit__diag_clear_last();
 	rc = mpxkit_source_disable(s->src, MPXKIT_SOURCE_ALL);
 	if (rc == 0)
 		rc = begin_run(s);
@@ -1757,7 +1782,7 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 		memcpy(est, s->final, s->n * sizeof *est);
 		if (fidelity)
 			memcpy(fidelity, s->final_fidelity, s->n * sizeof *fidelity);
-		return s->error < 0 ? s->error : (int)s->rotations;
+		return outcome(s, (int)s->rotations);
 	}
 	if (mode == MPXKIT_SCHED_READ_FAST && fidelity == NULL && read_unlocked(s, est, &rc))
 		return rc;
@@ -1766,7 +1791,7 @@ int mpxkit_sched_read_as(mpxkit_sched *s, mpxkit_sched_read_mode mode, double *e
 	if (!s->shortcut || fidelity != NULL || mode != MPXKIT_SCHED_READ_FAST ||
 	    read_all_on(s, est) == -MPXKIT_ENOSUPP)
 		current_totals(s, est, fidelity, NULL, mode, 0);
-	rc = s->error < 0 ? s->error : (int)s->rotations;
+	rc = outcome(s, (int)s->rotations);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -1804,14 +1829,14 @@ int mpxkit_sched_read_iv(mpxkit_sched *s, double *est, double *fidelity, double 
 			memcpy(fidelity, s->final_fidelity, s->n * sizeof *fidelity);
 		if (run_ns)
 			*run_ns = s->read_total;
-		return s->error < 0 ? s->error : (int)s->rotations;
+		return outcome(s, (int)s->rotations);
 	}
 	pthread_mutex_lock(&s->lock);
 	wait_served(s);
 	current_totals(s, est, fidelity, iv, s->read_mode, 0);
 	if (run_ns)
 		*run_ns = s->read_total;
-	rc = s->error < 0 ? s->error : (int)s->rotations;
+	rc = outcome(s, (int)s->rotations);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
