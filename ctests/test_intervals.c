@@ -435,6 +435,75 @@ static void test_coverage_negbin(void)
 }
 
 /* The sampling model's multipliers: the normal and Student's t quantiles where they are exact. */
+/* An interval from its bounds alone (spread and dof as a total's would carry them). */
+static mpxkit_interval iv_of(double lo, double hi, double spread)
+{
+	mpxkit_interval v = {lo, hi, spread, 30, 0};
+
+	return v;
+}
+
+/* What a run counted between two reads of its totals, by hand (doc/estimators.md). */
+static void test_between(void)
+{
+	const mpxkit_interval open = {5, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_OPEN};
+	const mpxkit_interval none = {0, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_UNOBSERVED};
+	mpxkit_interval a, b, r;
+	double poisson = -log(0.05); /* the upper Poisson bound of 0 seen, at (1 + 0.9) / 2 */
+
+	/* Exact both times and counted all along: the difference, exactly. */
+	a = iv_of(10, 10, 0), b = iv_of(25, 25, 0);
+	mpxkit_interval_between(&a, 10, &b, 25, 1.0, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 15, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 15, 1e-12);
+	CU_ASSERT_EQUAL(r.flags, 0);
+	/* Half-widths in quadrature: above sqrt(17^2 - 8^2) = 15, below sqrt(10^2 - 6^2) = 8. */
+	a = iv_of(94, 108, 4), b = iv_of(290, 317, 5);
+	mpxkit_interval_between(&a, 100, &b, 300, 0.5, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 192, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 215, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(r.spread, 3, 1e-12); /* sqrt(25 - 16) */
+	/* The later total narrower (its spread re-estimated): its relative 8 / 200 of d = 100. */
+	a = iv_of(90, 110, 5), b = iv_of(192, 208, 4);
+	mpxkit_interval_between(&a, 100, &b, 200, 0.5, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 96, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 104, 1e-9);
+	/* Nothing seen in a quarter of the time: not "exactly 0", the Poisson bound x 3 above. */
+	a = iv_of(0, 0, 0), b = iv_of(0, 0, 0);
+	mpxkit_interval_between(&a, 0, &b, 0, 0.25, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 0, 1e-12);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 3 * poisson, 1e-9);
+	/* ... which floors a narrower quadrature too: above sqrt(5^2 - 4^2) = 3 < 2.996 x 3. */
+	a = iv_of(96, 104, 1), b = iv_of(195, 205, 1);
+	mpxkit_interval_between(&a, 100, &b, 200, 0.25, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 97, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 100 + 3 * poisson, 1e-9);
+	/* Nothing counted before: the later total is all of it. */
+	b = iv_of(10, 30, 6);
+	mpxkit_interval_between(&none, 0, &b, 20, 0.5, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 10, 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(r.hi, 30, 1e-9);
+	/* Later open above: at least later.lo - earlier.hi, unbounded. */
+	a = iv_of(1, 3, 1);
+	mpxkit_interval_between(&a, 2, &open, 9, 0.5, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 2, 1e-12);
+	CU_ASSERT(isinf(r.hi));
+	CU_ASSERT_EQUAL(r.flags, MPXKIT_INTERVAL_OPEN);
+	/* Not counted at all between the reads: open, the estimate no measurement. */
+	a = iv_of(10, 10, 0), b = iv_of(30, 30, 0);
+	mpxkit_interval_between(&a, 10, &b, 30, 0.0, 0.9, &r);
+	CU_ASSERT_DOUBLE_EQUAL(r.lo, 20, 1e-12);
+	CU_ASSERT(isinf(r.hi));
+	/* Never counted: says so. */
+	mpxkit_interval_between(&a, 10, &none, 0, 0.5, 0.9, &r);
+	CU_ASSERT_EQUAL(r.flags, MPXKIT_INTERVAL_UNOBSERVED);
+	CU_ASSERT(isinf(r.hi));
+	/* lo is never below 0, hi never below lo: a learned estimate that went down. */
+	a = iv_of(90, 110, 5), b = iv_of(80, 100, 5);
+	mpxkit_interval_between(&a, 100, &b, 90, 1.0, 0.9, &r);
+	CU_ASSERT(r.lo >= 0 && r.hi >= r.lo);
+}
+
 static void test_quantiles(void)
 {
 	CU_ASSERT(close_to(mpxkit_interval_quantile(0.9, INFINITY), 1.6448536269514722));
@@ -469,6 +538,7 @@ int main(void)
 	    {"online, peeks, offline and whole-run alike", test_paths},
 	    {"coverage: Poisson slices, 10,000 draws", test_coverage_poisson},
 	    {"coverage: negative binomial slices, 10,000 draws", test_coverage_negbin},
+	    {"between two reads, by hand", test_between},
 	    {"quantiles", test_quantiles},
 	    {"registry: every estimator has an interval", test_registry},
 	    {NULL, NULL},

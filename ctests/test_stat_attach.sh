@@ -141,11 +141,11 @@ counting $stat
 open_gate
 wait $stat || fail "stat -t -I exited $?: $(cat "$tmp/t.csv")"
 own_lines "$tmp/t.csv"
-head -n 1 "$tmp/t.csv" | grep -qx 'time_s,event,estimate,counted_pct,exact,error_pct,error_abs' ||
+head -n 1 "$tmp/t.csv" | grep -qx 'time_s,event,estimate,counted_pct,lo,hi,exact,error_pct,error_abs' ||
 	fail "-I: header $(head -n 1 "$tmp/t.csv")"
 awk -F, 'NR > 1 && $2 == "perf::TASK-CLOCK" { if ($1 + 0 <= last + 0) bad = 1; last = $1; n++ }
 	END { exit bad || n < 2 }' "$tmp/t.csv" || fail "-I: times not increasing: $(cat "$tmp/t.csv")"
-sums=$(awk -F, 'NR > 1 { e[$2] += $3; x[$2] += $5 }
+sums=$(awk -F, 'NR > 1 { e[$2] += $3; x[$2] += $7 }
 	END { printf "%d %d %d", e["perf::TASK-CLOCK"], x["perf::TASK-CLOCK"], x["perf::PAGE-FAULTS"] }' \
 	"$tmp/t.csv")
 set -- $sums

@@ -88,11 +88,12 @@ fi
 # -I of a command, not multiplexed (2 events, 2 counters): the page faults' rows add up to
 # exactly what the exact rows add up to, at least the 300 pages; the task clock's within 0.1 %
 # (the engine scales each slice to the slice's clock: 35 us of 151 ms seen under load).
+# Counted all the time, each row's interval is the row's estimate itself (zero width).
 $MPXKIT stat -I 20 -e perf::TASK-CLOCK,perf::PAGE-FAULTS -c 2 --exact -f csv -o "$tmp/i.csv" -- \
 	"$work" 300 150 0 || fail "stat -I exited $?"
-head -n 1 "$tmp/i.csv" | grep -qx 'time_s,event,estimate,counted_pct,exact,error_pct,error_abs' ||
+head -n 1 "$tmp/i.csv" | grep -qx 'time_s,event,estimate,counted_pct,lo,hi,exact,error_pct,error_abs' ||
 	fail "-I: header $(head -n 1 "$tmp/i.csv")"
-awk -F, 'NR > 1 { e[$2] += $3; x[$2] += $5; n[$2]++ }
+awk -F, 'NR > 1 { e[$2] += $3; x[$2] += $7; n[$2]++; if ($5 != $3 || $6 != $3) bad = 1 }
 	END {
 		for (ev in e) {
 			printf "%s: %d rows, %d estimated, %d exact\n", ev, n[ev], e[ev], x[ev]
@@ -103,14 +104,16 @@ awk -F, 'NR > 1 { e[$2] += $3; x[$2] += $5; n[$2]++ }
 		exit bad
 	}' "$tmp/i.csv" || fail "-I: rows do not add up: $(cat "$tmp/i.csv")"
 # Multiplexed (one counter), to stderr as they come: the estimated task clock's rows add up
-# to the exact rows' sum within 1 %; each interval's counted share is between 0 and 100 %.
+# to the exact rows' sum within 1 %; each interval's counted share is between 0 and 100 %, and
+# each row has its interval, "+- x%" after the share.
 $MPXKIT stat -I 20 -e perf::TASK-CLOCK,perf::CPU-CLOCK -c 1 --slice-us 1000 --exact -- \
 	"$work" 1 150 0 2>"$tmp/i.txt" || fail "stat -I -c 1 exited $?"
 own_lines "$tmp/i.txt"
 head -n 1 "$tmp/i.txt" | grep -Eq '^# +time +counts  events$' || fail "-I: header $(head -n 1 "$tmp/i.txt")"
 awk '$3 == "perf::TASK-CLOCK" && $4 == "(counted" {
 		pct = $5; sub(/%\)/, "", pct); if (pct + 0 < 0 || pct + 0 > 100) bad = 1
-		e += $2; x += $7
+		if ($6 != "+-" || $7 !~ /^([0-9]+[.][0-9]{2}|inf)%$/ || $8 != "exact") bad = 1
+		e += $2; x += $9
 	}
 	END { d = e - x; if (d < 0) d = -d; printf "task clock rows: %d estimated, %d exact\n", e, x
 		exit bad || x == 0 || d > 0.01 * x }' "$tmp/i.txt" ||

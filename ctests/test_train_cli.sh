@@ -82,7 +82,26 @@ for s in train validation test; do
 		not_ok "$s programs listed"
 	fi
 done
+# A trace whose metadata names its split keeps it (data/real's recordings name theirs, fixed by
+# program when the corpus was written); a split that is none of the three is refused.
+for p in 1 2 3 4; do
+	case $p in 3) split=validation ;; 4) split=test ;; *) split=train ;; esac
+	{ echo "# split=$split"; cat "$tmp/prog$p.csv"; } >"$tmp/named$p.csv"
+done
 cp "$tmp/out" "$tmp/mlp.out"
+run train -o "$tmp/m2.mpxm" --epochs 1 "$tmp/named4.csv" "$tmp/named3.csv" "$tmp/named1.csv" \
+	"$tmp/named2.csv"
+if [ "$status" -eq 0 ] &&
+	grep -qx "train programs: $tmp/named1.csv $tmp/named2.csv" "$tmp/out" &&
+	grep -qx "validation programs: $tmp/named3.csv" "$tmp/out" &&
+	grep -qx "test programs: $tmp/named4.csv" "$tmp/out"; then
+	ok "a trace's own split is kept"
+else
+	not_ok "named splits (status $status): $(grep programs: "$tmp/out") $(cat "$tmp/err")"
+fi
+{ echo "# split=dev"; cat "$tmp/prog1.csv"; } >"$tmp/dev.csv"
+expect "a split that is none" 1 "dev.csv: split 'dev' is not train, validation or test" \
+	-o "$tmp/m3.mpxm" "$tmp/dev.csv" "$tmp/prog2.csv" "$tmp/prog3.csv" "$tmp/prog4.csv"
 # The header of the model file (doc/model-format.md): magic, version 1, 76 inputs
 # (2 (2H + 1) + 10 + 6 x 8 at H = 4, doc/estimators.md), 1 output.
 if [ "$(od -An -tx1 -N16 "$tmp/m1.mpxm" | tr -d ' \n')" = "4d50584d010000004c00000001000000" ]; then

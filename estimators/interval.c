@@ -365,3 +365,60 @@ void interval_total(const mpxkit_estimator *est, const interval_acc *acc,
 		iv[e].flags = 0;
 	}
 }
+
+/* ---- between two reads ----------------------------------------------------------------- */
+
+/* The part of half-width later beyond earlier, in quadrature; rel x d where that is 0. */
+static double half_between(double earlier, double later, double rel, double d)
+{
+	double v = later * later - earlier * earlier;
+
+	if (v > 0)
+		return sqrt(v);
+	return later > 0 && d > 0 ? rel * d : 0.0;
+}
+
+/*
+ * The upper Poisson bound, at (1 + level) / 2, of the counts in the time
+ * not counted, from a rate that the counted share saw as none.
+ */
+static double unseen_floor(double counted, double level)
+{
+	return -log((1 - level) / 2) * (1 - counted) / counted;
+}
+
+void mpxkit_interval_between(const mpxkit_interval *earlier, double est_earlier,
+			     const mpxkit_interval *later, double est_later, double counted,
+			     double level, mpxkit_interval *out)
+{
+	double d = est_later - est_earlier, above_l, below_l, above, below, var;
+	mpxkit_interval exact_before = {est_earlier, est_earlier, 0, INFINITY, 0};
+
+	if (later->flags & MPXKIT_INTERVAL_UNOBSERVED) {
+		*out = (mpxkit_interval){0, INFINITY, INFINITY, 0, MPXKIT_INTERVAL_UNOBSERVED};
+		return;
+	}
+	if (!isfinite(later->hi) || !(counted > 0)) {
+		double lo = isfinite(earlier->hi) ? later->lo - earlier->hi : 0.0;
+		*out = (mpxkit_interval){lo > 0 ? lo : 0.0, INFINITY, INFINITY, 0,
+					 MPXKIT_INTERVAL_OPEN};
+		return;
+	}
+	/* Nothing counted before: the later total is all of it. */
+	if (earlier->flags & MPXKIT_INTERVAL_UNOBSERVED)
+		earlier = &exact_before;
+	above_l = fmax(later->hi - est_later, 0.0);
+	below_l = fmax(est_later - later->lo, 0.0);
+	above = half_between(fmax(earlier->hi - est_earlier, 0.0), above_l,
+			     est_later > 0 ? above_l / est_later : 0.0, d);
+	below = half_between(fmax(est_earlier - earlier->lo, 0.0), below_l,
+			     est_later > 0 ? below_l / est_later : 0.0, d);
+	if (counted < 1 - 1e-9) /* a share of all the time, up to its rounding */
+		above = fmax(above, unseen_floor(counted, level));
+	var = later->spread * later->spread - earlier->spread * earlier->spread;
+	out->lo = d - below > 0 ? d - below : 0.0;
+	out->hi = d + above > out->lo ? d + above : out->lo;
+	out->spread = isfinite(var) && var > 0 ? sqrt(var) : 0.0;
+	out->dof = later->dof;
+	out->flags = 0;
+}

@@ -52,7 +52,7 @@ static void usage(FILE *out)
 		"\n"
 		"Runs and output:\n"
 		"  -I, --interval-print MS  print the counts of every MS milliseconds (10 to\n"
-		"                         %ld) as they come\n"
+		"                         %ld) as they come, each row with its interval\n"
 		"  -r, --repeat N         run CMD N times (1 to %ld): each event's mean, and\n"
 		"                         its spread as perf stat's ( +- x.xx%% ), the standard\n"
 		"                         error of the mean over the mean\n"

@@ -103,7 +103,8 @@ static int usage(void)
 	    "CORPUS...\n"
 	    "Train the mlp or bigru estimator's model on ground-truth traces (files or\n"
 	    "directories of *.csv / *.csv.gz).  Programs are split 7:1:2 into training,\n"
-	    "validation and test sets by --seed; the model is written to MODEL\n"
+	    "validation and test sets by --seed, but for a trace whose metadata names its\n"
+	    "split (# split=train, validation or test); the model is written to MODEL\n"
 	    "(doc/model-format.md).  --model prior writes the prior schedule's table as C\n"
 	    "(schedules/prior_table.c, doc/schedules.md), from the training programs only;\n"
 	    "--model interval the estimators' interval calibration as C\n"
@@ -145,27 +146,66 @@ static int add_program_cb(void *t, const char *path)
 	return add_program(t, path);
 }
 
-/* 7:1:2 by program: a seeded shuffle of the programs, then the first 70 % train, 10 % validate. */
+/*
+ * A trace whose metadata names its split (`# split=train`, `validation` or
+ * `test`, as data/real's recordings do: split by program when the corpus
+ * was written) keeps it, and *named is 1; 0 where it names none.  A usage
+ * error for another value.
+ */
+static int named_split(const train *t, program *p, int *named)
+{
+	const char *v = mpxkit_trace_get_meta(p->trace, "split");
+
+	*named = 0;
+	if (v == NULL)
+		return 0;
+	for (int sp = 0; sp < N_SPLITS; sp++)
+		if (strcmp(v, split_names[sp]) == 0) {
+			p->split = (enum split)sp;
+			*named = 1;
+			return 0;
+		}
+	return cli_usage_error(t->cmd, "%s: split '%s' is not train, validation or test", p->path,
+			       v);
+}
+
+/*
+ * 7:1:2 by program: a seeded shuffle of the programs whose traces name no
+ * split, in the order given, then the first 70 % train, 10 % validate; the
+ * same split as before any trace named one, for the same programs.
+ */
 static int split_programs(train *t)
 {
-	size_t n = t->n_progs, n_train = (7 * n + 5) / 10, n_val = (n + 5) / 10;
-	size_t *order;
+	size_t n = 0, n_train, n_val, *order = malloc(t->n_progs * sizeof(*order));
 	uint64_t rng = t->seed;
 
-	if (n < 3)
+	if (!order)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; i < t->n_progs; i++) {
+		int named, rc = named_split(t, &t->progs[i], &named);
+		if (rc != 0) {
+			free(order);
+			return rc;
+		}
+		if (!named)
+			order[n++] = i;
+	}
+	if (n == 0) {
+		free(order);
+		return 0;
+	}
+	if (n < 3) {
+		free(order);
 		return cli_usage_error(t->cmd,
-				       "%zu programs given, at least 3 are needed for a "
-				       "training, a validation and a test set",
+				       "%zu programs given without a split, at least 3 are needed "
+				       "for a training, a validation and a test set",
 				       n);
+	}
+	n_train = (7 * n + 5) / 10, n_val = (n + 5) / 10;
 	if (n_val == 0)
 		n_val = 1;
 	if (n_train + n_val >= n)
 		n_train = n - n_val - 1;
-	order = malloc(n * sizeof(*order));
-	if (!order)
-		return cli_error(t->cmd, "out of memory");
-	for (size_t i = 0; i < n; i++)
-		order[i] = i;
 	for (size_t i = n; i > 1; i--) {
 		size_t j = (size_t)(next_u64(&rng) % i), s = order[i - 1];
 		order[i - 1] = order[j];

@@ -41,6 +41,9 @@ typedef struct stat_unit {
 	int rotations;
 	/* -I */
 	int64_t shown[STAT_MAX_EVENTS];	       /* the estimates' rows, summed */
+	/* The total's interval, counted and run time at the event's last row it was counted in. */
+	mpxkit_interval shown_iv[STAT_MAX_EVENTS];
+	double shown_counted_ns[STAT_MAX_EVENTS], shown_run_ns[STAT_MAX_EVENTS];
 	uint64_t shown_exact[STAT_MAX_EVENTS]; /* the exact counts' rows, summed */
 	double counted_ns[STAT_MAX_EVENTS];    /* each event's counted time at the last rows */
 	double last_run_ns;		       /* the run's time at the last rows */

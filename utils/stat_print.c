@@ -193,10 +193,6 @@ static int has_column(const stat_run *st, int col)
 	switch (col) {
 	case COL_TIME:
 		return st->interval_ms != 0;
-	case COL_LO:
-	case COL_HI:
-		/* A total's interval: none for a difference of two (-I) or a mean (-r). */
-		return st->interval_ms == 0;
 	case COL_RUN:
 	case COL_SPREAD:
 		return st->repeat > 1;
@@ -605,13 +601,26 @@ static figures interval_figures(const stat_run *st, stat_unit *u, size_t e, doub
 	figures f = unit_figures(st, u, e);
 
 	f.time_s = t_s;
-	f.has_iv = 0; /* a difference of two totals: their intervals do not give its own */
 	f.counted = u->fid[e] > 0 && (run_d > 0 || last);
 	f.est = f.counted ? (double)(total - u->shown[e]) : 0;
-	if (f.counted)
-		u->shown[e] = total;
 	f.counted_pct = run_d > 0 ? 100.0 * (counted_now - u->counted_ns[e]) / run_d : 0;
 	f.counted_pct = f.counted_pct < 0 ? 0 : f.counted_pct > 100 ? 100 : f.counted_pct;
+	if (f.counted) {
+		/* What the run counted since the event's last row: the totals' difference. */
+		mpxkit_interval row;
+		double span = u->run_ns - u->shown_run_ns[e];
+		double since = span > 0 ? (counted_now - u->shown_counted_ns[e]) / span : 1.0;
+		mpxkit_interval_between(&u->shown_iv[e], (double)u->shown[e], &u->iv[e],
+					(double)total, fmin(fmax(since, 0.0), 1.0),
+					mpxkit_sched_level(u->s), &row);
+		f.lo = row.lo;
+		f.hi = row.hi;
+		u->shown[e] = total;
+		u->shown_iv[e] = u->iv[e];
+		u->shown_counted_ns[e] = counted_now;
+		u->shown_run_ns[e] = u->run_ns;
+	}
+	f.has_iv = f.counted;
 	u->counted_ns[e] = counted_now;
 	f.exact = (double)(u->exact[e] - u->shown_exact[e]);
 	u->shown_exact[e] = u->exact[e];

@@ -198,6 +198,28 @@ int mpxkit_estimator_set_interval(mpxkit_estimator *est, double level, int model
  */
 double mpxkit_interval_quantile(double level, double dof);
 
+/*
+ * The interval of what a run counted between two reads of its totals
+ * (PAPI_read twice, a row of `mpxkit stat -I`): earlier and later are the
+ * totals' intervals at level, around estimates est_earlier and est_later,
+ * and counted the share of the time between the reads that the event was
+ * counted (doc/estimators.md, "Between two reads").  out is centred on the
+ * difference d.  The total's parts are independent windows, so the later
+ * half-widths are the earlier ones and the difference's in quadrature:
+ * sqrt(later^2 - earlier^2), above and below d; where that is 0 while the
+ * later total has width (its spread was re-estimated smaller), d takes the
+ * later total's relative half-widths.  Above, at least the Poisson bound of
+ * the time not counted, whatever the spread said: -ln((1 - level) / 2) x
+ * (1 - counted) / counted counts, 3 (1 - counted) / counted at 0.9, so a
+ * row that saw nothing is not "exactly 0" unless it was counted all the
+ * time.  Both totals exact and counted 1: [d, d].  Later unbounded above,
+ * or counted 0: [max(0, later.lo - earlier.hi), INFINITY), open.  Later
+ * never counted: never counted.  lo is never below 0, hi never below lo.
+ */
+void mpxkit_interval_between(const mpxkit_interval *earlier, double est_earlier,
+			     const mpxkit_interval *later, double est_later, double counted,
+			     double level, mpxkit_interval *out);
+
 /* The canonical name, its registry entry, and the layout it was built for. */
 const mpxkit_estimator_info *mpxkit_estimator_info_of(const mpxkit_estimator *est);
 
