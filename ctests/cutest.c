@@ -204,6 +204,60 @@ uint64_t cutest_burn_cpu(uint64_t ns)
 	return cutest_thread_cpu_ns() - r0;
 }
 
+/* 1: blocked in futex(2) on a word in [at, at + len); 0: not; -1: unknown. */
+static int futex_blocked(pid_t tid, const void *at, size_t len)
+{
+	char path[64], line[256];
+	unsigned long nr, addr;
+	int on = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof line, f)) /* "running", or "NR arg1 ..." in hex */
+		on = sscanf(line, "%lu %lx", &nr, &addr) == 2 && nr == SYS_futex &&
+		     addr >= (uintptr_t)at && addr - (uintptr_t)at < len;
+	fclose(f);
+	return on;
+}
+
+/* The thread's on-CPU time in ns (schedstat's first field), or UINT64_MAX. */
+static uint64_t oncpu_ns(pid_t tid)
+{
+	char path[64];
+	unsigned long long ns;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return UINT64_MAX;
+	ok = fscanf(f, "%llu", &ns) == 1;
+	fclose(f);
+	return ok ? (uint64_t)ns : UINT64_MAX;
+}
+
+int cutest_wait_asleep(pid_t tid, const void *at, size_t len)
+{
+	uint64_t before = UINT64_MAX;
+
+	for (int look = 0; look < 50000; look++) { /* 200 us apart: 10 s */
+		int blocked = futex_blocked(tid, at, len);
+		uint64_t now = oncpu_ns(tid);
+
+		if (blocked < 0 || now == UINT64_MAX)
+			return -1;
+		if (blocked && now == before)
+			return 0;
+		before = blocked ? now : UINT64_MAX;
+		usleep(200);
+	}
+	return -1;
+}
+
 static char scratch[256];
 
 int cutest_scratch_make(const char *tag)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <CUnit/CUnit.h>
 
@@ -65,6 +66,16 @@ uint64_t cutest_thread_cpu_ns(void);
  * every few microseconds; returns the CPU time used as the clock saw it.
  */
 uint64_t cutest_burn_cpu(uint64_t ns);
+
+/*
+ * Waits until thread tid of this process sleeps in futex(2) on a word in
+ * [at, at + len) (a condition variable's) with its on-CPU time standing
+ * still between two looks.  A thread that has signalled "done" still runs
+ * until it sleeps, and under valgrind it may wait for valgrind's own lock
+ * first, so a clock read just after the signal can move again.  0 once
+ * asleep; -1 when /proc cannot tell or after 10 s.
+ */
+int cutest_wait_asleep(pid_t tid, const void *at, size_t len);
 
 /*
  * One scratch directory per test program, /tmp/mpxkit-test-TAG-XXXXXX:

@@ -203,7 +203,7 @@ static void *target_main(void *arg)
 	return NULL;
 }
 
-/* A target thread, waiting; 0, or -1 when it cannot start. */
+/* A target thread, asleep; 0, or -1 when it cannot start or is not seen asleep. */
 static int target_start(target *t)
 {
 	memset(t, 0, sizeof *t);
@@ -217,7 +217,7 @@ static int target_start(target *t)
 	while (t->tid == 0)
 		pthread_cond_wait(&t->cond, &t->lock);
 	pthread_mutex_unlock(&t->lock);
-	return 0;
+	return cutest_wait_asleep(t->tid, &t->cond, sizeof t->cond);
 }
 
 static void target_stop(target *t)
@@ -240,6 +240,8 @@ static void target_work(target *t, uint64_t ns)
 	while (t->work_ns != 0)
 		pthread_cond_wait(&t->cond, &t->lock);
 	pthread_mutex_unlock(&t->lock);
+	/* Its clock must stand still from here: it has said so, not yet slept. */
+	CU_ASSERT_EQUAL(cutest_wait_asleep(t->tid, &t->cond, sizeof t->cond), 0);
 }
 
 static int same(const double *a, const double *b, size_t n)

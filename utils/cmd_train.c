@@ -174,34 +174,12 @@ static int named_split(const train *t, program *p, int *named)
  * split, in the order given, then the first 70 % train, 10 % validate; the
  * same split as before any trace named one, for the same programs.
  */
-static int split_programs(train *t)
+/* Shuffles the n programs of order by the seed and deals them 7:1:2. */
+static void deal_splits(train *t, size_t *order, size_t n)
 {
-	size_t n = 0, n_train, n_val, *order = malloc(t->n_progs * sizeof(*order));
+	size_t n_train = (7 * n + 5) / 10, n_val = (n + 5) / 10;
 	uint64_t rng = t->seed;
 
-	if (!order)
-		return cli_error(t->cmd, "out of memory");
-	for (size_t i = 0; i < t->n_progs; i++) {
-		int named, rc = named_split(t, &t->progs[i], &named);
-		if (rc != 0) {
-			free(order);
-			return rc;
-		}
-		if (!named)
-			order[n++] = i;
-	}
-	if (n == 0) {
-		free(order);
-		return 0;
-	}
-	if (n < 3) {
-		free(order);
-		return cli_usage_error(t->cmd,
-				       "%zu programs given without a split, at least 3 are needed "
-				       "for a training, a validation and a test set",
-				       n);
-	}
-	n_train = (7 * n + 5) / 10, n_val = (n + 5) / 10;
 	if (n_val == 0)
 		n_val = 1;
 	if (n_train + n_val >= n)
@@ -215,8 +193,31 @@ static int split_programs(train *t)
 		t->progs[order[i]].split = i < n_train		 ? SPLIT_TRAIN
 					   : i < n_train + n_val ? SPLIT_VAL
 								 : SPLIT_TEST;
+}
+
+/* Programs whose traces name a split keep it; the others are dealt by the seed. */
+static int split_programs(train *t)
+{
+	size_t n = 0, *order = malloc(t->n_progs * sizeof(*order));
+	int rc = 0;
+
+	if (!order)
+		return cli_error(t->cmd, "out of memory");
+	for (size_t i = 0; rc == 0 && i < t->n_progs; i++) {
+		int named;
+		rc = named_split(t, &t->progs[i], &named);
+		if (rc == 0 && !named)
+			order[n++] = i;
+	}
+	if (rc == 0 && n > 0 && n < 3)
+		rc = cli_usage_error(t->cmd,
+				     "%zu programs given without a split, at least 3 are needed "
+				     "for a training, a validation and a test set",
+				     n);
+	else if (rc == 0 && n > 0)
+		deal_splits(t, order, n);
 	free(order);
-	return 0;
+	return rc;
 }
 
 /* A group file's text: the trace's events shuffled, c per line. */
