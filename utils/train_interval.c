@@ -48,6 +48,7 @@ typedef struct fit {
 	const char *cmd;
 	size_t n_est;
 	const char *names[16];
+	size_t skipped[16]; /* runs past MAX_RUN_COST, per estimator */
 	cell *cells; /* [split (train, validation)][estimator][kind] */
 	uint64_t rng;
 	train_interval_shuffle shuffle;
@@ -86,7 +87,32 @@ static double ratio(double truth, double est, double seen, const mpxkit_interval
 	return iv->spread > 0 ? err / iv->spread : INFINITY;
 }
 
-/* Scores every window and the total of every event of one run, for one estimator. */
+/*
+ * The most a run may cost an estimator that reads each rotation's window
+ * whole (bigru-full reads 1025 rotations around each, recomputed for every
+ * rotation), in rotations times the rotations each reads: a run of 840
+ * rotations (a 7 000-step real recording at C = 4) takes it 66 s, and the
+ * real corpus's long recordings would take it hours.  Every callgrind corpus
+ * run is below the cap (the longest, 497 steps at C = 6, costs 165 x 165);
+ * the runs above it are counted and left out for that estimator only.  An
+ * estimator reading fewer than WHOLE_REACH rotations (the others: a stream
+ * or a few rotations each side) costs O(rotations), and is never left out.
+ */
+#define MAX_RUN_COST 32768.0
+#define WHOLE_REACH  256.0
+
+static int too_costly(const mpxkit_mpx_run *run, const mpxkit_estimator *e)
+{
+	const mpxkit_estimator_info *info = mpxkit_estimator_info_of(e);
+	double n = (double)run->n_rotations, reach = 1.0 + info->lookback + info->lookahead;
+
+	return reach >= WHOLE_REACH && n * (reach < n ? reach : n) > MAX_RUN_COST;
+}
+
+/*
+ * Scores every window and the total of every event of one run, for one
+ * estimator: 0, 1 when the run is past MAX_RUN_COST for it, or an error.
+ */
 static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t x, int valid,
 		     mpxkit_diag *diag)
 {
@@ -102,7 +128,7 @@ static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t
 	if (est == NULL || iv == NULL || total == NULL)
 		goto out;
 	rc = mpxkit_estimator_new(&e, name, &run->layout, NULL, diag);
-	if (rc < 0)
+	if (rc < 0 || (rc = too_costly(run, e)) != 0)
 		goto out;
 	mpxkit_estimator_set_interval(e, 0, 1);
 	rc = -MPXKIT_ENOMEM;
@@ -177,9 +203,15 @@ static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, int va
 					continue; /* shorter than one window */
 				if (rc < 0)
 					return cli_lib_error(f->cmd, rc, &diag);
-				for (size_t x = 0; x < f->n_est && rc == 0; x++)
-					if ((strcmp(f->names[x], "ref-rate") == 0) == with_ref)
-						rc = score_run(f, run, f->names[x], x, valid, &diag);
+				for (size_t x = 0; x < f->n_est && rc == 0; x++) {
+					if ((strcmp(f->names[x], "ref-rate") == 0) != with_ref)
+						continue;
+					rc = score_run(f, run, f->names[x], x, valid, &diag);
+					if (rc == 1) {
+						f->skipped[x]++;
+						rc = 0;
+					}
+				}
 				mpxkit_mpx_run_free(run);
 				if (rc < 0)
 					return cli_lib_error(f->cmd, rc, &diag);
@@ -207,6 +239,16 @@ static double factor_at(const scores *s, double level, double *tmp)
 	return tmp[i > 0 ? i - 1 : 0];
 }
 
+/* The share of scores no factor covers: a wrong estimate with no spread. */
+static double uncoverable(const scores *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += isinf(s->v[i].r);
+	return s->n ? (double)n / (double)s->n : NAN;
+}
+
 /* The share of scores whose interval at factor k and level holds the truth. */
 static double covered(const scores *s, double level, double k)
 {
@@ -220,7 +262,7 @@ static double covered(const scores *s, double level, double k)
 int train_interval_table(const char *cmd, const train_interval_program *progs, size_t n_progs,
 			 uint64_t seed, train_interval_shuffle shuffle, const char *output)
 {
-	fit f = {cmd, 0, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
+	fit f = {cmd, 0, {0}, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
 	double table[16][2][N_KINDS][N_LEVELS];
 	size_t most = 0, n_train = 0;
 	double *tmp = NULL;
@@ -252,8 +294,12 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 		rc = cli_error(cmd, "out of memory");
 		goto out;
 	}
-	printf("%-12s %-9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "windows",
-	       "w factor", "w valid", "totals", "t factor", "t valid");
+	for (size_t x = 0; x < f.n_est; x++)
+		if (f.skipped[x])
+			printf("%s: %zu runs left out, each past %.0f rotations x reach\n",
+			       f.names[x], f.skipped[x], MAX_RUN_COST);
+	printf("%-12s %-9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "windows",
+	       "w factor", "w valid", "w none", "totals", "t factor", "t valid", "t none");
 	for (size_t x = 0; x < f.n_est; x++)
 		for (int kind = 0; kind < N_KINDS; kind++) {
 			const cell *tr = cell_of(&f, 0, x, kind), *va = cell_of(&f, 1, x, kind);
@@ -262,10 +308,12 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 				table[x][1][kind][l] = factor_at(&tr->total, levels[l], tmp);
 			}
 			/* The level 0.9 is index 8: the default. */
-			printf("%-12s %-9s %9zu %9.3f %9.3f %9zu %9.3f %9.3f\n", f.names[x],
-			       kind ? "scheduled" : "fixed", tr->window.n, table[x][0][kind][8],
-			       covered(&va->window, 0.9, table[x][0][kind][8]), tr->total.n,
-			       table[x][1][kind][8], covered(&va->total, 0.9, table[x][1][kind][8]));
+			printf("%-12s %-9s %9zu %9.3f %9.3f %9.3f %9zu %9.3f %9.3f %9.3f\n",
+			       f.names[x], kind ? "scheduled" : "fixed", tr->window.n,
+			       table[x][0][kind][8], covered(&va->window, 0.9, table[x][0][kind][8]),
+			       uncoverable(&tr->window), tr->total.n, table[x][1][kind][8],
+			       covered(&va->total, 0.9, table[x][1][kind][8]),
+			       uncoverable(&tr->total));
 		}
 	mem = open_memstream(&text, &len);
 	if (mem == NULL) {
