@@ -169,11 +169,6 @@ static int named_split(const train *t, program *p, int *named)
 			       v);
 }
 
-/*
- * 7:1:2 by program: a seeded shuffle of the programs whose traces name no
- * split, in the order given, then the first 70 % train, 10 % validate; the
- * same split as before any trace named one, for the same programs.
- */
 /* Shuffles the n programs of order by the seed and deals them 7:1:2. */
 static void deal_splits(train *t, size_t *order, size_t n)
 {
@@ -195,7 +190,12 @@ static void deal_splits(train *t, size_t *order, size_t n)
 								 : SPLIT_TEST;
 }
 
-/* Programs whose traces name a split keep it; the others are dealt by the seed. */
+/*
+ * 7:1:2 by program: programs whose traces name a split keep it; a seeded
+ * shuffle of the others, in the order given, then the first 70 % train, 10 %
+ * validate; the same split as before any trace named one, for the same
+ * programs.
+ */
 static int split_programs(train *t)
 {
 	size_t n = 0, *order = malloc(t->n_progs * sizeof(*order));
