@@ -210,4 +210,41 @@ if [ "$status" -eq 0 ] && [ "$(grep -c '^const interval_calibration interval_cal
 else
 	not_ok "interval (status $status, stderr: $(cat "$tmp/err"))"
 fi
+# Each directory is a data set, and each factor the largest of the sets' own: the table of two
+# directories together is, number by number, the larger of their tables alone (each trace names
+# its split, so a set's programs are split alike alone and together).
+for d in A B; do
+	mkdir -p "$tmp/$d"
+	for p in 1 2 3 4; do
+		case $p in 1 | 2) sp=train ;; 3) sp=validation ;; *) sp=test ;; esac
+		awk -v p="$p" -v d="$d" -v sp="$sp" 'BEGIN {
+			print "# split=" sp
+			print "step,a,b,c,d,e"
+			for (s = 0; s < 60; s++)
+				if (d == "A")
+					printf "%d,%d,%d,%d,%d,%d\n", s, 1000 + 100 * p * (s % (3 + p)),
+						(s * 37 * p) % 500, 50 * p + s, (s % 7 == 0) ? 3000 : 10,
+						int(200 + 150 * sin(s / (p + 1)))
+				else
+					printf "%d,%d,%d,%d,%d,%d\n", s, (s % (5 + p) == 0) ? 4 : 0,
+						(s % 11 < p) ? 2 : 0, s % 3, (s % 13 == 0) ? 40 : 1, 1
+		}' >"$tmp/$d/p$p.csv"
+	done
+done
+run train -o "$tmp/tA.c" --model interval --seed 3 "$tmp/A"/p*.csv
+sa=$status
+run train -o "$tmp/tB.c" --model interval --seed 3 "$tmp/B"/p*.csv
+sb=$status
+run train -o "$tmp/tAB.c" --model interval --seed 3 "$tmp/A"/p*.csv "$tmp/B"/p*.csv
+numbers() { grep -E '^	\{' "$1" | tr -d '{},\t' | tr ' ' '\n' | grep .; }
+if [ "$sa$sb$status" = 000 ] && [ "$(grep -c '(the table)' "$tmp/out")" -eq 18 ] &&
+	[ "$(grep -c "^fixed  *fixed  *$tmp/B " "$tmp/out")" -eq 1 ] &&
+	numbers "$tmp/tA.c" >"$tmp/nA" && numbers "$tmp/tB.c" >"$tmp/nB" && numbers "$tmp/tAB.c" >"$tmp/nAB" &&
+	[ "$(wc -l <"$tmp/nAB")" -eq 432 ] &&
+	paste "$tmp/nA" "$tmp/nB" "$tmp/nAB" | awk '{ m = $1 > $2 ? $1 : $2; if (m != $3) bad = 1 } END { exit bad }' &&
+	! cmp -s "$tmp/nA" "$tmp/nB"; then
+	ok "interval: two directories, each factor the larger of theirs"
+else
+	not_ok "interval sets (status $sa $sb $status): $(head -n 5 "$tmp/out")"
+fi
 exit $failed

@@ -31,14 +31,16 @@ typedef struct interval_calibration {
 /*
  * One event's spread state after a window (estimators/interval.c): the
  * rate of its last counted slice, the decayed sums of half the squared
- * differences between successive counted slices' rates, and its count and
- * counted time after the run's first window (its typical rate).
+ * differences between successive counted slices' rates, its count and
+ * counted time after the run's first window (its typical rate), and over
+ * the whole run so far (its Poisson floor).
  */
 typedef struct spread_state {
 	double prev;
 	double s, w, w2; /* sum of decayed d^2 / 2, of the weights, of their squares */
 	double n;	 /* differences folded, undecayed */
 	double sum_c, sum_t;
+	double all_c, all_t;
 	int has_prev;
 } spread_state;
 

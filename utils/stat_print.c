@@ -104,6 +104,9 @@ static void text_line(const stat_run *st, FILE *out, const figures *f)
 		double pct = half_width_pct(f);
 		if (isfinite(pct))
 			fprintf(out, "  +-%7.2f%%", pct);
+		else if (isfinite(f->hi) && f->est <= 0)
+			/* No share of a zero: the bound itself, as wide as the share. */
+			fprintf(out, "  <=%8.0f", ceil(f->hi));
 		else
 			fprintf(out, "  +-    inf%%");
 	}

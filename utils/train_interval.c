@@ -18,6 +18,7 @@ static const double levels[] = {0.50, 0.55, 0.60, 0.65, 0.70, 0.75,
 				0.80, 0.85, 0.90, 0.95, 0.975, 0.99};
 #define N_LEVELS (sizeof levels / sizeof levels[0])
 #define N_KINDS	 2 /* fixed slices (round-robin, groups), scheduled */
+#define MAX_SETS 8 /* data sets: the directories the traces come from */
 
 /* What each run is simulated with: the trainer's counter budgets and schedules. */
 static const size_t budgets[] = {2, 3, 4, 6};
@@ -46,11 +47,13 @@ typedef struct cell {
 
 typedef struct fit {
 	const char *cmd;
-	size_t n_est;
+	size_t n_est, n_sets;
 	const char *names[16];
 	size_t skipped[16]; /* runs past MAX_RUN_COST, per estimator */
-	cell *cells; /* [split (train, validation)][estimator][kind] */
-	uint64_t rng;
+	const char *sets[MAX_SETS]; /* each set's directory */
+	size_t set_len[MAX_SETS];
+	cell *cells; /* [set][split (train, validation)][estimator][kind] */
+	uint64_t rng; /* the seed's: each program's shuffles start from it and the program's name */
 	train_interval_shuffle shuffle;
 } fit;
 
@@ -68,9 +71,32 @@ static int push(scores *s, double r, double dof)
 	return 0;
 }
 
-static cell *cell_of(fit *f, int valid, size_t x, int kind)
+static cell *cell_of(const fit *f, size_t set, int valid, size_t x, int kind)
 {
-	return &f->cells[((size_t)valid * f->n_est + x) * N_KINDS + (size_t)kind];
+	return &f->cells[(((set * 2) + (size_t)valid) * f->n_est + x) * N_KINDS + (size_t)kind];
+}
+
+/* The length of path's directory part: its set's name. */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) : 0;
+}
+
+/* The set of a trace at path, a new one for a new directory; MAX_SETS when there are too many. */
+static size_t set_of(fit *f, const char *path)
+{
+	size_t len = dir_len(path);
+
+	for (size_t i = 0; i < f->n_sets; i++)
+		if (f->set_len[i] == len && strncmp(f->sets[i], path, len) == 0)
+			return i;
+	if (f->n_sets == MAX_SETS)
+		return MAX_SETS;
+	f->sets[f->n_sets] = path;
+	f->set_len[f->n_sets] = len;
+	return f->n_sets++;
 }
 
 /*
@@ -113,25 +139,27 @@ static int too_costly(const mpxkit_mpx_run *run, const mpxkit_estimator *e)
  * Scores every window and the total of every event of one run, for one
  * estimator: 0, 1 when the run is past MAX_RUN_COST for it, or an error.
  */
-static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t x, int valid,
-		     mpxkit_diag *diag)
+static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t set, size_t x,
+		     int valid, mpxkit_diag *diag)
 {
 	const mpxkit_series data = mpxkit_mpx_series(run);
 	size_t nr = run->n_rotations, ne = run->layout.n_events;
-	double *est = malloc(nr * (ne ? ne : 1) * sizeof *est);
-	mpxkit_interval *iv = malloc(nr * (ne ? ne : 1) * sizeof *iv);
-	mpxkit_interval *total = malloc((ne ? ne : 1) * sizeof *total);
+	double *est = NULL;
+	mpxkit_interval *iv = NULL, *total = NULL;
 	mpxkit_estimator *e = NULL;
-	cell *c = cell_of(f, valid, x, run->layout.slice ? 0 : 1);
-	int rc = -MPXKIT_ENOMEM;
+	cell *c = cell_of(f, set, valid, x, run->layout.slice ? 0 : 1);
+	int rc = mpxkit_estimator_new(&e, name, &run->layout, NULL, diag);
 
-	if (est == NULL || iv == NULL || total == NULL)
-		goto out;
-	rc = mpxkit_estimator_new(&e, name, &run->layout, NULL, diag);
+	/* Its reach is the instance's (bigru-full's is set at init): known only once made. */
 	if (rc < 0 || (rc = too_costly(run, e)) != 0)
 		goto out;
-	mpxkit_estimator_set_interval(e, 0, 1);
 	rc = -MPXKIT_ENOMEM;
+	est = malloc(nr * (ne ? ne : 1) * sizeof *est);
+	iv = malloc(nr * (ne ? ne : 1) * sizeof *iv);
+	total = malloc((ne ? ne : 1) * sizeof *total);
+	if (est == NULL || iv == NULL || total == NULL)
+		goto out;
+	mpxkit_estimator_set_interval(e, 0, 1);
 	if (mpxkit_estimator_run_series_iv(e, &data, est, iv, total) < 0)
 		goto out;
 	for (size_t v = 0; v < ne; v++) {
@@ -166,9 +194,25 @@ out:
  * scheduled runs; every estimator, ref-rate with the trace's first column
  * as the reference (as a fixed counter counts instructions).
  */
-static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, int valid)
+/*
+ * A program's own random state: the seed's, mixed with its file name (FNV-1a),
+ * so that its shuffled groups are the same whichever other programs are
+ * trained with it, and a data set's factors alone are its factors in company.
+ */
+static uint64_t program_rng(const fit *f, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (const char *p = base ? base + 1 : path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return f->rng ^ h;
+}
+
+static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, size_t set, int valid)
 {
 	mpxkit_diag diag = {0};
+	uint64_t rng = program_rng(f, path);
 
 	for (size_t b = 0; b < sizeof budgets / sizeof budgets[0]; b++)
 		for (size_t a = 0; a < 1 + SHUFFLES + N_SCHEDULED; a++)
@@ -180,7 +224,7 @@ static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, int va
 				if (with_ref && tr->n_events < 2)
 					continue;
 				if (a >= 1 && a <= SHUFFLES) {
-					text = f->shuffle(tr, budgets[b], &f->rng);
+					text = f->shuffle(tr, budgets[b], &rng);
 					if (text == NULL)
 						return cli_error(f->cmd, "out of memory");
 					/* ref-rate's runs leave the reference out of the groups. */
@@ -206,7 +250,7 @@ static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, int va
 				for (size_t x = 0; x < f->n_est && rc == 0; x++) {
 					if ((strcmp(f->names[x], "ref-rate") == 0) != with_ref)
 						continue;
-					rc = score_run(f, run, f->names[x], x, valid, &diag);
+					rc = score_run(f, run, f->names[x], set, x, valid, &diag);
 					if (rc == 1) {
 						f->skipped[x]++;
 						rc = 0;
@@ -259,12 +303,68 @@ static double covered(const scores *s, double level, double k)
 	return s->n ? (double)n / (double)s->n : NAN;
 }
 
+static const scores *part_of(const cell *c, int part)
+{
+	return part ? &c->total : &c->window;
+}
+
+/*
+ * The factor of estimator x's windows (part 0) or totals (part 1) at a
+ * level: the largest of the data sets' own.  Callgrind's simulated events
+ * and the kernel's sparse real ones want different factors (0.76 and 0.46
+ * for fixed's windows at 0.9), and pooled, the set with more runs would
+ * set the factor for both: the largest covers each set's training
+ * programs at the level at least.
+ */
+static double set_factor(const fit *f, size_t x, int kind, int part, double level, double *tmp)
+{
+	double most = 0;
+	int any = 0;
+
+	for (size_t k = 0; k < f->n_sets; k++) {
+		const scores *s = part_of(cell_of(f, k, 0, x, kind), part);
+		double v;
+		if (s->n == 0)
+			continue;
+		v = factor_at(s, level, tmp);
+		most = any && !(v > most) ? most : v;
+		any = 1;
+	}
+	return any ? most : 1.0;
+}
+
+/* The factors at 0.9 (index 8, the default): each set's own, and its validation at the table's. */
+static void report(const fit *f, double table[][2][N_KINDS][N_LEVELS], double *tmp)
+{
+	printf("%-12s %-9s %-14s %9s %9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "set",
+	       "windows", "w factor", "w valid", "w none", "totals", "t factor", "t valid",
+	       "t none");
+	for (size_t x = 0; x < f->n_est; x++)
+		for (int kind = 0; kind < N_KINDS; kind++) {
+			for (size_t k = 0; k < f->n_sets; k++) {
+				const cell *tr = cell_of(f, k, 0, x, kind), *va = cell_of(f, k, 1, x, kind);
+				printf("%-12s %-9s %-14.*s %9zu %9.3f %9.3f %9.3f %9zu %9.3f %9.3f %9.3f\n",
+				       f->names[x], kind ? "scheduled" : "fixed",
+				       f->set_len[k] ? (int)f->set_len[k] : 1,
+				       f->set_len[k] ? f->sets[k] : ".", tr->window.n, factor_at(&tr->window, 0.9, tmp),
+				       covered(&va->window, 0.9, table[x][0][kind][8]),
+				       uncoverable(&tr->window), tr->total.n,
+				       factor_at(&tr->total, 0.9, tmp),
+				       covered(&va->total, 0.9, table[x][1][kind][8]),
+				       uncoverable(&tr->total));
+			}
+			printf("%-12s %-9s %-14s %9s %9.3f %9s %9s %9s %9.3f\n", f->names[x],
+			       kind ? "scheduled" : "fixed", "(the table)", "", table[x][0][kind][8], "",
+			       "", "", table[x][1][kind][8]);
+		}
+}
+
 int train_interval_table(const char *cmd, const train_interval_program *progs, size_t n_progs,
 			 uint64_t seed, train_interval_shuffle shuffle, const char *output)
 {
-	fit f = {cmd, 0, {0}, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
+	fit f = {cmd, 0, 0, {0}, {0}, {0}, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
 	double table[16][2][N_KINDS][N_LEVELS];
-	size_t most = 0, n_train = 0;
+	size_t most = 0, n_train = 0, n_cells, *set = NULL;
 	double *tmp = NULL;
 	char *text = NULL;
 	size_t len = 0;
@@ -274,18 +374,31 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 
 	for (size_t i = 0; i < mpxkit_estimator_count() && f.n_est < 16; i++)
 		f.names[f.n_est++] = mpxkit_estimator_info_at(i)->name;
-	f.cells = calloc(2 * f.n_est * N_KINDS, sizeof *f.cells);
-	if (f.cells == NULL)
+	set = malloc((n_progs ? n_progs : 1) * sizeof *set);
+	if (set == NULL)
 		return cli_error(cmd, "out of memory");
+	for (size_t i = 0; i < n_progs; i++)
+		if (progs[i].split <= 1 && (set[i] = set_of(&f, progs[i].path)) == MAX_SETS) {
+			free(set);
+			return cli_error(cmd, "traces from more than %d directories: each is a data set, "
+					      "and a calibration takes at most %d",
+					 MAX_SETS, MAX_SETS);
+		}
+	n_cells = f.n_sets * 2 * f.n_est * N_KINDS;
+	f.cells = calloc(n_cells ? n_cells : 1, sizeof *f.cells);
+	if (f.cells == NULL) {
+		free(set);
+		return cli_error(cmd, "out of memory");
+	}
 	for (size_t i = 0; i < n_progs && rc == 0; i++) {
 		if (progs[i].split > 1)
 			continue;
 		n_train += progs[i].split == 0;
-		rc = program_runs(&f, progs[i].trace, progs[i].path, progs[i].split);
+		rc = program_runs(&f, progs[i].trace, progs[i].path, set[i], progs[i].split);
 	}
 	if (rc != 0)
 		goto out;
-	for (size_t c = 0; c < 2 * f.n_est * N_KINDS; c++) {
+	for (size_t c = 0; c < n_cells; c++) {
 		most = f.cells[c].window.n > most ? f.cells[c].window.n : most;
 		most = f.cells[c].total.n > most ? f.cells[c].total.n : most;
 	}
@@ -298,23 +411,12 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 		if (f.skipped[x])
 			printf("%s: %zu runs left out, each past %.0f rotations x reach\n",
 			       f.names[x], f.skipped[x], MAX_RUN_COST);
-	printf("%-12s %-9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "windows",
-	       "w factor", "w valid", "w none", "totals", "t factor", "t valid", "t none");
 	for (size_t x = 0; x < f.n_est; x++)
-		for (int kind = 0; kind < N_KINDS; kind++) {
-			const cell *tr = cell_of(&f, 0, x, kind), *va = cell_of(&f, 1, x, kind);
-			for (size_t l = 0; l < N_LEVELS; l++) {
-				table[x][0][kind][l] = factor_at(&tr->window, levels[l], tmp);
-				table[x][1][kind][l] = factor_at(&tr->total, levels[l], tmp);
-			}
-			/* The level 0.9 is index 8: the default. */
-			printf("%-12s %-9s %9zu %9.3f %9.3f %9.3f %9zu %9.3f %9.3f %9.3f\n",
-			       f.names[x], kind ? "scheduled" : "fixed", tr->window.n,
-			       table[x][0][kind][8], covered(&va->window, 0.9, table[x][0][kind][8]),
-			       uncoverable(&tr->window), tr->total.n, table[x][1][kind][8],
-			       covered(&va->total, 0.9, table[x][1][kind][8]),
-			       uncoverable(&tr->total));
-		}
+		for (int kind = 0; kind < N_KINDS; kind++)
+			for (size_t l = 0; l < N_LEVELS; l++)
+				for (int part = 0; part < 2; part++)
+					table[x][part][kind][l] = set_factor(&f, x, kind, part, levels[l], tmp);
+	report(&f, table, tmp);
 	mem = open_memstream(&text, &len);
 	if (mem == NULL) {
 		rc = cli_error(cmd, "out of memory");
@@ -365,7 +467,8 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 out:
 	free(text);
 	free(tmp);
-	for (size_t c = 0; f.cells && c < 2 * f.n_est * N_KINDS; c++) {
+	free(set);
+	for (size_t c = 0; f.cells && c < n_cells; c++) {
 		free(f.cells[c].window.v);
 		free(f.cells[c].total.v);
 	}
