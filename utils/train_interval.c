@@ -190,11 +190,6 @@ out:
 }
 
 /*
- * One program's runs: every budget, column order, shuffled groups and the
- * scheduled runs; every estimator, ref-rate with the trace's first column
- * as the reference (as a fixed counter counts instructions).
- */
-/*
  * A program's own random state: the seed's, mixed with its file name (FNV-1a),
  * so that its shuffled groups are the same whichever other programs are
  * trained with it, and a data set's factors alone are its factors in company.
@@ -209,6 +204,11 @@ static uint64_t program_rng(const fit *f, const char *path)
 	return f->rng ^ h;
 }
 
+/*
+ * One program's runs: every budget, column order, shuffled groups and the
+ * scheduled runs; every estimator, ref-rate with the trace's first column
+ * as the reference (as a fixed counter counts instructions).
+ */
 static int program_runs(fit *f, const mpxkit_trace *tr, const char *path, size_t set, int valid)
 {
 	mpxkit_diag diag = {0};
@@ -311,10 +311,10 @@ static const scores *part_of(const cell *c, int part)
 /*
  * The factor of estimator x's windows (part 0) or totals (part 1) at a
  * level: the largest of the data sets' own.  Callgrind's simulated events
- * and the kernel's sparse real ones want different factors (0.76 and 0.46
- * for fixed's windows at 0.9), and pooled, the set with more runs would
- * set the factor for both: the largest covers each set's training
- * programs at the level at least.
+ * and the kernel's sparse real ones want different factors (0.755 and
+ * 0.404 for fixed's windows at 0.9), and pooled, the set with more runs
+ * would set the factor for both (0.456): the largest covers each set's
+ * training programs at the level at least.
  */
 static double set_factor(const fit *f, size_t x, int kind, int part, double level, double *tmp)
 {
@@ -346,7 +346,8 @@ static void report(const fit *f, double table[][2][N_KINDS][N_LEVELS], double *t
 				printf("%-12s %-9s %-14.*s %9zu %9.3f %9.3f %9.3f %9zu %9.3f %9.3f %9.3f\n",
 				       f->names[x], kind ? "scheduled" : "fixed",
 				       f->set_len[k] ? (int)f->set_len[k] : 1,
-				       f->set_len[k] ? f->sets[k] : ".", tr->window.n, factor_at(&tr->window, 0.9, tmp),
+				       f->set_len[k] ? f->sets[k] : ".", tr->window.n,
+				       factor_at(&tr->window, 0.9, tmp),
 				       covered(&va->window, 0.9, table[x][0][kind][8]),
 				       uncoverable(&tr->window), tr->total.n,
 				       factor_at(&tr->total, 0.9, tmp),
