@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The intervals' calibration, measured (doc/estimators.md, "Intervals"): for each schedule x
 # estimator, the share of windows and of run totals whose interval holds the truth, the median
-# relative half-width, and the estimator's real error (mean RA, total accuracy), at C = 4.
+# relative half-widths of windows and totals, and the estimator's real error (mean RA, total
+# accuracy), at C = 4.
 # usage: build-aux/interval-tables.sh [-l LEVEL] [-c C] [TRACE|DIR...]
 #   default: the held-out callgrind sets (the corpus's test programs of seed 1, data/heldout,
 #   data/heldout2, data/heldout3); name data/real (or any traces) to measure those instead.
@@ -35,19 +36,21 @@ rows() {
 		/^coverage/ { for (i = 2; i <= NF; i++) cov[i - 1] = $i }
 		/^total cov\./ { for (i = 3; i <= NF; i++) tc[i - 2] = $i }
 		/^half-width/ { for (i = 2; i <= NF; i++) hw[i - 1] = $i }
+		/^total width/ { for (i = 3; i <= NF; i++) tw[i - 2] = $i }
 		END {
 			for (i = 1; i in cov; i++) {
 				label = col[i]
 				if (index(S, ",") == 0)
 					label = S "/" label
 				split(label, p, "/")
-				printf "| %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], cov[i], tc[i], hw[i], ra[i], ta[i]
+				printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], cov[i], tc[i],
+					hw[i], tw[i], ra[i], ta[i]
 			}
 		}'
 }
 echo "# mpxkit eval --level $level -c $counters on: $*"
-echo "| schedule | estimator | windows covered | totals covered | median half-width | mean RA | total accuracy |"
-echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+echo "| schedule | estimator | windows covered | totals covered | median half-width | median total half-width | mean RA | total accuracy |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 $M eval --level "$level" -c "$counters" -s $S -e $E "$@" | rows || exit 2
 # ref-rate needs a reference: the first column, as a fixed counter counts instructions.
 first=$(for a in "$@"; do

@@ -343,6 +343,43 @@ static void check_paths(const mpxkit_layout *l, const mpxkit_series *run, uint64
 	free(out), free(on), free(whole), free(sum), free(iv), free(ivon), free(ivw), free(tot);
 }
 
+/*
+ * The count regime of each bounded interval, by hand: one event in each of
+ * G = 3 groups, each counted in one slice a window.  9 a slice is sparse
+ * (under INTERVAL_DENSE_RATE, 10), 10 is dense.  The third sees 0 in
+ * windows 0 to 5 and 40 after: its mean over its counted slices after
+ * window k >= 6 is 40 (k - 5) / (k + 1), at least 10 from k = 7 on.  Window
+ * 0 has no spread yet (open), and its regime says nothing.
+ */
+static void test_regime(void)
+{
+	static const size_t slice[3] = {0, 1, 2};
+	const mpxkit_layout l = {3, 3, slice, 1, 0};
+	enum { N = 12 };
+	uint64_t obs[N * 3], ref[N * 3];
+	double out[N * 3];
+	mpxkit_interval iv[N * 3], total[3];
+	mpxkit_series run = {N, obs, ref, NULL, NULL};
+	mpxkit_estimator *fixed = make("fixed", &l, 0);
+
+	for (int k = 0; k < N; k++) {
+		obs[k * 3] = ref[k * 3] = 9;
+		obs[k * 3 + 1] = ref[k * 3 + 1] = 10;
+		obs[k * 3 + 2] = ref[k * 3 + 2] = k < 6 ? 0 : 40;
+	}
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fixed);
+	CU_ASSERT_EQUAL(mpxkit_estimator_run_series_iv(fixed, &run, out, iv, total), 0);
+	for (int k = 1; k < N; k++) {
+		CU_ASSERT_EQUAL(iv[k * 3].flags, MPXKIT_INTERVAL_SPARSE);
+		CU_ASSERT_EQUAL(iv[k * 3 + 1].flags, 0);
+		CU_ASSERT_EQUAL(iv[k * 3 + 2].flags, k < 7 ? MPXKIT_INTERVAL_SPARSE : 0);
+	}
+	CU_ASSERT_EQUAL(total[0].flags, MPXKIT_INTERVAL_SPARSE);
+	CU_ASSERT_EQUAL(total[1].flags, 0);
+	CU_ASSERT_EQUAL(total[2].flags, 0); /* 240 over 12 slices */
+	mpxkit_estimator_free(fixed);
+}
+
 static void test_paths(void)
 {
 	enum { NE = 5, W = 3, N = 30 };
@@ -575,6 +612,7 @@ int main(void)
 	    {"never counted: says so", test_never_counted},
 	    {"one slice in G, by hand", test_one_slice_in_g},
 	    {"a constant series: the Poisson spread, by hand", test_constant_series},
+	    {"the count regime, by hand", test_regime},
 	    {"online, peeks, offline and whole-run alike", test_paths},
 	    {"coverage: Poisson slices, 10,000 draws", test_coverage_poisson},
 	    {"coverage: negative binomial slices, 10,000 draws", test_coverage_negbin},

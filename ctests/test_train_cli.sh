@@ -200,11 +200,13 @@ else
 	not_ok "prior: schedules/prior_table.c differs from its command's output (status $status)"
 fi
 # The intervals' calibration (doc/estimators.md, "Intervals"): a table of every registered
-# estimator, each with 4 rows of 12 factors (windows and totals, fixed and scheduled slices).
+# estimator, each with 6 rows of 12 factors (fixed and scheduled slices: windows of sparse events
+# and of dense ones, and totals).
 run train -o "$tmp/interval_table.c" --model interval --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" \
 	"$tmp/prog3.csv" "$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && [ "$(grep -c '^const interval_calibration interval_cal_' "$tmp/interval_table.c")" -eq 9 ] &&
-	[ "$(grep -cE '^	\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 36 ] &&
+	[ "$(grep -cE '^		\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 36 ] &&
+	[ "$(grep -cE '^	\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 18 ] &&
 	grep -q '^bigru-full ' "$tmp/out" && grep -q 'written to' "$tmp/out"; then
 	ok "interval: a calibration table of the 9 estimators"
 else
@@ -212,7 +214,8 @@ else
 fi
 # Each directory is a data set, and each factor the largest of the sets' own: the table of two
 # directories together is, number by number, the larger of their tables alone (each trace names
-# its split, so a set's programs are split alike alone and together).
+# its split, so a set's programs are split alike alone and together).  Each set has sparse events
+# (under 10 counts a step) and dense ones, so each has window scores in both regimes.
 for d in A B; do
 	mkdir -p "$tmp/$d"
 	for p in 1 2 3 4; do
@@ -224,10 +227,11 @@ for d in A B; do
 				if (d == "A")
 					printf "%d,%d,%d,%d,%d,%d\n", s, 1000 + 100 * p * (s % (3 + p)),
 						(s * 37 * p) % 500, 50 * p + s, (s % 7 == 0) ? 3000 : 10,
-						int(200 + 150 * sin(s / (p + 1)))
+						(s % (7 + p) == 0) ? 3 : 0
 				else
 					printf "%d,%d,%d,%d,%d,%d\n", s, (s % (5 + p) == 0) ? 4 : 0,
-						(s % 11 < p) ? 2 : 0, s % 3, (s % 13 == 0) ? 40 : 1, 1
+						(s % 11 < p) ? 2 : 0, s % 3, (s % 13 == 0) ? 40 : 1,
+						int(200 + 150 * sin(s / (p + 1)))
 		}' >"$tmp/$d/p$p.csv"
 	done
 done
@@ -236,11 +240,11 @@ sa=$status
 run train -o "$tmp/tB.c" --model interval --seed 3 "$tmp/B"/p*.csv
 sb=$status
 run train -o "$tmp/tAB.c" --model interval --seed 3 "$tmp/A"/p*.csv "$tmp/B"/p*.csv
-numbers() { grep -E '^	\{' "$1" | tr -d '{},\t' | tr ' ' '\n' | grep .; }
-if [ "$sa$sb$status" = 000 ] && [ "$(grep -c '(the table)' "$tmp/out")" -eq 18 ] &&
-	[ "$(grep -c "^fixed  *fixed  *$tmp/B " "$tmp/out")" -eq 1 ] &&
+numbers() { grep -E '^		?\{[0-9]' "$1" | tr -d '{},\t' | tr ' ' '\n' | grep .; }
+if [ "$sa$sb$status" = 000 ] && [ "$(grep -c '(the table)' "$tmp/out")" -eq 54 ] &&
+	[ "$(grep -cE "^fixed  *fixed  *(w sparse|w dense|totals)  *$tmp/B " "$tmp/out")" -eq 3 ] &&
 	numbers "$tmp/tA.c" >"$tmp/nA" && numbers "$tmp/tB.c" >"$tmp/nB" && numbers "$tmp/tAB.c" >"$tmp/nAB" &&
-	[ "$(wc -l <"$tmp/nAB")" -eq 432 ] &&
+	[ "$(wc -l <"$tmp/nAB")" -eq 648 ] &&
 	paste "$tmp/nA" "$tmp/nB" "$tmp/nAB" | awk '{ m = $1 > $2 ? $1 : $2; if (m != $3) bad = 1 } END { exit bad }' &&
 	! cmp -s "$tmp/nA" "$tmp/nB"; then
 	ok "interval: two directories, each factor the larger of theirs"

@@ -121,6 +121,23 @@ static int layout_kind(const mpxkit_layout *l)
 	return l->slice ? INTERVAL_FIXED_SLICES : INTERVAL_SCHEDULED;
 }
 
+/*
+ * An event's count regime, from its count over all its counted time so
+ * far: the same state the spread is taken from, so a window is calibrated
+ * as the run has shown the event until then.
+ */
+static int interval_regime(const spread_state *st)
+{
+	return st->all_t > 0 && st->all_c / st->all_t >= INTERVAL_DENSE_RATE ? INTERVAL_DENSE
+									    : INTERVAL_SPARSE;
+}
+
+/* The interval flags of an event's regime: MPXKIT_INTERVAL_SPARSE says the run shows it sparse. */
+static unsigned regime_flags(const spread_state *st)
+{
+	return interval_regime(st) == INTERVAL_SPARSE ? MPXKIT_INTERVAL_SPARSE : 0;
+}
+
 /* ---- the spread state ------------------------------------------------------------------ */
 
 void spread_init(spread_state *st, size_t n_events)
@@ -208,13 +225,12 @@ void interval_window(const mpxkit_estimator *est, const mpxkit_window *w, const 
 		     const double *estimate, mpxkit_interval *iv, interval_part *part)
 {
 	const mpxkit_layout *l = w->layout;
-	const double *row = est->ops->interval->window[layout_kind(l)];
-	double cal = calibration(est, row);
 	double p = (1 + est->level) / 2;
 
 	for (size_t e = 0; e < l->n_events; e++) {
 		event_rates x = window_rates(w, e);
 		double c = x.k.c, T = x.k.T, t = x.k.t, f, var, dof, spread, h;
+		const double *row;
 		mpxkit_interval *out = &iv[e];
 
 		if (t >= T) {
@@ -241,12 +257,13 @@ void interval_window(const mpxkit_estimator *est, const mpxkit_window *w, const 
 			continue;
 		}
 		spread = sqrt(f * var);
-		h = cal * t_quantile(p, dof) * spread;
+		row = est->ops->interval->window[layout_kind(l)][interval_regime(&st[e])];
+		h = calibration(est, row) * t_quantile(p, dof) * spread;
 		out->lo = estimate[e] - h > c ? estimate[e] - h : c;
 		out->hi = estimate[e] + h > out->lo ? estimate[e] + h : out->lo;
 		out->spread = spread;
 		out->dof = dof;
-		out->flags = 0;
+		out->flags = regime_flags(&st[e]);
 	}
 }
 
@@ -373,7 +390,7 @@ void interval_total(const mpxkit_estimator *est, const interval_acc *acc,
 		iv[e].hi = a->est + h > iv[e].lo ? a->est + h : iv[e].lo;
 		iv[e].spread = spread;
 		iv[e].dof = dof;
-		iv[e].flags = 0;
+		iv[e].flags = regime_flags(&st[e]);
 	}
 }
 
@@ -431,5 +448,5 @@ void mpxkit_interval_between(const mpxkit_interval *earlier, double est_earlier,
 	out->hi = d + above > out->lo ? d + above : out->lo;
 	out->spread = isfinite(var) && var > 0 ? sqrt(var) : 0.0;
 	out->dof = later->dof;
-	out->flags = 0;
+	out->flags = later->flags & MPXKIT_INTERVAL_SPARSE;
 }

@@ -44,8 +44,11 @@ typedef struct score {
 	const char *event; /* points into the input's trace */
 	size_t estimator;  /* column of the table: schedule * n_estimators + estimator */
 	double ra, total_accuracy, dtw;
-	/* The intervals (doc/evaluation.md, "Intervals"): windows covered, the total's, the width. */
-	double coverage, half_width;
+	/*
+	 * The intervals (doc/evaluation.md, "Intervals"): windows covered, the
+	 * total's, the windows' median width and the total's, each relative.
+	 */
+	double coverage, half_width, total_half_width;
 	size_t windows, covered;
 	int total_in;
 	size_t merge; /* which --merge value: the steps per slice were merges[merge] */
@@ -471,27 +474,36 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A half-width over its estimate: 0 for an exact one, infinite over an estimate of 0. */
+static double relative_half(const mpxkit_interval *iv, double est)
+{
+	double half = (iv->hi - iv->lo) / 2;
+
+	return half == 0 ? 0 : est > 0 ? half / est : INFINITY;
+}
+
 /*
  * Event v's intervals against its truth: the windows whose interval holds
- * it, whether the total's does, and the median of the windows' half-widths
- * over their estimates (0 for an exact 0, infinite for an open bound).
+ * it, whether the total's does, the median of the windows' relative
+ * half-widths and the total's (infinite for an open bound).
  */
 static void score_intervals(score *s, const mpxkit_interval *iv, const mpxkit_interval *total,
 			    size_t ne, size_t v, const double *truth, const double *est, double *rel,
 			    size_t nr)
 {
-	double sum = 0;
+	double sum = 0, sum_est = 0;
 
 	for (size_t k = 0; k < nr; k++) {
 		const mpxkit_interval *w = &iv[k * ne + v];
-		double half = (w->hi - w->lo) / 2;
 		s->covered += w->lo <= truth[k] && truth[k] <= w->hi;
-		rel[k] = half == 0 ? 0 : est[k] > 0 ? half / est[k] : INFINITY;
+		rel[k] = relative_half(w, est[k]);
 		sum += truth[k];
+		sum_est += est[k];
 	}
 	s->windows = nr;
 	s->coverage = nr ? (double)s->covered / (double)nr : NAN;
 	s->total_in = total[v].lo <= sum && sum <= total[v].hi;
+	s->total_half_width = relative_half(&total[v], sum_est);
 	qsort(rel, nr, sizeof *rel, compare_double);
 	s->half_width = nr ? (nr % 2 ? rel[nr / 2] : (rel[nr / 2 - 1] + rel[nr / 2]) / 2) : NAN;
 }
@@ -531,7 +543,7 @@ static int score_run(eval *ev, size_t which, size_t sch, const mpxkit_mpx_run *r
 		e = NULL;
 		for (size_t v = 0; v < ne; v++) {
 			size_t col = sch * ev->n_estimators + x;
-			score s = {which, run->events[v], col, 0, 0, 0, 0, 0, 0, 0, 0, ev->cur_merge};
+			score s = {which, run->events[v], col, 0, 0, 0, 0, 0, 0, 0, 0, 0, ev->cur_merge};
 			if (ev->plot_event && strcmp(ev->plot_event, run->events[v]) != 0)
 				continue;
 			found = 1;
@@ -702,6 +714,7 @@ static int print_scores(const eval *ev)
 	    {"total_in_interval", NULL, CLI_COL_BOOL, 0, 0, NULL},
 	    {"half_width", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	    {"merge", NULL, CLI_COL_INT, 0, 0, NULL},
+	    {"total_half_width", NULL, CLI_COL_FIXED, 6, 0, NULL},
 	};
 	cli_table *t = cli_table_new(columns, sizeof columns / sizeof columns[0]);
 	int rc;
@@ -719,6 +732,7 @@ static int print_scores(const eval *ev)
 		cli_table_bool(t, s->total_in);
 		cli_table_real(t, s->half_width);
 		cli_table_uint(t, ev->merges[s->merge]);
+		cli_table_real(t, s->total_half_width);
 	}
 	rc = t ? cli_table_emit(ev->cmd, t, ev->format, NULL) : cli_error(ev->cmd, "out of memory");
 	cli_table_free(t);
@@ -804,8 +818,8 @@ static int format_table(const eval *ev, size_t m, FILE *out)
 	{
 		static const char *const rows[] = {"mean",     "min RA",     "RA < 0.9",
 						   "total acc.", "coverage", "total cov.",
-						   "half-width"};
-		for (int r = 0; r < 7; r++) {
+						   "half-width", "total width"};
+		for (int r = 0; r < 8; r++) {
 			fprintf(out, "%-*s", (int)width, rows[r]);
 			for (size_t x = 0; x < nx; x++) {
 				double sum_ra = 0, sum_dtw = 0, sum_ta = 0, min = INFINITY;
@@ -823,7 +837,7 @@ static int format_table(const eval *ev, size_t m, FILE *out)
 					windows += s->windows;
 					covered += s->covered;
 					totals_in += s->total_in;
-					widths[n - 1] = s->half_width;
+					widths[n - 1] = r == 7 ? s->total_half_width : s->half_width;
 				}
 				fprintf(out, "  %*s", cw - 15, "");
 				if (r == 0)

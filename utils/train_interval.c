@@ -40,9 +40,16 @@ typedef struct scores {
 	size_t n, cap;
 } scores;
 
-/* Scores of one estimator, layout kind and split: windows and totals. */
+/*
+ * What the table calibrates apart: windows of sparse events and of dense
+ * ones (MPXKIT_INTERVAL_SPARSE, the library's regime), and run totals.
+ */
+enum { SPARSE_WINDOWS, DENSE_WINDOWS, TOTALS, N_PARTS };
+static const char *const part_names[N_PARTS] = {"w sparse", "w dense", "totals"};
+
+/* Scores of one estimator, layout kind and split: each part's. */
 typedef struct cell {
-	scores window, total;
+	scores part[N_PARTS];
 } cell;
 
 typedef struct fit {
@@ -173,11 +180,13 @@ static int score_run(fit *f, const mpxkit_mpx_run *run, const char *name, size_t
 			/* Unbounded windows hold any truth: they say nothing of the factor. */
 			if (isinf(w->hi))
 				continue;
-			if (push(&c->window, ratio(t, est[k * ne + v], c_k, w), w->dof) < 0)
+			if (push(&c->part[w->flags & MPXKIT_INTERVAL_SPARSE ? SPARSE_WINDOWS
+									     : DENSE_WINDOWS],
+				 ratio(t, est[k * ne + v], c_k, w), w->dof) < 0)
 				goto out;
 		}
 		if (!isinf(total[v].hi) &&
-		    push(&c->total, ratio(truth, sum, seen, &total[v]), total[v].dof) < 0)
+		    push(&c->part[TOTALS], ratio(truth, sum, seen, &total[v]), total[v].dof) < 0)
 			goto out;
 	}
 	rc = 0;
@@ -269,7 +278,13 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The smallest factor that holds a share level of the scores, each against its multiplier. */
+/*
+ * The smallest factor that holds a share level of the scores, each against
+ * its multiplier.  Where more than that share hold the truth at any factor
+ * (a sparse event's windows whose truth is what was counted), 0 would do,
+ * but a width of 0 would call a multiplexed estimate exact: the factor is
+ * then the smallest that any score needs (1, the model alone, if none does).
+ */
 static double factor_at(const scores *s, double level, double *tmp)
 {
 	size_t i;
@@ -280,7 +295,10 @@ static double factor_at(const scores *s, double level, double *tmp)
 		tmp[k] = s->v[k].r > 0 ? s->v[k].r / mpxkit_interval_quantile(level, s->v[k].dof) : 0;
 	qsort(tmp, s->n, sizeof *tmp, compare_double);
 	i = (size_t)ceil(level * (double)s->n);
-	return tmp[i > 0 ? i - 1 : 0];
+	for (i = i > 0 ? i - 1 : 0; i < s->n; i++)
+		if (tmp[i] > 0)
+			return tmp[i];
+	return 1.0;
 }
 
 /* The share of scores no factor covers: a wrong estimate with no spread. */
@@ -303,18 +321,14 @@ static double covered(const scores *s, double level, double k)
 	return s->n ? (double)n / (double)s->n : NAN;
 }
 
-static const scores *part_of(const cell *c, int part)
-{
-	return part ? &c->total : &c->window;
-}
-
 /*
- * The factor of estimator x's windows (part 0) or totals (part 1) at a
- * level: the largest of the data sets' own.  Callgrind's simulated events
- * and the kernel's sparse real ones want different factors (0.755 and
- * 0.404 for fixed's windows at 0.9), and pooled, the set with more runs
- * would set the factor for both (0.456): the largest covers each set's
- * training programs at the level at least.
+ * The factor of estimator x's part (sparse or dense windows, or totals) at
+ * a level: the largest of the data sets' own (1, the model alone, where no
+ * set has a score).  Callgrind's simulated events and the kernel's sparse
+ * real ones want different factors (0.755 and 0.404 for fixed's windows at
+ * 0.9 before the count regimes), and pooled, the set with more runs would
+ * set the factor for both (0.456): the largest covers each set's training
+ * programs at the level at least.
  */
 static double set_factor(const fit *f, size_t x, int kind, int part, double level, double *tmp)
 {
@@ -322,7 +336,7 @@ static double set_factor(const fit *f, size_t x, int kind, int part, double leve
 	int any = 0;
 
 	for (size_t k = 0; k < f->n_sets; k++) {
-		const scores *s = part_of(cell_of(f, k, 0, x, kind), part);
+		const scores *s = &cell_of(f, k, 0, x, kind)->part[part];
 		double v;
 		if (s->n == 0)
 			continue;
@@ -333,38 +347,73 @@ static double set_factor(const fit *f, size_t x, int kind, int part, double leve
 	return any ? most : 1.0;
 }
 
-/* The factors at 0.9 (index 8, the default): each set's own, and its validation at the table's. */
-static void report(const fit *f, double table[][2][N_KINDS][N_LEVELS], double *tmp)
+typedef double factor_table[N_KINDS][N_PARTS][N_LEVELS];
+
+/*
+ * The factors at 0.9 (index 8, the default), per estimator, layout and
+ * part: each set's own, the coverage the table's gives its validation
+ * programs and the share no factor covers; then the table's.
+ */
+static void report(const fit *f, const factor_table *table, double *tmp)
 {
-	printf("%-12s %-9s %-14s %9s %9s %9s %9s %9s %9s %9s %9s\n", "estimator", "layout", "set",
-	       "windows", "w factor", "w valid", "w none", "totals", "t factor", "t valid",
-	       "t none");
+	printf("%-12s %-9s %-8s %-14s %9s %9s %9s %9s\n", "estimator", "layout", "part", "set",
+	       "scores", "factor", "valid", "none");
 	for (size_t x = 0; x < f->n_est; x++)
-		for (int kind = 0; kind < N_KINDS; kind++) {
-			for (size_t k = 0; k < f->n_sets; k++) {
-				const cell *tr = cell_of(f, k, 0, x, kind), *va = cell_of(f, k, 1, x, kind);
-				printf("%-12s %-9s %-14.*s %9zu %9.3f %9.3f %9.3f %9zu %9.3f %9.3f %9.3f\n",
-				       f->names[x], kind ? "scheduled" : "fixed",
-				       f->set_len[k] ? (int)f->set_len[k] : 1,
-				       f->set_len[k] ? f->sets[k] : ".", tr->window.n,
-				       factor_at(&tr->window, 0.9, tmp),
-				       covered(&va->window, 0.9, table[x][0][kind][8]),
-				       uncoverable(&tr->window), tr->total.n,
-				       factor_at(&tr->total, 0.9, tmp),
-				       covered(&va->total, 0.9, table[x][1][kind][8]),
-				       uncoverable(&tr->total));
+		for (int kind = 0; kind < N_KINDS; kind++)
+			for (int part = 0; part < N_PARTS; part++) {
+				const char *layout = kind ? "scheduled" : "fixed";
+				double k9 = table[x][kind][part][8];
+				for (size_t k = 0; k < f->n_sets; k++) {
+					const scores *tr = &cell_of(f, k, 0, x, kind)->part[part];
+					const scores *va = &cell_of(f, k, 1, x, kind)->part[part];
+					printf("%-12s %-9s %-8s %-14.*s %9zu %9.3f %9.3f %9.3f\n",
+					       f->names[x], layout, part_names[part],
+					       f->set_len[k] ? (int)f->set_len[k] : 1,
+					       f->set_len[k] ? f->sets[k] : ".", tr->n,
+					       factor_at(tr, 0.9, tmp), covered(va, 0.9, k9),
+					       uncoverable(tr));
+				}
+				printf("%-12s %-9s %-8s %-14s %9s %9.3f\n", f->names[x], layout,
+				       part_names[part], "(the table)", "", k9);
 			}
-			printf("%-12s %-9s %-14s %9s %9.3f %9s %9s %9s %9.3f\n", f->names[x],
-			       kind ? "scheduled" : "fixed", "(the table)", "", table[x][0][kind][8], "",
-			       "", "", table[x][1][kind][8]);
-		}
+}
+
+/* One row of factors, level by level; an infinite one (no bounded score) as 1e6, a finite literal. */
+static void write_row(FILE *mem, const char *indent, const double *row)
+{
+	fprintf(mem, "%s{", indent);
+	for (size_t l = 0; l < N_LEVELS; l++)
+		fprintf(mem, "%s%.4f", l ? ", " : "", isfinite(row[l]) ? row[l] : 1e6);
+	fprintf(mem, "},\n");
+}
+
+/* Estimator x's calibration as C, in estimators/estimator-impl.h's layout. */
+static void write_calibration(FILE *mem, const fit *f, const factor_table *table, size_t x)
+{
+	char id[32];
+
+	snprintf(id, sizeof id, "%s", f->names[x]);
+	for (char *p = id; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	fprintf(mem, "\nconst interval_calibration interval_cal_%s = {\n    {\n", id);
+	for (int kind = 0; kind < N_KINDS; kind++) {
+		fprintf(mem, "\t{\n");
+		write_row(mem, "\t\t", (*table)[kind][SPARSE_WINDOWS]);
+		write_row(mem, "\t\t", (*table)[kind][DENSE_WINDOWS]);
+		fprintf(mem, "\t},\n");
+	}
+	fprintf(mem, "    },\n    {\n");
+	for (int kind = 0; kind < N_KINDS; kind++)
+		write_row(mem, "\t", (*table)[kind][TOTALS]);
+	fprintf(mem, "    },\n};\n");
 }
 
 int train_interval_table(const char *cmd, const train_interval_program *progs, size_t n_progs,
 			 uint64_t seed, train_interval_shuffle shuffle, const char *output)
 {
 	fit f = {cmd, 0, 0, {0}, {0}, {0}, {0}, NULL, seed ^ 0xbb67ae8584caa73bull, shuffle};
-	double table[16][2][N_KINDS][N_LEVELS];
+	factor_table table[16];
 	size_t most = 0, n_train = 0, n_cells, *set = NULL;
 	double *tmp = NULL;
 	char *text = NULL;
@@ -399,10 +448,9 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 	}
 	if (rc != 0)
 		goto out;
-	for (size_t c = 0; c < n_cells; c++) {
-		most = f.cells[c].window.n > most ? f.cells[c].window.n : most;
-		most = f.cells[c].total.n > most ? f.cells[c].total.n : most;
-	}
+	for (size_t c = 0; c < n_cells; c++)
+		for (int part = 0; part < N_PARTS; part++)
+			most = f.cells[c].part[part].n > most ? f.cells[c].part[part].n : most;
 	tmp = malloc((most ? most : 1) * sizeof *tmp);
 	if (tmp == NULL) {
 		rc = cli_error(cmd, "out of memory");
@@ -414,9 +462,9 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 			       f.names[x], f.skipped[x], MAX_RUN_COST);
 	for (size_t x = 0; x < f.n_est; x++)
 		for (int kind = 0; kind < N_KINDS; kind++)
-			for (size_t l = 0; l < N_LEVELS; l++)
-				for (int part = 0; part < 2; part++)
-					table[x][part][kind][l] = set_factor(&f, x, kind, part, levels[l], tmp);
+			for (int part = 0; part < N_PARTS; part++)
+				for (size_t l = 0; l < N_LEVELS; l++)
+					table[x][kind][part][l] = set_factor(&f, x, kind, part, levels[l], tmp);
 	report(&f, table, tmp);
 	mem = open_memstream(&text, &len);
 	if (mem == NULL) {
@@ -429,28 +477,8 @@ int train_interval_table(const char *cmd, const train_interval_program *progs, s
 		"by\n * `mpxkit train --model interval --seed %llu` from %zu training programs. */\n"
 		"#include \"estimator-impl.h\"\n",
 		(unsigned long long)seed, n_train);
-	for (size_t x = 0; x < f.n_est; x++) {
-		char id[32];
-		snprintf(id, sizeof id, "%s", f.names[x]);
-		for (char *p = id; *p; p++)
-			if (*p == '-')
-				*p = '_';
-		fprintf(mem, "\nconst interval_calibration interval_cal_%s = {\n", id);
-		for (int part = 0; part < 2; part++) {
-			fprintf(mem, "    {\n");
-			for (int kind = 0; kind < N_KINDS; kind++) {
-				fprintf(mem, "\t{");
-				for (size_t l = 0; l < N_LEVELS; l++)
-					fprintf(mem, "%s%.4f", l ? ", " : "",
-						isfinite(table[x][part][kind][l])
-						    ? table[x][part][kind][l]
-						    : 1e6);
-				fprintf(mem, "},\n");
-			}
-			fprintf(mem, "    },\n");
-		}
-		fprintf(mem, "};\n");
-	}
+	for (size_t x = 0; x < f.n_est; x++)
+		write_calibration(mem, &f, &table[x], x);
 	if (ferror(mem) | (fclose(mem) != 0)) {
 		mem = NULL;
 		rc = cli_error(cmd, "out of memory");
@@ -469,10 +497,9 @@ out:
 	free(text);
 	free(tmp);
 	free(set);
-	for (size_t c = 0; f.cells && c < n_cells; c++) {
-		free(f.cells[c].window.v);
-		free(f.cells[c].total.v);
-	}
+	for (size_t c = 0; f.cells && c < n_cells; c++)
+		for (int part = 0; part < N_PARTS; part++)
+			free(f.cells[c].part[part].v);
 	free(f.cells);
 	return rc;
 }

@@ -163,6 +163,13 @@ typedef struct mpxkit_interval {
  * slice so far): hi is INFINITY until a later window shows it.
  */
 #define MPXKIT_INTERVAL_OPEN 0x2u
+/*
+ * A bounded interval of a sparse event: the run had shown it under 10
+ * counts per nominal slice, so a window's half-width is calibrated as
+ * sparse events' are (doc/estimators.md, "Count regimes").  Information
+ * only.
+ */
+#define MPXKIT_INTERVAL_SPARSE 0x4u
 
 typedef struct mpxkit_estimator mpxkit_estimator;
 
