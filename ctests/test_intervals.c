@@ -380,6 +380,69 @@ static void test_regime(void)
 	mpxkit_estimator_free(fixed);
 }
 
+/*
+ * The factor by which event e's run total's half-width exceeds the
+ * model's alone: the calibration's, as hi - estimate scales with it.
+ */
+static double total_factor(const mpxkit_layout *l, const mpxkit_series *run, size_t e)
+{
+	enum { NE = 4, N = 40 };
+	double out[N * NE], h[2];
+	mpxkit_interval iv[N * NE], total[NE];
+
+	for (int model_only = 0; model_only < 2; model_only++) {
+		mpxkit_estimator *fixed = make("fixed", l, model_only);
+		double est = 0;
+		CU_ASSERT_PTR_NOT_NULL_FATAL(fixed);
+		CU_ASSERT_EQUAL(mpxkit_estimator_run_series_iv(fixed, run, out, iv, total), 0);
+		for (int k = 0; k < N; k++)
+			est += out[k * NE + e];
+		CU_ASSERT_EQUAL(total[e].flags, e < 2 ? MPXKIT_INTERVAL_SPARSE : 0);
+		h[model_only] = total[e].hi - est;
+		mpxkit_estimator_free(fixed);
+	}
+	return h[0] / h[1];
+}
+
+/*
+ * A run total's factor is its layout's and, under a schedule, its count
+ * regime's; fixed slices pool the regimes.  Events 0 and 1 are sparse (0
+ * to 4 a slice), 2 and 3 dense (50 to 150), each counted in half the slices.
+ */
+static void test_total_regime(void)
+{
+	enum { NE = 4, W = 2, N = 40 };
+	static const size_t slice[NE] = {0, 1, 0, 1};
+	uint64_t rng = 41, obs[N * NE], ref[N * W], val[N * W * NE];
+	double len[N * W], f[2][NE];
+
+	for (size_t i = 0; i < N * W; i++) {
+		ref[i] = 1000;
+		len[i] = 1;
+	}
+	for (int fixed = 0; fixed < 2; fixed++) {
+		mpxkit_layout l = {NE, W, fixed ? slice : NULL, 1, fixed ? 0 : 1};
+		mpxkit_series run = {N, obs, ref, fixed ? NULL : val, fixed ? NULL : len};
+		memset(obs, 0, sizeof obs);
+		/* slot i: rotation i / (W NE), slice i / NE % W, event i % NE */
+		for (size_t i = 0; i < N * W * NE; i++) {
+			size_t e = i % NE, j = i / NE % W, k = i / (W * NE);
+			int on = fixed ? slice[e] == j : (k + j + e) % 2 == 0;
+			double u = (cutest_urand(&rng) + 1) / 2;
+			uint64_t v = (uint64_t)(e < 2 ? 5 * u : 50 + 100 * u);
+			val[i] = on ? v : NOT;
+			obs[k * NE + e] += on ? v : 0;
+		}
+		for (size_t e = 0; e < NE; e++)
+			f[fixed][e] = total_factor(&l, &run, e);
+	}
+	for (size_t e = 0; e < NE; e++)
+		CU_ASSERT_DOUBLE_EQUAL(f[1][e], f[1][0], 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(f[0][1], f[0][0], 1e-9);
+	CU_ASSERT_DOUBLE_EQUAL(f[0][3], f[0][2], 1e-9);
+	CU_ASSERT(fabs(f[0][2] - f[0][0]) > 1e-3);
+}
+
 static void test_paths(void)
 {
 	enum { NE = 5, W = 3, N = 30 };
@@ -613,6 +676,7 @@ int main(void)
 	    {"one slice in G, by hand", test_one_slice_in_g},
 	    {"a constant series: the Poisson spread, by hand", test_constant_series},
 	    {"the count regime, by hand", test_regime},
+	    {"a total's factor: its layout's and, scheduled, its regime's", test_total_regime},
 	    {"online, peeks, offline and whole-run alike", test_paths},
 	    {"coverage: Poisson slices, 10,000 draws", test_coverage_poisson},
 	    {"coverage: negative binomial slices, 10,000 draws", test_coverage_negbin},

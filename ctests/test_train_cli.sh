@@ -200,13 +200,14 @@ else
 	not_ok "prior: schedules/prior_table.c differs from its command's output (status $status)"
 fi
 # The intervals' calibration (doc/estimators.md, "Intervals"): a table of every registered
-# estimator, each with 6 rows of 12 factors (fixed and scheduled slices: windows of sparse events
-# and of dense ones, and totals).
+# estimator, each with 8 rows of 12 factors (fixed and scheduled slices: windows of sparse events
+# and of dense ones, then totals of each), where fixed slices' totals are one pooled row, twice.
 run train -o "$tmp/interval_table.c" --model interval --seed 7 "$tmp/prog1.csv" "$tmp/prog2.csv" \
 	"$tmp/prog3.csv" "$tmp/prog4.csv" "$tmp/short.csv"
 if [ "$status" -eq 0 ] && [ "$(grep -c '^const interval_calibration interval_cal_' "$tmp/interval_table.c")" -eq 9 ] &&
-	[ "$(grep -cE '^		\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 36 ] &&
-	[ "$(grep -cE '^	\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 18 ] &&
+	[ "$(grep -cE '^		\{([0-9.]+, ){11}[0-9.]+\},$' "$tmp/interval_table.c")" -eq 72 ] &&
+	awk '/^const interval_calibration/ { n = 0 } /^		\{[0-9]/ { row[++n] = $0 }
+		n == 6 && row[5] != row[6] { bad = 1 } END { exit bad }' "$tmp/interval_table.c" &&
 	grep -q '^bigru-full ' "$tmp/out" && grep -q 'written to' "$tmp/out"; then
 	ok "interval: a calibration table of the 9 estimators"
 else
@@ -215,7 +216,8 @@ fi
 # Each directory is a data set, and each factor the largest of the sets' own: the table of two
 # directories together is, number by number, the larger of their tables alone (each trace names
 # its split, so a set's programs are split alike alone and together).  Each set has sparse events
-# (under 10 counts a step) and dense ones, so each has window scores in both regimes.
+# (under 10 counts a step) and dense ones, so each has window scores, and scheduled totals, in
+# both regimes.
 for d in A B; do
 	mkdir -p "$tmp/$d"
 	for p in 1 2 3 4; do
@@ -241,10 +243,12 @@ run train -o "$tmp/tB.c" --model interval --seed 3 "$tmp/B"/p*.csv
 sb=$status
 run train -o "$tmp/tAB.c" --model interval --seed 3 "$tmp/A"/p*.csv "$tmp/B"/p*.csv
 numbers() { grep -E '^		?\{[0-9]' "$1" | tr -d '{},\t' | tr ' ' '\n' | grep .; }
-if [ "$sa$sb$status" = 000 ] && [ "$(grep -c '(the table)' "$tmp/out")" -eq 54 ] &&
+if [ "$sa$sb$status" = 000 ] && [ "$(grep -c '(the table)' "$tmp/out")" -eq 63 ] &&
 	[ "$(grep -cE "^fixed  *fixed  *(w sparse|w dense|totals)  *$tmp/B " "$tmp/out")" -eq 3 ] &&
+	[ "$(awk -v b="$tmp/B" '$1 == "fixed" && $2 == "scheduled" && $3 == "t" && $5 == b && $6 > 0' \
+		"$tmp/out" | wc -l)" -eq 2 ] &&
 	numbers "$tmp/tA.c" >"$tmp/nA" && numbers "$tmp/tB.c" >"$tmp/nB" && numbers "$tmp/tAB.c" >"$tmp/nAB" &&
-	[ "$(wc -l <"$tmp/nAB")" -eq 648 ] &&
+	[ "$(wc -l <"$tmp/nAB")" -eq 864 ] &&
 	paste "$tmp/nA" "$tmp/nB" "$tmp/nAB" | awk '{ m = $1 > $2 ? $1 : $2; if (m != $3) bad = 1 } END { exit bad }' &&
 	! cmp -s "$tmp/nA" "$tmp/nB"; then
 	ok "interval: two directories, each factor the larger of theirs"

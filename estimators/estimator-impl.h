@@ -17,11 +17,12 @@ extern const double interval_levels[INTERVAL_LEVELS];
 enum { INTERVAL_FIXED_SLICES, INTERVAL_SCHEDULED, INTERVAL_KINDS };
 
 /*
- * Count regimes a window's calibration tells apart, from what the run has
- * shown of the event (estimators/interval.c): sparse, under
- * INTERVAL_DENSE_RATE counts per nominal slice, where most slices see few
- * or none and the truth is often what the counted slices saw; or dense.
- * The totals' calibration does not (doc/estimators.md, "Count regimes").
+ * Count regimes the calibration tells apart, from what the run has shown
+ * of the event (estimators/interval.c): sparse, under INTERVAL_DENSE_RATE
+ * counts per nominal slice, where most slices see few or none and the
+ * truth is often what the counted slices saw; or dense.  Under fixed
+ * slices the totals' two rows are one pooled factor (doc/estimators.md,
+ * "Count regimes").
  */
 enum { INTERVAL_SPARSE, INTERVAL_DENSE, INTERVAL_REGIMES };
 #define INTERVAL_DENSE_RATE 10.0
@@ -30,12 +31,12 @@ enum { INTERVAL_SPARSE, INTERVAL_DENSE, INTERVAL_REGIMES };
  * What an estimator's intervals are beyond the sampling model: at each
  * level, the factor by which the model's half-width must grow for the
  * share of training windows (window) and run totals (total) it holds to
- * be the level, per layout kind (and the windows' per count regime).
+ * be the level, per layout kind and count regime.
  * Written by `mpxkit train --model interval` (estimators/interval_table.c).
  */
 typedef struct interval_calibration {
 	double window[INTERVAL_KINDS][INTERVAL_REGIMES][INTERVAL_LEVELS];
-	double total[INTERVAL_KINDS][INTERVAL_LEVELS];
+	double total[INTERVAL_KINDS][INTERVAL_REGIMES][INTERVAL_LEVELS];
 } interval_calibration;
 
 /*

@@ -123,8 +123,8 @@ static int layout_kind(const mpxkit_layout *l)
 
 /*
  * An event's count regime, from its count over all its counted time so
- * far: the same state the spread is taken from, so a window is calibrated
- * as the run has shown the event until then.
+ * far: the same state the spread is taken from, so a window, or a total,
+ * is calibrated as the run has shown the event until then.
  */
 static int interval_regime(const spread_state *st)
 {
@@ -351,11 +351,11 @@ void interval_total(const mpxkit_estimator *est, const interval_acc *acc,
 		    const spread_state *st, const mpxkit_rotation *first, mpxkit_interval *iv)
 {
 	const mpxkit_layout *l = &est->layout;
-	const double *row = est->ops->interval->total[layout_kind(l)];
-	double cal = calibration(est, row), p = (1 + est->level) / 2;
+	double p = (1 + est->level) / 2;
 
 	for (size_t e = 0; e < l->n_events; e++) {
 		const interval_acc *a = &acc[e];
+		const double *row;
 		double var = a->var, v, dof, spread, h;
 
 		if (a->windows == 0 || a->unobserved == a->windows) {
@@ -385,7 +385,8 @@ void interval_total(const mpxkit_estimator *est, const interval_acc *acc,
 		 * 2/3 of an independent one, as in a window's.
 		 */
 		dof = st[e].n * 2 / 3 > 1 ? st[e].n * 2 / 3 : 1;
-		h = cal * t_quantile(p, dof) * spread;
+		row = est->ops->interval->total[layout_kind(l)][interval_regime(&st[e])];
+		h = calibration(est, row) * t_quantile(p, dof) * spread;
 		iv[e].lo = a->est - h > a->seen ? a->est - h : a->seen;
 		iv[e].hi = a->est + h > iv[e].lo ? a->est + h : iv[e].lo;
 		iv[e].spread = spread;

@@ -165,9 +165,9 @@ typedef struct mpxkit_interval {
 #define MPXKIT_INTERVAL_OPEN 0x2u
 /*
  * A bounded interval of a sparse event: the run had shown it under 10
- * counts per nominal slice, so a window's half-width is calibrated as
- * sparse events' are (doc/estimators.md, "Count regimes").  Information
- * only.
+ * counts per nominal slice, so its half-width is calibrated as sparse
+ * events' are (a window's; a total's under a schedule: doc/estimators.md,
+ * "Count regimes").  Information only.
  */
 #define MPXKIT_INTERVAL_SPARSE 0x4u
 
