@@ -251,7 +251,8 @@ typedef struct mpxkit_record_perf_options {
  * Metadata: tool=perf_event, mode (all-at-once or ocoe-runs), command,
  * interval_ns, counters, runs, run_events (each run's events, runs split by
  * ';'), run_steps (each run's steps), reads_per_step (the most system calls
- * a sample took), last_step_ns (all at once: the last step's wall time),
+ * a sample took), read_late_ns (the most a read ended after its deadline:
+ * a loaded machine makes that step longer than an interval), last_step_ns (all at once: the last step's wall time),
  * kernel, exit_status (the first run that failed, else 0).
  *
  * Every event is checked before the first run, and each must have counted

@@ -26,6 +26,7 @@ typedef struct perf_run {
 	int keep_last;		/* all at once: the interval the program ended in is a step */
 	uint64_t last_step_ns;	/* its wall time, when kept */
 	int reads;		/* the most system calls one sample took */
+	uint64_t late_ns;	/* the most a read ended after its deadline */
 } perf_run;
 
 static int append_row(perf_run *r, const uint64_t *row)
@@ -78,6 +79,21 @@ static int take_sample(mpxkit_source *src, perf_run *r, const size_t *slots, uin
 	return rc < 0 ? rc : 0;
 }
 
+/*
+ * A loaded machine can keep the recorder off its CPU past a deadline: that
+ * step is longer than an interval (and the next, read at once, shorter).
+ * The recording says by how much at worst, rather than pass every step off
+ * as a whole interval.
+ */
+static void note_lateness(perf_run *r, struct timespec deadline)
+{
+	uint64_t due = (uint64_t)deadline.tv_sec * 1000000000u + (uint64_t)deadline.tv_nsec;
+	uint64_t t = now_ns();
+
+	if (t > due && t - due > r->late_ns)
+		r->late_ns = t - due;
+}
+
 /* The step since the previous sample: counts only grow (a smaller one would be a kernel bug). */
 static int append_step(perf_run *r, uint64_t *prev, const uint64_t *now, uint64_t *row)
 {
@@ -118,6 +134,7 @@ static int sample(mpxkit_source *src, perf_run *r, pid_t pid, struct timespec de
 			;
 		if ((rc = take_sample(src, r, slots, now)) < 0)
 			break;
+		note_lateness(r, deadline);
 		while ((done = waitpid(pid, wstatus, WNOHANG)) < 0 && errno == EINTR)
 			;
 		if (done < 0) {
@@ -259,6 +276,7 @@ static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t
 	char *cmd = NULL, *groups = NULL, *steps = NULL, buf[32];
 	size_t lc = 0, lg = 0, ls = 0;
 	int rc = 0, reads = 0;
+	uint64_t late = 0;
 
 	for (size_t i = 0; argv[i] && rc == 0; i++)
 		rc = append_word(&cmd, &lc, argv[i], ' ');
@@ -274,8 +292,10 @@ static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t
 		if (rc == 0)
 			rc = append_word(&steps, &ls, buf, ';');
 	}
-	for (size_t r = 0; r < n_runs; r++)
+	for (size_t r = 0; r < n_runs; r++) {
 		reads = runs[r].reads > reads ? runs[r].reads : reads;
+		late = runs[r].late_ns > late ? runs[r].late_ns : late;
+	}
 	if (rc == 0 && (rc = mpxkit_trace_set_meta(t, "tool", "perf_event")) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "mode", all ? "all-at-once" : "ocoe-runs")) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "command", cmd)) == 0 &&
@@ -284,6 +304,7 @@ static int set_meta(mpxkit_trace *t, const mpxkit_record_perf_options *o, size_t
 	    (rc = mpxkit_trace_set_meta(t, "run_events", groups)) == 0 &&
 	    (rc = mpxkit_trace_set_meta(t, "run_steps", steps)) == 0 &&
 	    (rc = set_num(t, "reads_per_step", (uint64_t)reads)) == 0 &&
+	    (rc = set_num(t, "read_late_ns", late)) == 0 &&
 	    (!all || (rc = set_num(t, "last_step_ns", runs[0].last_step_ns)) == 0) &&
 	    (rc = set_num(t, "kernel",
 			  o->kernel || (mpxkit_event_default_domain() & MPXKIT_DOM_KERNEL))) == 0) {
