@@ -147,7 +147,7 @@ static int has_repeats(const char **ev, unsigned n)
  */
 static int run_lib(unsigned counters, unsigned slice_us, const char **ev, unsigned n, char **argv)
 {
-	mpxkit_source_target target = {0, -1, 1, 0};
+	mpxkit_source_target target = {.pid = 0, .cpu = -1, .inherit = 1, .domain = 0};
 	mpxkit_sched_config cfg;
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s = NULL;

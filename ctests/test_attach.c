@@ -324,7 +324,7 @@ static int perf_usable(void)
 static void test_open_threads(void)
 {
 	static const char *const events[] = {"perf::MINOR-FAULTS", "perf::TASK-CLOCK"};
-	mpxkit_source_target t[3] = {{0, -1, 0, 0}, {0, -1, 0, 0}, {0, -1, 0, 0}};
+	mpxkit_source_target t[3] = {{.pid = 0, .cpu = -1}, {.pid = 0, .cpu = -1}, {.pid = 0, .cpu = -1}};
 	mpxkit_source *src[3] = {NULL, NULL, NULL}, *sum = NULL;
 	mpxkit_source_count one[2], all[2];
 	mpxkit_diag d = {0};
@@ -382,7 +382,7 @@ static void test_open_threads(void)
 static void test_sched_over_sum(void)
 {
 	static const char *const events[] = {"perf::TASK-CLOCK", "perf::PAGE-FAULTS"};
-	mpxkit_source_target t[2] = {{0, -1, 0, 0}, {0, -1, 0, 0}};
+	mpxkit_source_target t[2] = {{.pid = 0, .cpu = -1}, {.pid = 0, .cpu = -1}};
 	mpxkit_source *src[2], *sum = NULL, *truth = NULL;
 	mpxkit_sched_config cfg;
 	mpxkit_sched *s = NULL;

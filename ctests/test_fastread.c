@@ -264,7 +264,7 @@ static int same(const double *a, const double *b, size_t n)
  */
 static void fast_equals_exact(target *t, const char *schedule, const char *estimator)
 {
-	mpxkit_source_target who = {t->tid, -1, 0, 0};
+	mpxkit_source_target who = {.pid = t->tid, .cpu = -1, .inherit = 0, .domain = 0};
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s;
 	double ex1[N_EVENTS], ex2[N_EVENTS], fast[N_EVENTS], stop[N_EVENTS];
@@ -351,7 +351,7 @@ static void test_fast_equals_exact(void)
  */
 static void shortcut_equals_general(target *t, size_t n, const char *estimator)
 {
-	mpxkit_source_target who = {t->tid, -1, 0, 0};
+	mpxkit_source_target who = {.pid = t->tid, .cpu = -1, .inherit = 0, .domain = 0};
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s;
 	double gen[N_EVENTS], cut1[N_EVENTS], ex[N_EVENTS], cut2[N_EVENTS], gen2[N_EVENTS];
@@ -425,7 +425,7 @@ static void test_parts_switch(void)
 
 	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
 	{
-		mpxkit_source_target who = {t.tid, -1, 0, 0};
+		mpxkit_source_target who = {.pid = t.tid, .cpu = -1, .inherit = 0, .domain = 0};
 		CU_ASSERT_FATAL(open_source(&src, &who, N_EVENTS, 0) == 0);
 	}
 	CU_ASSERT_EQUAL_FATAL(mpxkit_source_partition(src, part, 3, NULL), 0);
@@ -493,7 +493,7 @@ static void test_clock_member_runs(void)
 
 	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
 	{
-		mpxkit_source_target who = {t.tid, -1, 0, 0};
+		mpxkit_source_target who = {.pid = t.tid, .cpu = -1, .inherit = 0, .domain = 0};
 		CU_ASSERT_FATAL(open_source(&src, &who, 3, 0) == 0);
 	}
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&busy, NULL, busy_main, &t), 0);

@@ -289,7 +289,7 @@ static void test_inherit(void)
  */
 static uint64_t faults_of_child(int from_exec)
 {
-	mpxkit_source_target target = {0, -1, 1, 0};
+	mpxkit_source_target target = {.pid = 0, .cpu = -1, .inherit = 1, .domain = 0};
 	mpxkit_source *s = NULL;
 	mpxkit_source_count c[1] = {{0, 0, 0}};
 	int go[2], status;
@@ -421,7 +421,7 @@ static void test_target_cpu(void)
 	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof allowed, &allowed), 0);
 	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
 		pinned t = {.cpu = cpu};
-		mpxkit_source_target who = {0, -1, 0, 0};
+		mpxkit_source_target who = {.pid = 0, .cpu = -1, .inherit = 0, .domain = 0};
 		mpxkit_source *s = NULL;
 		pthread_t th;
 		if (!CPU_ISSET(cpu, &allowed))
@@ -506,7 +506,7 @@ static void test_target_cpu_worker(void)
 		_exit(1);
 	}
 	{
-		mpxkit_source_target who = {child, -1, 1, 0};
+		mpxkit_source_target who = {.pid = child, .cpu = -1, .inherit = 1, .domain = 0};
 		mpxkit_source *s = NULL;
 		CU_ASSERT_EQUAL_FATAL(mpxkit_source_open_perf(&s, &who, NULL), 0);
 		CU_ASSERT(mpxkit_source_add(s, "perf::TASK-CLOCK", NULL) >= 0);

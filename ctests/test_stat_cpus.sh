@@ -45,6 +45,37 @@ exact=$(field "$tmp/a.csv" perf::TASK-CLOCK exact)
 near "$est" "$exact" 2 || fail "-a: task clock estimated $est, exact $exact"
 echo "ok: -a: task clock $est estimated, $exact exact"
 
+# A PMU with a cpumask (RAPL, uncore) counts on its mask's CPUs alone: elsewhere the kernel would
+# count the package again.  On a fake sysfs tree, "one" is the software PMU's cpu-clock with the
+# first online CPU as its mask and "every" the same with every online CPU: "one" is the system's
+# cpu-clock over the number of CPUs, exactly and multiplexed, and "every" is all of it.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+first=$(sed 's/[-,].*//' /sys/devices/system/cpu/online)
+for pmu in one every none; do
+	mkdir -p "$tmp/sys/$pmu/format" "$tmp/sys/$pmu/events"
+	echo 1 >"$tmp/sys/$pmu/type" # PERF_TYPE_SOFTWARE; config 0 is PERF_COUNT_SW_CPU_CLOCK
+	echo config:0-63 >"$tmp/sys/$pmu/format/event"
+	echo event=0x0 >"$tmp/sys/$pmu/events/clock"
+done
+echo "$first" >"$tmp/sys/one/cpumask"
+cat /sys/devices/system/cpu/online >"$tmp/sys/every/cpumask"
+echo 4095 >"$tmp/sys/none/cpumask"
+MPXKIT_TEST_SYSFS=$tmp/sys $MPXKIT stat --multiplex all -a -c 1 --slice-us 1000 --exact -f csv \
+	-o "$tmp/mask.csv" -e one/clock/,every/clock/,perf::CPU-CLOCK -- sleep 0.3 ||
+	fail "stat -a with cpumask PMUs exited $?"
+cat "$tmp/mask.csv"
+all=$(field "$tmp/mask.csv" perf::CPU-CLOCK exact)
+near "$(field "$tmp/mask.csv" every/clock/ exact)" "$all" 1 || fail "-a: every CPU's mask"
+near "$(field "$tmp/mask.csv" one/clock/ exact)" $((all / ncpu)) 2 ||
+	fail "-a: a one-CPU mask, not 1/$ncpu of the system's clock"
+for ev in one/clock/ every/clock/; do
+	near "$(field "$tmp/mask.csv" $ev estimate)" "$(field "$tmp/mask.csv" $ev exact)" 5 ||
+		fail "-a: $ev multiplexed, off its exact count"
+done
+MPXKIT_TEST_SYSFS=$tmp/sys expect_line 2 "^mpxkit stat: none/clock/: none of the CPUs counted is in none's cpumask$" \
+	$MPXKIT stat -a -e none/clock/ -- true
+echo "ok: -a: a cpumask PMU on its mask's CPUs alone"
+
 # As a user who may not count every CPU (kernel.perf_event_paranoid > 0, no capability).
 level=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)
 if [ "$(id -u)" = 0 ] && [ "$level" -gt 0 ] && command -v setpriv >/dev/null 2>&1 &&

@@ -463,8 +463,11 @@ static int list_targets(const stat_run *st, pid_t child, target_list *l, mpxkit_
 		size_t n = 0;
 		if ((rc = mpxkit_attach_cpus(&cpus, &n, diag)) < 0)
 			return rc;
-		for (size_t i = 0; i < n && rc == 0; i++)
-			rc = add_target(l, counted(-1, cpus[i]), diag);
+		for (size_t i = 0; i < n && rc == 0; i++) {
+			mpxkit_source_target t = counted(-1, cpus[i]);
+			t.cpu_set = 1; /* cpumask PMUs on their mask's CPUs alone */
+			rc = add_target(l, t, diag);
+		}
 		free(cpus);
 		return rc;
 	}
@@ -1036,10 +1039,41 @@ static int run_repeated(stat_run *st)
 	return rc == CLI_OK ? exit_status(status) : rc;
 }
 
+/*
+ * The source that checks every event before CMD runs, counting as the run
+ * will: the calling thread, or system-wide the first CPU of the set (a
+ * cpumask PMU's event then opens on its mask or holds its place).
+ */
+static int open_probe(const stat_run *st, mpxkit_source **probe, mpxkit_source_target *t,
+		      mpxkit_diag *diag)
+{
+	int *cpus = NULL, rc;
+	size_t n = 0;
+
+	*t = MPXKIT_SOURCE_SELF;
+	if (st->target != STAT_ALL_CPUS)
+		return mpxkit_source_open_perf(probe, t, diag);
+	if ((rc = mpxkit_attach_cpus(&cpus, &n, diag)) < 0)
+		return rc;
+	*t = counted(-1, n ? cpus[0] : 0);
+	t->cpu_set = 1;
+	free(cpus);
+	return mpxkit_source_open_perf(probe, t, diag);
+}
+
+/* An event the probe refused: as the run's own open would say it (a permission: what it needs). */
+static int probe_refused(const mpxkit_source_target *t, int rc, mpxkit_diag *diag)
+{
+	mpxkit_diag why = *diag;
+
+	return mpxkit_attach_refused(t, rc, &why, diag);
+}
+
 int cmd_stat(int argc, char **argv)
 {
 	stat_run st = {.cmd = "stat", .repeat = 1};
 	mpxkit_source *probe = NULL;
+	mpxkit_source_target probe_target;
 	mpxkit_diag diag = {0};
 	int rc, done;
 
@@ -1058,7 +1092,7 @@ int cmd_stat(int argc, char **argv)
 			return rc;
 		}
 	}
-	rc = mpxkit_source_open_perf(&probe, NULL, &diag);
+	rc = open_probe(&st, &probe, &probe_target, &diag);
 	if (rc < 0) {
 		free(st.event_list);
 		return cli_lib_error(st.cmd, rc, &diag);
@@ -1071,7 +1105,7 @@ int cmd_stat(int argc, char **argv)
 	 */
 	for (size_t e = 0; e < st.n_events; e++) {
 		if ((rc = mpxkit_source_add_once(probe, st.events[e], &diag)) < 0) {
-			rc = cli_lib_error(st.cmd, rc, &diag);
+			rc = cli_lib_error(st.cmd, probe_refused(&probe_target, rc, &diag), &diag);
 			goto out;
 		}
 	}

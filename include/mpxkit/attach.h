@@ -64,6 +64,14 @@ int mpxkit_attach_open(mpxkit_source **out, const mpxkit_source_target *targets,
 		       const char *const *events, size_t n_events, mpxkit_diag *diag);
 
 /*
+ * A failure rc (with why's line) of counting target t, as mpxkit_attach_open
+ * says it: a refused permission names what counting every CPU, or attaching
+ * to a task, needs.  Returns rc.
+ */
+int mpxkit_attach_refused(const mpxkit_source_target *t, int rc, const mpxkit_diag *why,
+			  mpxkit_diag *diag);
+
+/*
  * The end of tasks.  A watch holds a pidfd per task where the kernel gives
  * one (pidfd_open(2): Linux 5.3 for processes, 6.9 for single threads), so
  * its end wakes the wait at once, and looks at /proc every 20 ms for the

@@ -62,6 +62,15 @@ typedef struct mpxkit_source_target {
 	 * -MPXKIT_EPERM at the add, never dropped silently.
 	 */
 	unsigned domain;
+	/*
+	 * Nonzero: one of a set of per-CPU sources (pid -1) that together count
+	 * every CPU, summed (system-wide counting).  An event of a PMU with a
+	 * cpumask (RAPL, uncore) is then counted on its mask's CPUs alone: on a
+	 * CPU outside it, which would count the mask's package again, its slot
+	 * holds a stand-in that counts 0 while it is enabled.  0: such a CPU
+	 * refuses it.
+	 */
+	int cpu_set;
 } mpxkit_source_target;
 
 /*

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "mpxkit/attach.h"
+#include "mpxkit/event.h"
 
 #define MAX_CPU	    (1 << 20)
 #define POLL_NS	    20000000ull /* the /proc look of tasks without a pidfd */
@@ -246,32 +247,66 @@ static int open_one(mpxkit_source **out, const mpxkit_source_target *t, const ch
 	mpxkit_source_free(src);
 	if (d.sys_errno == ESRCH)
 		return 1;
+	return mpxkit_attach_refused(t, rc, &d, diag);
+}
+
+int mpxkit_attach_refused(const mpxkit_source_target *t, int rc, const mpxkit_diag *why,
+			  mpxkit_diag *diag)
+{
 	if (rc == -MPXKIT_EPERM && t->pid == -1)
 		return mpxkit_fail(diag, MPXKIT_EPERM,
 				   "counting every CPU needs CAP_PERFMON (or root) or "
 				   "kernel.perf_event_paranoid <= 0: %s",
-				   d.msg);
+				   why->msg);
 	if (rc == -MPXKIT_EPERM)
 		return mpxkit_fail(diag, MPXKIT_EPERM,
 				   "task %ld: attaching needs the right to trace it (its user, or "
 				   "CAP_PERFMON): %s",
-				   (long)t->pid, d.msg);
-	if (diag)
-		*diag = d;
+				   (long)t->pid, why->msg);
+	if (diag && diag != why)
+		*diag = *why;
 	return rc;
+}
+
+/*
+ * In a set of CPUs (cpu_set), an event of a PMU with a cpumask is counted on
+ * the mask's CPUs alone and held by a stand-in that counts 0 elsewhere: with
+ * none of the mask's CPUs in the set, the sum would be a 0 nothing counted.
+ */
+static int check_masks(const mpxkit_source_target *targets, size_t n, const char *const *events,
+		       size_t n_events, mpxkit_diag *diag)
+{
+	for (size_t e = 0; e < n_events; e++) {
+		mpxkit_event ev;
+		size_t in = 0, in_set = 0;
+		if (mpxkit_event_parse(events[e], &ev, NULL) < 0 || !ev.per_cpu)
+			continue; /* a bad name: the source's add says why */
+		for (size_t i = 0; i < n; i++) {
+			in_set += targets[i].cpu_set != 0;
+			in += targets[i].cpu_set && mpxkit_event_on_cpu(&ev, targets[i].cpu) != 0;
+		}
+		if (in_set > 0 && in == 0)
+			return mpxkit_fail(diag, MPXKIT_ENOSUPP,
+					   "%s: none of the CPUs counted is in %s's cpumask",
+					   ev.name, ev.pmu);
+	}
+	return 0;
 }
 
 int mpxkit_attach_open(mpxkit_source **out, const mpxkit_source_target *targets, size_t n,
 		       const char *const *events, size_t n_events, mpxkit_diag *diag)
 {
 	size_t opened = 0;
+	int rc;
 
 	if (out == NULL || (n > 0 && targets == NULL) || (n_events > 0 && events == NULL))
 		return mpxkit_fail(diag, MPXKIT_EINVAL, "attach: missing argument");
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
+	if ((rc = check_masks(targets, n, events, n_events, diag)) < 0)
+		return rc;
 	for (size_t i = 0; i < n; i++) {
-		int rc = open_one(&out[i], &targets[i], events, n_events, diag);
+		rc = open_one(&out[i], &targets[i], events, n_events, diag);
 		if (rc < 0) {
 			for (size_t j = 0; j < i; j++) {
 				mpxkit_source_free(out[j]);

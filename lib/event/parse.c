@@ -445,9 +445,9 @@ int mpxkit_event_open_error(const mpxkit_event *ev, int err, mpxkit_diag *diag)
 int mpxkit_event_cpumask_error(const mpxkit_event *ev, int cpu, mpxkit_diag *diag)
 {
 	return mpxkit_fail(diag, MPXKIT_ENOSUPP,
-			   "%s: %s counts on the CPUs of its cpumask, not on CPU %d; counting it "
-			   "on every CPU (-a) would count each package once per CPU, which mpxkit "
-			   "does not sort out yet",
+			   "%s: %s counts on the CPUs of its cpumask, not on CPU %d; on it, the "
+			   "kernel would count a package again (system-wide, -a, the mask's CPUs "
+			   "count it)",
 			   ev->name, ev->pmu, cpu);
 }
 

@@ -32,7 +32,7 @@ typedef struct counted {
 static int open_engine(counted *c, const mpxkit_sched_config *cfg, const mpxkit_trace *replay,
 		       const char *const *events, size_t n_events, mpxkit_diag *diag)
 {
-	mpxkit_source_target target = {c->w.pid, -1, 1, 0};
+	mpxkit_source_target target = {.pid = c->w.pid, .cpu = -1, .inherit = 1, .domain = 0};
 	mpxkit_source *src = NULL;
 	int rc;
 

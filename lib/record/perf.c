@@ -191,7 +191,8 @@ static int check_counted_throughout(mpxkit_source *src, const perf_run *r,
 static int one_run(const mpxkit_record_perf_options *o, const char *const *events, perf_run *r,
 		   char *const argv[], mpxkit_record_status *st, mpxkit_diag *diag)
 {
-	mpxkit_source_target target = {0, -1, 1, o->kernel ? MPXKIT_DOM_USER | MPXKIT_DOM_KERNEL : 0};
+	mpxkit_source_target target = {
+	    .pid = 0, .cpu = -1, .inherit = 1, .domain = o->kernel ? MPXKIT_DOM_USER | MPXKIT_DOM_KERNEL : 0};
 	mpxkit_source *src = NULL;
 	struct timespec start;
 	mpxkit_workload w;

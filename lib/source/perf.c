@@ -66,6 +66,16 @@ typedef struct perf_slot {
 	int anchored;
 	int64_t anchor;
 	uint64_t anchor_err; /* ns: half the span the anchor was taken in */
+	/*
+	 * Its PMU's cpumask leaves this CPU out, in a set of CPU sources
+	 * (target.cpu_set): the mask's CPUs count it, and here a dummy event
+	 * holds its place (descriptor, group entry, part) and is switched as
+	 * it would be.  The dummy counts 0 over real enabled and running times,
+	 * as a CPU that never sees the event would, so the set's sum scales by
+	 * every CPU's time, as its clock does (0 ns there would double the
+	 * estimate on two CPUs).
+	 */
+	int elsewhere;
 	int simulated;	     /* tests: a page that mmap did not give */
 	int forced_pmu;	     /* tests: taken as an event that takes a counter of this PMU; or -1 */
 } perf_slot;
@@ -306,8 +316,8 @@ static int join_group(perf_source *ps, const mpxkit_event *ev, int *fd, uint64_t
  */
 static int open_slot(perf_source *ps, perf_slot *sl, mpxkit_diag *diag)
 {
-	const mpxkit_event *ev = &sl->ev;
 	mpxkit_event dummy;
+	const mpxkit_event *ev = sl->elsewhere ? &dummy : &sl->ev;
 	uint64_t kick_id;
 
 	sl->gpos = 0;
@@ -339,11 +349,19 @@ static void map_page(perf_source *ps, perf_slot *sl)
 	sl->page = NULL;
 	sl->pmc = mpxkit__pmc_native();
 	sl->anchored = 0;
-	if (!ps->self || sl->pmc == NULL || size <= 0 || (!on_core_pmu(&sl->ev) && !ps->map_software))
+	if (!ps->self || sl->pmc == NULL || size <= 0 || sl->elsewhere ||
+	    (!on_core_pmu(&sl->ev) && !ps->map_software))
 		return;
 	p = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, sl->fd, 0);
 	if (p != MAP_FAILED)
 		sl->page = p;
+}
+
+/* Whether ev is counted by other CPUs of the set this source is one of (see perf_slot's elsewhere). */
+static int counted_elsewhere(const perf_source *ps, const mpxkit_event *ev)
+{
+	return ps->target.cpu_set && ps->target.pid == -1 && ev->per_cpu &&
+	       mpxkit_event_on_cpu(ev, ps->target.cpu) == 0;
 }
 
 static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
@@ -376,6 +394,7 @@ static int perf_add(mpxkit_source *s, const char *name, mpxkit_diag *diag)
 	sl->ev = ev;
 	sl->part = MPXKIT_SOURCE_NO_PART;
 	sl->forced_pmu = -1;
+	sl->elsewhere = counted_elsewhere(ps, &ev);
 	rc = open_slot(ps, sl, diag);
 	if (rc < 0)
 		return rc;
@@ -434,7 +453,7 @@ static int slots_ioctl(perf_source *ps, int slot, unsigned long request)
 		if (ioctl(sl->fd, request, 0) != 0 && rc == 0)
 			rc = mpxkit_fail_sys(NULL, "ioctl");
 		if (request == PERF_EVENT_IOC_ENABLE && sl->gpos != 0 &&
-		    needs_kick(&sl->ev) &&
+		    !sl->elsewhere && needs_kick(&sl->ev) && /* its stand-in is the leader's PMU's */
 		    (ioctl(ps->kick_fd, PERF_EVENT_IOC_ENABLE, 0) != 0 ||
 		     ioctl(ps->kick_fd, PERF_EVENT_IOC_DISABLE, 0) != 0) &&
 		    rc == 0)
@@ -813,8 +832,12 @@ static void close_new(perf_part *parts, size_t n_parts, int *fds, size_t n)
 static int open_member(perf_source *ps, size_t i, perf_part *pt, int *fd, uint64_t *id,
 		       mpxkit_diag *diag)
 {
-	int rc = open_event(ps, &ps->slots[i].ev, pt->fd, MEMBER_FORMAT, fd, diag);
+	mpxkit_event dummy;
+	int rc;
 
+	dummy_event(ps, &dummy);
+	rc = open_event(ps, ps->slots[i].elsewhere ? &dummy : &ps->slots[i].ev, pt->fd,
+			MEMBER_FORMAT, fd, diag);
 	if (rc < 0)
 		return rc;
 	if (ioctl(*fd, PERF_EVENT_IOC_ENABLE, 0) != 0 || ioctl(*fd, PERF_EVENT_IOC_ID, id) != 0)
