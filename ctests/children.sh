@@ -2,7 +2,8 @@
 # Sourced by the CLI tests that signal a tool while it waits for its program (record, stat).
 
 # first_child PID [PATTERN]: prints the first child process of PID (whose command line matches
-# PATTERN, when given), waiting up to 10 s for one; nothing when none appeared.  PATTERN keeps
+# PATTERN, when given), waiting up to 60 s for one (a tool under memcheck on a loaded machine
+# takes seconds to start its child); nothing when none appeared.  PATTERN keeps
 # out the short-lived helpers of a wrapper: PID is a libtool script (utils/mpxkit, and libtool
 # --mode=execute under make check-valgrind) until it execs the tool, and its subshells and the
 # sed it runs are children too, whose command lines hold the tool's: match what only the
@@ -10,7 +11,7 @@
 first_child() {
 	_i=0
 	_child=
-	while [ -z "$_child" ] && [ $_i -lt 100 ]; do
+	while [ -z "$_child" ] && [ $_i -lt 600 ]; do
 		sleep 0.1
 		if [ $# -gt 1 ]; then
 			_child=$(pgrep -P "$1" -f "$2" | head -n 1)

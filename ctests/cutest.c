@@ -393,3 +393,14 @@ long long cutest_perf_read(int fd)
 		return -1;
 	return (long long)v;
 }
+
+int cutest_rotation_thread_ran(size_t wakeups, double run_ns, uint64_t slice_ns)
+{
+	double want = 0.5 * run_ns / (double)slice_ns;
+
+	if ((double)wakeups >= want)
+		return 1;
+	printf("\n  not checked: rotation thread starved (%zu wake-ups, %.0f wanted)", wakeups,
+	       want);
+	return 0;
+}

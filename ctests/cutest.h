@@ -41,6 +41,18 @@ int cutest_run(const char *program, const cutest_suite *suites);
 int cutest_under_valgrind(void);
 
 /*
+ * Whether an engine's rotation thread ran often enough for a count of its
+ * rotations to mean anything: at least one wake-up (mpxkit_sched_wakeups)
+ * per two slices of the run's time.  The engine rotates only when that
+ * thread runs (lib/sched/sched.c, run_real_time: at its first wake-up once
+ * the slice has had nine tenths of slice_ns of the target's time, however
+ * late), so on a loaded machine a run of many slices can end with few
+ * rotations or none (0 of 75 slices seen beside stress-ng).  Otherwise it
+ * prints that the count is not checked, and returns 0.
+ */
+int cutest_rotation_thread_ran(size_t wakeups, double run_ns, uint64_t slice_ns);
+
+/*
  * splitmix64 on *state, mapped to [-1, 1) with 52 bits: each test keeps its
  * own state and seed, so its random models are the same on every run.
  */

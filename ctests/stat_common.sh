@@ -67,6 +67,26 @@ field() {
 		$k["event"] == ev && (comm == "" || $k["comm"] == comm) { print $k[col] }' "$1"
 }
 
+# wait_asleep PID COMM: waits (up to 10 s) until PID runs COMM and sleeps, its CPU time
+# (/proc/PID/schedstat) the same at two looks 50 ms apart: a program still in its exec or
+# loader would be counted.  False when it never settled.
+wait_asleep() {
+	_i=0
+	_was=
+	while [ $_i -lt 200 ]; do
+		_now=$(cut -d' ' -f1 "/proc/$1/schedstat" 2>/dev/null)
+		if [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ] &&
+			[ "$(sed 's/.*) //; s/ .*//' "/proc/$1/stat" 2>/dev/null)" = S ] &&
+			[ -n "$_now" ] && [ "$_now" = "$_was" ]; then
+			return 0
+		fi
+		_was=$_now
+		sleep 0.05
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
 # near E X PCT: E within PCT percent of X (both whole numbers, X > 0).
 near() {
 	awk -v e="$1" -v x="$2" -v p="$3" 'BEGIN { d = e - x; if (d < 0) d = -d; exit !(x > 0 && d <= p / 100 * x) }'

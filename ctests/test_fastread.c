@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -355,11 +356,12 @@ static void shortcut_equals_general(target *t, size_t n, const char *estimator)
 	mpxkit_source *src = NULL;
 	mpxkit_sched *s;
 	double gen[N_EVENTS], cut1[N_EVENTS], ex[N_EVENTS], cut2[N_EVENTS], gen2[N_EVENTS];
-	double fid[N_EVENTS];
+	double fid[N_EVENTS], run_ns = 0;
 	int compared = 0, rotations = 0;
+	const uint64_t slice_ns = 2000000;
 
 	CU_ASSERT_FATAL(open_source(&src, &who, n, 0) == 0);
-	s = new_sched(src, 4, 2000000, "round-robin", estimator);
+	s = new_sched(src, 4, slice_ns, "round-robin", estimator);
 	CU_ASSERT_FATAL(s != NULL);
 	CU_ASSERT_EQUAL_FATAL(mpxkit_sched_start(s), 0);
 	for (int r = 0; r < 60; r++) {
@@ -382,10 +384,13 @@ static void shortcut_equals_general(target *t, size_t n, const char *estimator)
 			CU_ASSERT(fid[e] > 0.99); /* counting all the time */
 	}
 	CU_ASSERT_EQUAL(mpxkit_sched_stop(s), 0);
+	CU_ASSERT(mpxkit_sched_read_timed(s, gen, fid, &run_ns) >= 0);
 	printf("\n  %zu event(s) on 4 counters, %-6s %d rotations; %d of 60 instants compared", n,
 	       estimator, rotations, compared);
 	CU_ASSERT(compared >= 20);
-	CU_ASSERT(rotations > 0);
+	/* Some compared instants came after a boundary: where the rotation thread ran. */
+	if (cutest_rotation_thread_ran(mpxkit_sched_wakeups(s), run_ns, slice_ns))
+		CU_ASSERT(rotations > 0);
 	mpxkit_sched_free(s);
 }
 
@@ -470,9 +475,26 @@ static void test_parts_switch(void)
 /*
  * perf.c's "The kick": TASK-CLOCK and CPU-CLOCK enabled in the dummy's group
  * while their thread runs must start at once.  Another thread toggles them
- * every 0.5 ms while the target works; each must have counted (running) for
- * nearly all the time it was enabled.  Without the kick this machine showed
- * 8 % to 91 % of the enabled time lost in some runs.
+ * every 0.5 ms while the target works, the two pinned to different CPUs
+ * where they can be (on one CPU the target never runs between the toggler's
+ * ioctls, so nothing is lost with or without the kick; not under valgrind).
+ *
+ * What the kick guarantees, period by period: the member's enabled time
+ * starts at its own enable (an ioctl(2) that runs on the target's CPU and
+ * returns once done), its running time at the latest at the kicker's enable
+ * and disable that follow, or at the target's next switch in if it left its
+ * CPU in between (enabled time stands still while it is off).  So enabled
+ * less running grows only between those ioctls, all inside the span of
+ * mpxkit_source_enable, timed here around it: preemption of this thread
+ * between them is inside it too.  The disable adds nothing: the kernel
+ * stops a member's enabled and running times at one instant.  The slack is
+ * for the perf clock against CLOCK_MONOTONIC: 1 us and 0.1 % of the span.
+ * Without the kick a member waits for the target's next context switch:
+ * this machine showed 8 % to 91 % of the enabled time lost in some runs,
+ * and with the threads pinned apart about half the periods lost more than
+ * their span, by up to 7.7 ms.  The share of the whole run is printed, not
+ * asserted: under load each enable loses up to its span (13 to 70 us of a
+ * 0.5 ms period).
  */
 static void *busy_main(void *arg)
 {
@@ -482,40 +504,105 @@ static void *busy_main(void *arg)
 	return NULL;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Pins the target to one usable CPU and this thread to another: 1, or 0 with one CPU usable. */
+static int pin_apart(const target *t, cpu_set_t *was)
+{
+	cpu_set_t one;
+	int cpus[2], n = 0;
+
+	CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof *was, was), 0);
+	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
+		if (CPU_ISSET(c, was))
+			cpus[n++] = c;
+	if (n < 2)
+		return 0;
+	CPU_ZERO(&one);
+	CPU_SET(cpus[0], &one);
+	CU_ASSERT_EQUAL_FATAL(sched_setaffinity(t->tid, sizeof one, &one), 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpus[1], &one);
+	CU_ASSERT_EQUAL_FATAL(sched_setaffinity(0, sizeof one, &one), 0);
+	return 1;
+}
+
 static void test_clock_member_runs(void)
 {
 	target t;
 	pthread_t busy;
 	mpxkit_source *src = NULL;
-	mpxkit_source_count c[3];
+	mpxkit_source_count c[3], prev[3];
 	const size_t clocks[2] = {0, 2}; /* TASK-CLOCK, CPU-CLOCK */
 	struct timespec half = {0, 500000};
+	cpu_set_t was;
+	int apart, over[2] = {0, 0}, ran[2] = {0, 0};
+	uint64_t worst[2] = {0, 0}, worst_span[2] = {0, 0}, lost_max[2] = {0, 0};
 
 	CU_ASSERT_EQUAL_FATAL(target_start(&t), 0);
 	{
 		mpxkit_source_target who = {.pid = t.tid, .cpu = -1, .inherit = 0, .domain = 0};
 		CU_ASSERT_FATAL(open_source(&src, &who, 3, 0) == 0);
 	}
+	/* Valgrind runs one thread at a time: pinned apart, the target hardly ran at all. */
+	apart = !cutest_under_valgrind() && pin_apart(&t, &was);
+	if (!apart)
+		printf("\n  %s: an enable while the target runs on another CPU not checked",
+		       cutest_under_valgrind() ? "valgrind" : "one CPU usable");
+	CU_ASSERT_EQUAL_FATAL(mpxkit_source_read_slots(src, clocks, 2, prev), 0);
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&busy, NULL, busy_main, &t), 0);
 	for (int k = 0; k < 200; k++) {
-		for (size_t i = 0; i < 2; i++)
-			mpxkit_source_enable(src, (int)clocks[i]);
+		uint64_t span[2];
+		for (size_t i = 0; i < 2; i++) {
+			uint64_t t0 = mono_ns();
+			CU_ASSERT_EQUAL(mpxkit_source_enable(src, (int)clocks[i]), 0);
+			span[i] = mono_ns() - t0;
+		}
 		nanosleep(&half, NULL);
 		for (size_t i = 0; i < 2; i++)
-			mpxkit_source_disable(src, (int)clocks[i]);
+			CU_ASSERT_EQUAL(mpxkit_source_disable(src, (int)clocks[i]), 0);
+		CU_ASSERT_EQUAL_FATAL(mpxkit_source_read_slots(src, clocks, 2, c), 0);
+		for (size_t i = 0; i < 2; i++) {
+			const mpxkit_source_count *x = &c[clocks[i]], *p = &prev[clocks[i]];
+			uint64_t en = x->time_enabled - p->time_enabled,
+				 run = x->time_running - p->time_running;
+			uint64_t lost = en - run, slack = 1000 + span[i] / 1000;
+			CU_ASSERT(x->time_enabled >= p->time_enabled && run <= en);
+			ran[i] += run > 0;
+			lost_max[i] = lost > lost_max[i] ? lost : lost_max[i];
+			if (run <= en && lost > span[i] + slack && (over[i]++, lost > worst[i])) {
+				worst[i] = lost;
+				worst_span[i] = span[i];
+			}
+			prev[clocks[i]] = *x;
+		}
 		nanosleep(&half, NULL);
 	}
 	pthread_join(busy, NULL);
-	CU_ASSERT_EQUAL(mpxkit_source_read_slots(src, clocks, 2, c), 0);
+	if (apart)
+		CU_ASSERT_EQUAL(sched_setaffinity(0, sizeof was, &was), 0);
 	for (size_t i = 0; i < 2; i++) {
-		const mpxkit_source_count *x = &c[clocks[i]];
+		const mpxkit_source_count *x = &prev[clocks[i]];
 		double share =
 		    x->time_enabled ? (double)x->time_running / (double)x->time_enabled : 0;
-		printf("\n  %s: enabled %llu ns, running %llu ns (%.4f)", events[clocks[i]],
-		       (unsigned long long)x->time_enabled, (unsigned long long)x->time_running,
-		       share);
+		printf("\n  %s: enabled %llu ns, running %llu ns (%.4f), ran in %d of 200 periods, "
+		       "lost at most %llu ns",
+		       events[clocks[i]], (unsigned long long)x->time_enabled,
+		       (unsigned long long)x->time_running, share, ran[i],
+		       (unsigned long long)lost_max[i]);
+		if (over[i])
+			printf("\n    %d periods lost more than their enable's span: %llu ns of a "
+			       "%llu ns span at worst",
+			       over[i], (unsigned long long)worst[i],
+			       (unsigned long long)worst_span[i]);
 		CU_ASSERT(x->time_enabled > 0);
-		CU_ASSERT(cutest_under_valgrind() || share > 0.95);
+		CU_ASSERT_EQUAL(over[i], 0);
 	}
 	printf("\n  ");
 	mpxkit_source_free(src);

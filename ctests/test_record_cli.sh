@@ -219,8 +219,14 @@ signalled() {
 	kill -s "$1" "$rec"
 	wait "$rec"
 	status=$?
-	sleep 0.2
+	# After a SIGKILL, valgrind ends by its parent-death signal, which takes effect later, not
+	# at once (10 to 56 ms seen, more under memcheck on a loaded machine): up to 10 s for it.
 	child_left=
+	_i=0
+	while [ -n "$child" ] && still_runs "$child" && [ $_i -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
 	[ -n "$child" ] && still_runs "$child" && child_left=$child
 	left=$(ls -A "$tmp/sig-$1")
 	[ -n "$child_left" ] && kill -KILL "$child_left"

@@ -158,6 +158,7 @@ echo "ok: -t -I: $(($(wc -l <"$tmp/t.csv") - 1)) rows, task clock $1 against $2 
 sleep 600 &
 sleeper=$!
 pids="$pids $sleeper"
+wait_asleep $sleeper sleep || fail "sleep 600 never settled asleep"
 stopped_by TERM 143 "$tmp/idle" -p $sleeper -e perf::TASK-CLOCK -I 20
 grep -Eq '^ +[0-9]+[.][0-9]{9} +<not counted>  perf::TASK-CLOCK$' "$tmp/idle" ||
 	fail "-I of a sleeping process: $(cat "$tmp/idle")"
