@@ -48,9 +48,11 @@ echo "ok: -a: task clock $est estimated, $exact exact"
 # A PMU with a cpumask (RAPL, uncore) counts on its mask's CPUs alone: elsewhere the kernel would
 # count the package again.  On a fake sysfs tree, "one" is the software PMU's cpu-clock with the
 # first online CPU as its mask, "rest" with the others and "every" with all of them: one and
-# rest, each counted on its own CPUs, add up to every, exactly, and each multiplexed estimate is
-# its exact count.  (Not one = every / CPUs: each CPU's count starts when its descriptors are
-# enabled, one CPU after another, and a preemption between two CPUs would tell them apart.)
+# rest, each counted on its own CPUs, add up to every, exactly and multiplexed (an estimate
+# scaled by the wrong CPUs' time came out twice the truth on two CPUs).  Not one = every / CPUs:
+# each CPU's count starts when its descriptors are enabled, one CPU after another, and a
+# preemption between two CPUs would tell them apart; not each estimate against its exact count
+# either: the exact counts run longer than the engine's (5 % of 0.3 s under memcheck).
 online=$(awk -F, '{ for (i = 1; i <= NF; i++) { n = split($i, r, "-"); for (c = r[1]; c <= r[n]; c++) print c } }' \
 	/sys/devices/system/cpu/online)
 first=$(echo "$online" | head -n 1)
@@ -77,13 +79,14 @@ if [ -n "$rest" ]; then
 	near $((one + $(field "$tmp/mask.csv" rest/clock/ exact))) "$every" 1 ||
 		fail "-a: one and rest do not add up to every"
 	[ "$one" -lt "$every" ] || fail "-a: a one-CPU mask counted as much as every CPU"
+	near $(($(field "$tmp/mask.csv" one/clock/ estimate) + $(field "$tmp/mask.csv" rest/clock/ estimate))) \
+		"$(field "$tmp/mask.csv" every/clock/ estimate)" 2 ||
+		fail "-a: one and rest, multiplexed, do not add up to every"
 else
 	echo "not checked: $skip_rest"
+	near "$(field "$tmp/mask.csv" one/clock/ estimate)" "$(field "$tmp/mask.csv" every/clock/ estimate)" 2 ||
+		fail "-a: one CPU's mask, multiplexed, is not every CPU's"
 fi
-for ev in one/clock/ ${rest:+rest/clock/} every/clock/; do
-	near "$(field "$tmp/mask.csv" $ev estimate)" "$(field "$tmp/mask.csv" $ev exact)" 5 ||
-		fail "-a: $ev multiplexed, off its exact count"
-done
 MPXKIT_TEST_SYSFS=$tmp/sys expect_line 2 "^mpxkit stat: none/clock/: none of the CPUs counted is in none's cpumask$" \
 	$MPXKIT stat -a -e none/clock/ -- true
 echo "ok: -a: a cpumask PMU on its mask's CPUs alone"
